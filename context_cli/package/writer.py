@@ -1,0 +1,113 @@
+"""Write a package file atomically: a temp file beside the target, renamed when complete.
+
+A build that fails at any point leaves nothing at the destination (and an older file
+there untouched).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import tempfile
+from contextlib import closing
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from .. import __version__
+from ..document import Chunk
+from . import vectors as vec
+from .identity import check_identity
+from .schema import CORE_DDL, EXTRA_DDL, FORMAT_VERSION
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class PageRecord:
+    """One source page, remembered so an unchanged page can be reused on rebuild."""
+
+    doc_path: str
+    doc_title: str
+    url: str | None
+    content_hash: str
+
+
+def content_hash(data: bytes | str) -> str:
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_package(
+    dest: Path,
+    meta: dict[str, str],
+    chunks: Sequence[Chunk],
+    *,
+    vectors: "np.ndarray | None" = None,
+    vector_dtype: str = "int8",
+    pages: Sequence[PageRecord] = (),
+) -> Path:
+    """Write `chunks` (and optionally one vector per chunk) to `dest`; return `dest`.
+
+    `meta` must hold name and version; format and build keys are filled in here.
+    """
+    check_identity(meta.get("registry", "local"), meta.get("name", ""), meta.get("version", ""))
+    if vectors is not None and len(vectors) != len(chunks):
+        raise ValueError("one vector per chunk is required")
+    full_meta = {
+        "registry": "local",
+        "format_version": FORMAT_VERSION,
+        "built_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "builder": f"context {__version__}",
+        **{k: v for k, v in meta.items() if v is not None},
+        "chunk_count": str(len(chunks)),
+    }
+    if vectors is not None:
+        full_meta["embedding_dim"] = str(vectors.shape[1])
+        full_meta["embedding_dtype"] = vector_dtype
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=".building-", suffix=".db", dir=dest.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        _fill(tmp, full_meta, chunks, vectors, vector_dtype, pages)
+        os.replace(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return dest
+
+
+def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
+          vectors: "np.ndarray | None", vector_dtype: str, pages: Sequence[PageRecord]) -> None:
+    path.unlink(missing_ok=True)
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
+        db.executescript(CORE_DDL + EXTRA_DDL)
+        db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
+        db.executemany(
+            "INSERT INTO chunks(id, doc_path, doc_title, section_title, content, tokens, has_code, url)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                (i, c.doc_path, c.doc_title, c.section_title, c.content, c.tokens, int(c.has_code), c.url)
+                for i, c in enumerate(chunks, start=1)
+            ),
+        )
+        if vectors is not None:
+            blobs = vec.encode(vectors, vector_dtype)
+            db.executemany("INSERT INTO vectors(chunk_id, vector) VALUES (?, ?)",
+                           ((i, b) for i, b in enumerate(blobs, start=1)))
+        db.executemany(
+            "INSERT OR REPLACE INTO pages(doc_path, doc_title, url, content_hash) VALUES (?, ?, ?, ?)",
+            ((p.doc_path, p.doc_title, p.url, p.content_hash) for p in pages),
+        )
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+        db.commit()
+        db.execute("VACUUM")
