@@ -1,0 +1,39 @@
+"""What every documentation source hands to the builder.
+
+A source either yields a local folder (a clone, an extracted sdist, the user's folder) that
+folder discovery then walks, or ready-made `Document`s (web pages, OpenAPI operations).
+It also says what it knows of the package identity and provenance.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from ..document import Document
+
+
+@dataclass
+class Fetched:
+    """The result of fetching a source. Call `cleanup()` when the build is done."""
+
+    source_type: str  # folder | git | web | openapi | pypi | npm | db
+    source_url: str  # never a local absolute path
+    folder: Path | None = None  # a tree to discover docs in
+    docs_path: str | None = None  # sub-path of `folder` already known to hold the docs
+    documents: Iterable[Document] | None = None  # ready-made pages (web, OpenAPI)
+    db_file: Path | None = None  # a ready package file (a `.db` URL)
+    name: str | None = None
+    version: str | None = None
+    description: str | None = None
+    source_commit: str | None = None
+    notes: list[str] = field(default_factory=list)  # things to tell the user ("using tag v2.1.0")
+    temp_dirs: list[Path] = field(default_factory=list)
+    skipped: int = 0  # pages that failed to fetch or parse
+
+    def cleanup(self) -> None:
+        for d in self.temp_dirs:
+            shutil.rmtree(d, ignore_errors=True)
+        self.temp_dirs.clear()
