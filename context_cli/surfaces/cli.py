@@ -1,0 +1,108 @@
+"""The `context` command line: a thin layer over library functions.
+
+Each command lives in a small module that is imported only when that command runs, so
+`context --help` and `context list` never load parsers, numpy or the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from .. import __version__
+
+# command name -> "module:function" (modules under context_cli.surfaces)
+COMMANDS = {
+    "add": "cmd_add:add",
+    "list": "cmd_manage:list_cmd",
+    "info": "cmd_manage:info",
+    "remove": "cmd_manage:remove",
+    "query": "cmd_search:query",
+    "search": "cmd_search:search",
+    "install": "cmd_remote:install",
+    "update": "cmd_remote:update",
+    "serve": "cmd_serve:serve",
+    "auth": "cmd_auth:auth",
+}
+
+SHORT_HELP = {
+    "add": "Build a package from docs (folder, git, URL, OpenAPI, pypi:/npm:) or install a .db.",
+    "list": "List installed packages.",
+    "info": "Show a package's details.",
+    "remove": "Remove an installed package.",
+    "query": "Search one library (Neuledge Context compatible).",
+    "search": "Search installed packages and print a context pack.",
+    "install": "Download a package from a registry server.",
+    "update": "Install newer versions available on the registry server.",
+    "serve": "Run the MCP server (stdio, or Streamable HTTP with --http).",
+    "auth": "Manage cookies and headers for private docs sites.",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        try:
+            module = importlib.import_module(f"{__package__}.{module_name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"{__package__}.{module_name}":
+                return _not_yet(name)
+            raise
+        return getattr(module, attr)
+
+    def invoke(self, ctx: click.Context):
+        from ..errors import ContextError
+
+        try:
+            return super().invoke(ctx)
+        except ContextError as e:
+            raise click.ClickException(str(e)) from None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, SHORT_HELP.get(name, "")) for name in COMMANDS])
+
+
+def _not_yet(name: str) -> click.Command:
+    @click.command(name, help=SHORT_HELP.get(name, ""))
+    def stub() -> None:
+        raise click.ClickException(f"`context {name}` is not available in this build yet")
+    return stub
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="context")
+def cli() -> None:
+    """Version-specific library docs for coding agents, searched locally.
+
+    Build or install documentation packages, then search them from the command line
+    or serve them to an agent over MCP.
+    """
+
+
+def main() -> None:
+    """Console entry point: errors are one line and a non-zero exit, never a traceback."""
+    import os
+
+    try:
+        cli.main(standalone_mode=True)
+    except Exception as e:  # noqa: BLE001 - a bug still gets one line, unless debugging
+        if os.environ.get("CONTEXT_DEBUG"):
+            raise
+        click.echo(f"Error: internal error: {type(e).__name__}: {e} (set CONTEXT_DEBUG=1 for details)",
+                   err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
