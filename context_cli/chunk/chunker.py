@@ -22,7 +22,7 @@ from ..document import Block, Chunk, Document, estimate_tokens
 
 TARGET_TOKENS = 800
 MAX_TOKENS = 1200
-MIN_CHARS = 40  # sections whose body is shorter than this carry nothing worth retrieving
+MIN_CHARS = 24  # shorter bodies ("TBD", "See below.") carry nothing worth retrieving
 INTRO_TITLE = "Introduction"
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")

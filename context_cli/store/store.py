@@ -76,7 +76,9 @@ class Store:
             for path in sorted(self.root.glob("*.db")):
                 try:
                     with open_package(path, registry=_registry_from_filename(path)) as pkg:
-                        found.append(Installed(pkg.id, path, dict(pkg.meta)))
+                        meta = dict(pkg.meta)
+                        meta.setdefault("chunk_count", str(pkg.chunk_count()))
+                        found.append(Installed(pkg.id, path, meta))
                 except InvalidPackage:
                     continue
         found.sort(key=lambda i: (i.id.name, i.id.registry, _neg(version_key(i.id.version))))

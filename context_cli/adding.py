@@ -1,0 +1,94 @@
+"""`add`: fetch a source, build it (or take its ready `.db`), install it, optionally save a copy.
+
+The library function behind `context add`; tests and other surfaces call it directly.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .build import BuildOptions, BuildResult, Progress, build
+from .sources.resolve import SourceOptions, fetch_source
+from .store.store import Installed, Store
+
+
+@dataclass
+class AddRequest:
+    source: str
+    name: str | None = None
+    version: str | None = None
+    registry: str = "local"
+    path: str | None = None
+    tag: str | None = None
+    lang: str | None = None
+    description: str | None = None
+    save: Path | None = None
+    embed: bool = True
+    model: str | None = None
+    interactive: bool = False
+
+
+@dataclass
+class AddResult:
+    installed: Installed
+    build: BuildResult | None = None  # None when a ready .db was installed
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        label = self.installed.id.qualified
+        if self.build is None:
+            return f"Installed {label} ({self.installed.meta.get('chunk_count', '?')} sections)"
+        b = self.build
+        vectors = f"vectors: {b.embedding_model}" if b.embedding_model else "no vectors"
+        skipped = f", {b.skipped} skipped" if b.skipped else ""
+        return (f"Added {label}: {b.chunks} sections from {b.pages} pages{skipped}, "
+                f"{b.tokens} tokens, {vectors}, in {b.seconds:.1f}s")
+
+
+def add_source(req: AddRequest, *, store: Store | None = None, progress: Progress | None = None) -> AddResult:
+    """Fetch, build and install one source; nothing is installed if any step fails."""
+    store = store or Store()
+    fetched = fetch_source(req.source, SourceOptions(tag=req.tag, path=req.path, interactive=req.interactive))
+    try:
+        if fetched.db_file is not None:
+            installed = store.install(fetched.db_file, registry=req.registry if req.registry != "local" else None)
+            if req.save:
+                _save_copy(installed.path, req.save)
+            return AddResult(installed=installed, notes=list(fetched.notes))
+        store.root.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=".building-", suffix=".db", dir=store.root)
+        os.close(fd)
+        tmp = Path(tmp_name)
+        try:
+            opts = BuildOptions(
+                name=req.name, version=req.version, registry=req.registry, path=req.path,
+                lang=req.lang, description=req.description, embed=req.embed, embed_model=req.model,
+            )
+            result = build(fetched, tmp, opts, progress)
+            installed = store.install_owned(tmp, registry=req.registry)
+        finally:
+            tmp.unlink(missing_ok=True)
+        if req.save:
+            _save_copy(installed.path, req.save)
+        result.path = installed.path
+        return AddResult(installed=installed, build=result, notes=list(result.notes))
+    finally:
+        fetched.cleanup()
+
+
+def _save_copy(src: Path, dest: Path) -> None:
+    """Write a shareable copy atomically (a temp file beside the target, then rename)."""
+    dest = dest.expanduser()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=".saving-", suffix=".db", dir=dest.parent)
+    os.close(fd)
+    try:
+        shutil.copyfile(src, tmp_name)
+        os.replace(tmp_name, dest)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise

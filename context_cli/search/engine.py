@@ -1,0 +1,198 @@
+"""Hybrid search over one or many installed packages, answered as a context pack.
+
+Per package: BM25 (lexical) and cosine over the package's own vectors (dense), fused by
+reciprocal rank fusion; packages without usable vectors are searched lexically and the
+answer says so. Candidates from all packages are then ranked together, judged, and
+packed into the token budget (DESIGN §4).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable
+
+from ..errors import ContextError
+from .fts import terms
+from .index import Searchable, open_searchable
+from .lexical import lexical, term_stats
+from .pack import Candidate, pack
+from .verdict import Signals, judge, overall
+
+if TYPE_CHECKING:
+    from ..store.store import Installed
+
+DEFAULT_BUDGET = 2000
+DEFAULT_LIMIT = 10
+MAX_QUERY_CHARS = 10_000
+RRF_K = 60
+POOL = 50  # candidates taken from each ranking
+JUDGED = 30  # candidates per package that get signals and may enter the pack
+LEXICAL_WEIGHT = 1.0
+DENSE_WEIGHT = 1.0
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$.:-]*[\w$]$")
+
+
+class EmptyQuery(ContextError):
+    """A query with nothing to search for."""
+
+
+@dataclass
+class SearchOptions:
+    budget: int = DEFAULT_BUDGET
+    limit: int = DEFAULT_LIMIT
+    mode: str = "hybrid"  # hybrid | lexical | dense (the last two for benchmarks)
+
+
+def search(query: str, packages: Iterable["Installed"], opts: SearchOptions | None = None) -> dict:
+    """Search `packages` for `query`; returns the DESIGN §4 JSON object."""
+    opts = opts or SearchOptions()
+    if not isinstance(query, str) or not query.strip():
+        raise EmptyQuery("the query is empty; ask a question or name an API")
+    query = query[:MAX_QUERY_CHARS]
+    if opts.budget < 1 or opts.limit < 1:
+        raise ContextError("budget and limit must be positive")
+    searchables = [open_searchable(p) for p in packages]
+    if not searchables:
+        raise ContextError("no packages to search; install one with `context add` or `context install`")
+    ranked, notes, modes = rank(query, searchables, opts.mode)
+    chosen = pack(ranked, opts.budget, opts.limit)
+    return _answer(query, searchables, chosen, opts, notes, modes)
+
+
+def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
+         ) -> tuple[list[Candidate], list[str], dict[str, str]]:
+    """All judged candidates across packages, best first, plus notes and per-package modes."""
+    notes: list[str] = []
+    modes: dict[str, str] = {}
+    if not terms(query):
+        notes.append("the query has no searchable words")
+        return [], notes, modes
+    query_vectors: dict[int, object] = {}
+    candidates: list[Candidate] = []
+    for s in searchables:
+        lex = lexical(s.pkg.db, query, POOL) if mode != "dense" else []
+        dense_hits, z_of = [], None
+        dense = s.dense() if mode != "lexical" else None
+        if dense is not None:
+            model, index = dense
+            qv = query_vectors.get(id(model))
+            if qv is None:
+                qv = query_vectors[id(model)] = model.encode([query])[0]
+            scores = index.scores(qv)
+            dense_hits = index.top(scores, POOL)
+            z_of = _zscores(index, scores)
+            modes[s.label] = "hybrid" if mode != "dense" else "dense"
+        else:
+            modes[s.label] = "lexical"
+            if s.note and mode != "lexical":
+                notes.append(f"{s.label}: {s.note}")
+        fused = _rrf([(lex, LEXICAL_WEIGHT), (dense_hits, DENSE_WEIGHT)])
+        top = sorted(fused, key=fused.__getitem__, reverse=True)[:JUDGED]
+        candidates.extend(_judge(s, query, top, fused, z_of))
+    candidates.sort(key=lambda c: c.score, reverse=True)
+    return candidates, notes, modes
+
+
+def _rrf(lists: list[tuple[list[tuple[int, float]], float]]) -> dict[int, float]:
+    """Reciprocal rank fusion, normalised by the weight of the rankings that exist, so
+    that a lexical-only package competes fairly with hybrid ones."""
+    active = [(hits, w) for hits, w in lists if hits]
+    total = sum(w for _, w in active) or 1.0
+    fused: dict[int, float] = {}
+    for hits, w in active:
+        for rank, (cid, _) in enumerate(hits, start=1):
+            fused[cid] = fused.get(cid, 0.0) + w / (RRF_K + rank) / total
+    return fused
+
+
+def _zscores(index, scores):
+    mean = float(scores.mean()) if len(scores) else 0.0
+    std = float(scores.std()) if len(scores) > 1 else 0.0
+    pos = {int(cid): i for i, cid in enumerate(index.ids)}
+
+    def z_of(cid: int) -> float | None:
+        i = pos.get(cid)
+        if i is None or std <= 1e-9:
+            return None
+        return (float(scores[i]) - mean) / std
+
+    return z_of
+
+
+def _judge(s: Searchable, query: str, ids: list[int], fused: dict[int, float], z_of) -> list[Candidate]:
+    if not ids:
+        return []
+    with s.lock:
+        stats = term_stats(s.pkg.db, query, ids)
+        marks = ",".join(str(int(i)) for i in ids)
+        rows = s.pkg.db.execute(
+            "SELECT id, doc_path, doc_title, section_title, content, tokens, "
+            + ("url" if _has_url(s) else "NULL") + f" FROM chunks WHERE id IN ({marks})"
+        ).fetchall()
+    q = query.strip()
+    identifier = q if _IDENTIFIER.match(q) else None
+    n_terms = len(terms(query))
+    out = []
+    for cid, doc_path, doc_title, section_title, content, tokens, url in rows:
+        signals = Signals(
+            coverage=stats.coverage(cid), z=z_of(cid) if z_of else None, missing=stats.missing,
+            n_terms=n_terms, exact_phrase=bool(identifier and identifier in content),
+        )
+        out.append(Candidate(
+            library=s.label, chunk_id=cid, doc_path=doc_path, doc_title=doc_title,
+            section_title=section_title, content=content, tokens=int(tokens), url=url,
+            score=fused[cid], verdict=judge(signals), signals=signals.as_dict(),
+        ))
+    return out
+
+
+def _has_url(s: Searchable) -> bool:
+    cached = getattr(s, "_has_url", None)
+    if cached is None:
+        cols = {r[1] for r in s.pkg.db.execute("PRAGMA table_info(chunks)")}
+        cached = "url" in cols
+        setattr(s, "_has_url", cached)
+    return cached
+
+
+def _answer(query: str, searchables: list[Searchable], chosen: list[Candidate], opts: SearchOptions,
+            notes: list[str], modes: dict[str, str]) -> dict:
+    tokens = sum(c.tokens for c in chosen)
+    answer: dict = {"query": query}
+    if len(searchables) == 1:
+        answer["library"] = searchables[0].label
+        answer["version"] = searchables[0].pkg.version
+    answer.update({
+        "budget": opts.budget,
+        "tokens": tokens,
+        "savedPercent": _saved(searchables, chosen, tokens),
+        "verdict": overall([c.verdict for c in chosen]),
+        "results": [
+            {"rank": i, "library": c.library, "title": c.title, "content": c.content,
+             "source": c.doc_path, "url": c.url, "tokens": c.tokens, "score": round(c.score, 6),
+             "verdict": c.verdict, "signals": c.signals}
+            for i, c in enumerate(chosen, start=1)
+        ],
+        "searched": {label: mode for label, mode in modes.items()},
+    })
+    if notes:
+        answer["notes"] = notes
+    return answer
+
+
+def _saved(searchables: list[Searchable], chosen: list[Candidate], tokens: int) -> float:
+    """How much smaller the pack is than reading every page it draws from, whole."""
+    by_label = {s.label: s for s in searchables}
+    whole = 0
+    for library in {c.library for c in chosen}:
+        s = by_label[library]
+        paths = sorted({c.doc_path for c in chosen if c.library == library})
+        marks = ",".join("?" * len(paths))
+        with s.lock:
+            whole += int(s.pkg.db.execute(
+                f"SELECT coalesce(sum(tokens), 0) FROM chunks WHERE doc_path IN ({marks})", paths
+            ).fetchone()[0])
+    if whole <= 0:
+        return 0.0
+    return round(max(0.0, 1 - tokens / whole), 2)

@@ -1,0 +1,62 @@
+"""Turn a user's words into a safe FTS5 MATCH expression.
+
+The user's text never reaches FTS5 as syntax: it is split into terms the way the
+`unicode61` tokenizer splits (letters and digits; `_`, `-`, `.` separate), each term is
+double-quoted, and terms are OR-ed so a natural-language question still finds the
+sections that cover most of it (BM25 ranks by how much they cover). Identifiers that
+the tokenizer splits (`ERR_REQUIRE_ESM`, `foo.bar`) also add their quoted phrase, so the
+exact sequence ranks first.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_TERMS = 32
+MAX_TERM_CHARS = 64
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_WORD = re.compile(r"\S+")
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers him his how i if in into is it its itself just me more
+most my no nor not now of off on once only or other our ours out over own same she should so
+some such than that the their theirs them then there these they this those through to too
+under until up very was we were what when where which while who whom why will with would you
+your yours yourself use using used want way get gets make need needs example examples
+""".split())
+
+
+def terms(query: str) -> list[str]:
+    """Distinct lowercase query terms, stopwords dropped (unless nothing else is left)."""
+    tokens = [t.lower() for t in _TOKEN.findall(query) if len(t) <= MAX_TERM_CHARS]
+    kept = [t for t in tokens if t not in STOPWORDS] or tokens
+    seen: dict[str, None] = {}
+    for t in kept:
+        seen.setdefault(t, None)
+    return list(seen)[:MAX_TERMS]
+
+
+def phrases(query: str) -> list[list[str]]:
+    """Words of the query that the tokenizer would split into several terms."""
+    out = []
+    for word in _WORD.findall(query):
+        parts = [t.lower() for t in _TOKEN.findall(word)]
+        if 1 < len(parts) <= 8:
+            out.append(parts)
+    return out[:8]
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def build_match(query: str) -> str | None:
+    """The MATCH expression for `query`, or None when it has no searchable term."""
+    ts = terms(query)
+    if not ts:
+        return None
+    parts = [_quote(t) for t in ts]
+    parts += [_quote(" ".join(p)) for p in phrases(query)]
+    return " OR ".join(parts)

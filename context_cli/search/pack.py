@@ -1,0 +1,124 @@
+"""Fit ranked sections into a token budget.
+
+Unlike a loop that stops at the first section that does not fit, a section that does not
+fit is skipped and the next one tried; an oversized top section is trimmed at a paragraph
+boundary rather than returning nothing; a page contributes at most MAX_PER_PAGE sections;
+sections of one page that sit next to each other are merged into one result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..document import estimate_tokens
+
+MAX_PER_PAGE = 3
+TRIM_NOTE = "\n\n[… trimmed to fit the token budget]"
+
+
+@dataclass
+class Candidate:
+    library: str
+    chunk_id: int
+    doc_path: str
+    doc_title: str
+    section_title: str
+    content: str
+    tokens: int
+    url: str | None
+    score: float
+    verdict: str = "WEAK"
+    signals: dict = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        if not self.section_title or self.section_title == self.doc_title:
+            return self.doc_title
+        return f"{self.doc_title} > {self.section_title}"
+
+
+def pack(ranked: list[Candidate], budget: int, limit: int) -> list[Candidate]:
+    """Choose sections in rank order that fit `budget`, then merge page neighbours."""
+    chosen: list[Candidate] = []
+    used = 0
+    per_page: dict[tuple[str, str], int] = {}
+    for cand in ranked:
+        if len(chosen) >= limit or used >= budget:
+            break
+        page = (cand.library, cand.doc_path)
+        if per_page.get(page, 0) >= MAX_PER_PAGE:
+            continue
+        if used + cand.tokens > budget:
+            if chosen:
+                continue  # try the next, smaller section
+            cand = trim(cand, budget)
+            if cand is None:
+                continue
+        chosen.append(cand)
+        used += cand.tokens
+        per_page[page] = per_page.get(page, 0) + 1
+    merged = merge_neighbours(chosen)
+    # Merging adds a heading line per absorbed section; never let that break the budget.
+    return merged if sum(c.tokens for c in merged) <= budget else chosen
+
+
+def trim(cand: Candidate, budget: int) -> Candidate | None:
+    """Cut a section at a paragraph boundary so it fits; None when not even one fits."""
+    room = budget - estimate_tokens(TRIM_NOTE)
+    paragraphs = cand.content.split("\n\n")
+    kept: list[str] = []
+    for para in paragraphs:
+        if estimate_tokens("\n\n".join(kept + [para])) > room:
+            break
+        kept.append(para)
+    if not kept:
+        # A single paragraph larger than the budget: cut at a line, then hard.
+        text = cand.content[: max(0, room * 4)]
+        cut = text.rfind("\n")
+        text = text[:cut] if cut > len(text) // 2 else text
+        if not text.strip():
+            return None
+        kept = [_close_fence(text)]
+    content = "\n\n".join(kept) + TRIM_NOTE
+    return replace(cand, content=content, tokens=estimate_tokens(content))
+
+
+def _close_fence(text: str) -> str:
+    fences = sum(1 for line in text.splitlines() if line.lstrip().startswith(("```", "~~~")))
+    return text + "\n```" if fences % 2 else text
+
+
+def merge_neighbours(chosen: list[Candidate]) -> list[Candidate]:
+    """Merge chosen sections that are consecutive in the same page, keeping the best rank."""
+    by_key = {(c.library, c.chunk_id): c for c in chosen}
+    absorbed: set[tuple[str, int]] = set()
+    out = []
+    for cand in chosen:
+        key = (cand.library, cand.chunk_id)
+        if key in absorbed:
+            continue
+        merged = cand
+        # Extend backwards and forwards through chosen neighbours of the same page.
+        lo = cand.chunk_id
+        while (cand.library, lo - 1) in by_key and (cand.library, lo - 1) not in absorbed \
+                and by_key[(cand.library, lo - 1)].doc_path == cand.doc_path:
+            lo -= 1
+        hi = cand.chunk_id
+        while (cand.library, hi + 1) in by_key and (cand.library, hi + 1) not in absorbed \
+                and by_key[(cand.library, hi + 1)].doc_path == cand.doc_path:
+            hi += 1
+        if lo != hi:
+            parts = [by_key[(cand.library, i)] for i in range(lo, hi + 1)]
+            absorbed.update((cand.library, i) for i in range(lo, hi + 1))
+            content = "\n\n".join(_with_heading(p, i > 0) for i, p in enumerate(parts))
+            merged = replace(
+                cand, chunk_id=lo, content=content, tokens=estimate_tokens(content),
+                section_title=" + ".join(p.section_title for p in parts),
+                score=max(p.score for p in parts),
+            )
+        out.append(merged)
+    return out
+
+
+def _with_heading(c: Candidate, heading: bool) -> str:
+    return f"## {c.section_title}\n\n{c.content}" if heading else c.content

@@ -1,0 +1,45 @@
+"""`context add SOURCE`: build a package from docs, or install a `.db`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..adding import AddRequest, add_source
+from .progress import progress_bar
+
+
+@click.command("add")
+@click.argument("source")
+@click.option("--name", help="Package name (default: from the source).")
+@click.option("--pkg-version", "version", help="Package version (default: from the source, else 'latest').")
+@click.option("--registry", default="local", show_default=True, help="Registry namespace: npm, pip, ...")
+@click.option("--path", "path", help="Only index this sub-folder of the source.")
+@click.option("--tag", help="Git tag or ref to build (git sources).")
+@click.option("--lang", help="Include docs in this locale folder (e.g. fr, zh-CN).")
+@click.option("--description", help="One-line description stored in the package.")
+@click.option("--save", "save", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the package file here, to share it.")
+@click.option("--no-embed", is_flag=True, help="Skip embeddings (lexical search only).")
+@click.option("--model", "model", help="Embedding model: a folder or a model2vec hub id.")
+def add(source: str, name: str | None, version: str | None, registry: str, path: str | None,
+        tag: str | None, lang: str | None, description: str | None, save: Path | None,
+        no_embed: bool, model: str | None) -> None:
+    """Build a package from SOURCE and install it.
+
+    SOURCE is a folder, a git URL (https://, ssh://, git@, file://, .../tree/REF), a
+    website or llms.txt URL, an OpenAPI file or URL, pypi:NAME[==VER], npm:NAME[@VER],
+    or a .db package file or URL.
+    """
+    request = AddRequest(
+        source=source, name=name, version=version, registry=registry, path=path, tag=tag,
+        lang=lang, description=description, save=save, embed=not no_embed, model=model,
+        interactive=sys.stdin.isatty(),
+    )
+    with progress_bar() as progress:
+        result = add_source(request, progress=progress)
+    for note in result.notes:
+        click.echo(note, err=True)
+    click.echo(result.summary())

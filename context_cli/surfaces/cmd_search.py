@@ -1,0 +1,78 @@
+"""`context query` and `context search`: answer from installed packages."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import ContextError
+from ..search.engine import DEFAULT_BUDGET, DEFAULT_LIMIT, SearchOptions, search as run_search
+from ..store.store import Store
+from .render import to_markdown
+
+
+def select_packages(store: Store, specs: tuple[str, ...]) -> list:
+    """The packages a search covers: each --lib spec's highest version, or everything."""
+    if not specs:
+        return store.installed()
+    return [store.resolve(spec) for spec in specs]
+
+
+@click.command("query")
+@click.argument("library")
+@click.argument("topic")
+@click.option("--budget", type=click.IntRange(1, 100_000), default=DEFAULT_BUDGET, show_default=True)
+def query(library: str, topic: str, budget: int) -> None:
+    """Search one LIBRARY ([registry/]name[@version]) for TOPIC; prints JSON."""
+    pkg = Store().resolve(library)
+    click.echo(json.dumps(run_search(topic, [pkg], SearchOptions(budget=budget)), indent=2, ensure_ascii=False))
+
+
+@click.command("search")
+@click.argument("topic", required=False)
+@click.option("--lib", "libs", multiple=True, help="Only this package ([registry/]name[@version]); repeatable.")
+@click.option("--budget", type=click.IntRange(1, 100_000), default=DEFAULT_BUDGET, show_default=True,
+              help="Token budget of the answer.")
+@click.option("--limit", type=click.IntRange(1, 100), default=DEFAULT_LIMIT, show_default=True,
+              help="Most sections to return.")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@click.option("--batch", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help='JSONL file of {"id", "query"}; prints one JSON result per line.')
+@click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]), default="hybrid", hidden=True)
+def search(topic: str | None, libs: tuple[str, ...], budget: int, limit: int, fmt: str,
+           batch: Path | None, mode: str) -> None:
+    """Search installed packages for TOPIC and print a context pack."""
+    packages = select_packages(Store(), libs)
+    opts = SearchOptions(budget=budget, limit=limit, mode=mode)
+    if batch is not None:
+        run_batch(batch, packages, opts)
+        return
+    if not topic:
+        raise click.UsageError("give a TOPIC, or --batch FILE")
+    answer = run_search(topic, packages, opts)
+    if fmt == "json":
+        click.echo(json.dumps(answer, indent=2, ensure_ascii=False))
+    else:
+        click.echo(to_markdown(answer))
+
+
+def run_batch(path: Path, packages: list, opts: SearchOptions) -> None:
+    """One JSON line out per input line; a bad line yields an error line, not an abort."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            qid = None
+            try:
+                item = json.loads(line)
+                if not isinstance(item, dict) or not isinstance(item.get("query"), str):
+                    raise ValueError('expected {"id": ..., "query": "..."}')
+                qid = item.get("id", n)
+                out = {"id": qid, **run_search(item["query"], packages, opts)}
+            except (ValueError, ContextError) as e:
+                out = {"id": qid if qid is not None else n, "error": str(e)}
+            sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+            sys.stdout.flush()

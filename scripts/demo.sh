@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The main job end to end, offline, on docs this repository ships (docs/):
+# build a package with embeddings, publish it to a registry server on loopback,
+# install it through the client, and search it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+export CONTEXT_HOME="$work/home"
+trap 'kill "${server_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+echo "== build a package from docs/ (CONTEXT_HOME=$CONTEXT_HOME)"
+context add docs --name context-docs --pkg-version 0.1.0 --save "$work/context-docs.db"
+context list
+
+if command -v context-registry-server >/dev/null && [ -f registry_server/app.py ]; then
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  echo "== start a registry server on 127.0.0.1:$port and publish"
+  CONTEXT_REGISTRY_KEY=demo-key context-registry-server --data "$work/registry" --host 127.0.0.1 --port "$port" \
+    >"$work/server.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
+  curl -sf -X POST -H "Authorization: Bearer demo-key" --data-binary @"$work/context-docs.db" \
+    "http://127.0.0.1:$port/packages/local/context-docs/0.1.0" >/dev/null
+  echo "== install it through the client from the registry"
+  context remove context-docs
+  printf '{"servers":[{"name":"demo","url":"http://127.0.0.1:%s","default":true}]}\n' "$port" > "$CONTEXT_HOME/config.json"
+  context install local/context-docs@0.1.0
+fi
+
+echo "== search it"
+context search "how are vectors stored in a package file?" --budget 800

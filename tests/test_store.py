@@ -1,0 +1,101 @@
+"""Installing, listing, resolving and removing packages."""
+
+import sqlite3
+
+import pytest
+
+from context_cli.errors import AmbiguousPackage, InvalidPackage, NotInstalled
+from context_cli.store.store import Spec, Store
+from context_cli.store.versions import version_key
+
+from helpers import PEER_DB, make_package
+
+
+def test_version_ordering():
+    ordered = sorted(["1.15.9", "latest", "1.15.10", "2.0.0rc2", "2.0.0rc10", "2.0.0", "main"], key=version_key)
+    assert ordered == ["latest", "main", "1.15.9", "1.15.10", "2.0.0rc2", "2.0.0rc10", "2.0.0"]
+
+
+def test_spec_parsing():
+    assert Spec.parse("npm/@trpc/server@10.1") == Spec("@trpc/server", "10.1", "npm")
+    assert Spec.parse("@trpc/server") == Spec("@trpc/server", None, None)
+    assert Spec.parse("flask@2.0") == Spec("flask", "2.0", None)
+
+
+def test_versions_side_by_side_and_bare_name_is_highest(tmp_path):
+    store = Store()
+    for v in ("1.15.9", "1.15.10", "2.0.0rc1"):
+        store.install(make_package(tmp_path / f"{v}.db", "lib", v))
+    assert [i.id.version for i in store.find("lib")] == ["2.0.0rc1", "1.15.10", "1.15.9"]
+    assert store.resolve("lib").id.version == "2.0.0rc1"
+    assert store.resolve("lib@1.15.9").id.version == "1.15.9"
+
+
+def test_registries_do_not_collide(tmp_path):
+    store = Store()
+    store.install(make_package(tmp_path / "a.db", "foo", registry="npm"))
+    store.install(make_package(tmp_path / "b.db", "foo", registry="pip"))
+    assert len(store.installed()) == 2
+    with pytest.raises(AmbiguousPackage):
+        store.resolve("foo")
+    assert store.resolve("pip/foo").id.registry == "pip"
+
+
+def test_remove_refuses_when_several_versions(tmp_path):
+    store = Store()
+    store.install(make_package(tmp_path / "1.db", "lib", "1.0.0"))
+    store.install(make_package(tmp_path / "2.db", "lib", "2.0.0"))
+    with pytest.raises(AmbiguousPackage, match="lib@1.0.0"):
+        store.remove("lib")
+    assert store.remove("lib@1.0.0").id.version == "1.0.0"
+    assert store.remove("lib").id.version == "2.0.0"
+    with pytest.raises(NotInstalled):
+        store.remove("lib")
+
+
+def test_peer_package_installs():
+    installed = Store().install(PEER_DB)
+    assert str(installed.id) == "anthropic-docs@2024.7.0"
+
+
+def _corrupt(path, sql):
+    db = sqlite3.connect(path)
+    db.executescript(sql)
+    db.commit()
+    db.close()
+    return path
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("DROP TABLE chunks_fts; DROP TABLE chunks; CREATE VIEW chunks AS SELECT 1 AS id;", "no 'chunks' table"),
+    ("DELETE FROM meta WHERE key = 'version';", "lacks 'version'"),
+    ("UPDATE meta SET value = '../../etc' WHERE key = 'name';", "invalid package name"),
+    ("UPDATE chunks SET tokens = 'many';", "wrong value types"),
+    ("UPDATE meta SET value = '1.0/../../x' WHERE key = 'version';", "invalid package version"),
+])
+def test_hostile_or_broken_packages_are_refused_and_nothing_installed(tmp_path, sql, message):
+    store = Store()
+    good = store.install(make_package(tmp_path / "good.db", "lib", "1.0.0"))
+    bad = _corrupt(make_package(tmp_path / "bad.db", "lib", "1.0.0"), sql)
+    with pytest.raises(InvalidPackage, match=message):
+        store.install(bad)
+    assert [i.id for i in store.installed()] == [good.id]
+    assert not list(store.root.glob(".incoming-*"))
+
+
+def test_not_sqlite_is_refused(tmp_path):
+    f = tmp_path / "x.db"
+    f.write_bytes(b"PK\x03\x04 definitely a zip")
+    with pytest.raises(InvalidPackage, match="not an SQLite database"):
+        Store().install(f)
+    f.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
+    with pytest.raises(InvalidPackage):
+        Store().install(f)
+
+
+def test_triggers_in_a_package_do_nothing_on_read(tmp_path):
+    path = _corrupt(make_package(tmp_path / "t.db"),
+                    "CREATE TABLE log(x); CREATE TRIGGER t AFTER INSERT ON meta BEGIN INSERT INTO log VALUES (1); END;")
+    installed = Store().install(path)
+    from context_cli.search.engine import search
+    assert search("streaming", [installed])["results"]
