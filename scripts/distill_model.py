@@ -91,6 +91,8 @@ def save(model, folder: Path, name: str) -> None:
         mapping=model.token_mapping,
     )
     (folder / "modules.json").unlink(missing_ok=True)  # sentence-transformers wiring we do not ship
+    for f in MODEL_FILES:
+        (folder / f).chmod(0o644)  # safetensors writes 0600; a wheel would keep it
     sizes = {f: (folder / f).stat().st_size for f in MODEL_FILES}
     print(f"{folder}: {name} {json.dumps(sizes)}")
 

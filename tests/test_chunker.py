@@ -80,3 +80,11 @@ def test_deep_heading_before_first_section_joins_introduction():
              (2, "Body", "The body section with enough words.")])
     chunks = chunk_document(d)
     assert chunks[0].section_title == "Introduction" and "A note that sits" in chunks[0].content
+
+
+def test_stray_h1_after_h2_stays_inside_its_section():
+    d = doc([(2, "Setup", "Install the client library first."), (1, "This will use the env var", "vo = Client()"),
+             (2, "Usage", "Call the client with your key.")])
+    chunks = chunk_document(d)
+    assert [c.section_title for c in chunks] == ["Setup", "Usage"]
+    assert "This will use the env var" in chunks[0].content

@@ -19,7 +19,7 @@ def lib(docs_folder):
 
 def test_natural_question_finds_section_without_all_words(lib):
     answer = search("how can I stop my pipeline halfway through?", [lib])
-    assert answer["results"][0]["title"] == "Cancelling a pipeline > Stopping halfway"
+    assert answer["results"][0]["title"].startswith("Cancelling a pipeline > Stopping halfway")
     assert answer["library"] == "mylib@1.0.0" and answer["version"] == "1.0.0"
 
 

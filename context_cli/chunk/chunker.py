@@ -53,7 +53,7 @@ class _Node:
 
 def chunk_document(doc: Document) -> list[Chunk]:
     """All chunks of one page, in reading order."""
-    blocks = [b for b in doc.blocks if b.text.strip() or b.level]
+    blocks = _demote_stray_headings([b for b in doc.blocks if b.text.strip() or b.level])
     split_level = _split_level(blocks)
     chunks: list[Chunk] = []
     intro_text = "\n\n".join(b.text.strip() for b in blocks if b.level == 0 and b.text.strip())
@@ -87,6 +87,15 @@ def dedupe(chunks: Iterable[Chunk]) -> Iterator[Chunk]:
 
 def _normalise(text: str) -> str:
     return " ".join(text.split())
+
+
+def _demote_stray_headings(blocks: list[Block]) -> list[Block]:
+    """A page whose first heading is H2 treats H2 as its top level: a later H1 (often a
+    `# comment` from code pasted outside a fence) stays inside the current section."""
+    first = next((b.level for b in blocks if b.level), 0)
+    if first <= 1:
+        return blocks
+    return [Block(first + 1, b.title, b.text) if b.level == 1 else b for b in blocks]
 
 
 def _split_level(blocks: list[Block]) -> int:

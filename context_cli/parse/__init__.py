@@ -1,0 +1,159 @@
+"""Documentation files to `Document`s: Markdown/MDX, rst, AsciiDoc, HTML, notebooks, text.
+
+`parse_file` is what folder builds call; web and OpenAPI sources call `parse_html` and
+`parse_markdown` on text they already hold. Parser libraries (markdown-it, docutils,
+lxml) are imported inside the functions that need them: importing this package costs
+nothing, so `context --help` stays fast.
+
+Files above 1 MiB are parsed in pieces cut at headings (see `split.py`), so memory stays
+bounded whatever the input.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Callable
+
+from ..document import Block, Document
+from .common import SPLIT_MARKER, ParseError, Parsed, finish_document
+
+__all__ = [
+    "SUFFIXES",
+    "ParseError",
+    "parse_asciidoc",
+    "parse_file",
+    "parse_html",
+    "parse_markdown",
+    "parse_notebook",
+    "parse_rst",
+    "parse_text",
+]
+
+_MARKDOWN = frozenset({".md", ".markdown", ".mdx"})
+_RST = frozenset({".rst"})
+_ASCIIDOC = frozenset({".adoc", ".asciidoc", ".asc"})
+_HTML = frozenset({".html", ".htm"})
+SUFFIXES = _MARKDOWN | _RST | _ASCIIDOC | _HTML | frozenset({".txt", ".ipynb"})
+
+
+def parse_file(rel_path: str, data: bytes, *, url: str | None = None) -> Document | None:
+    """Parse one file by its suffix; None for suffixes not handled.
+
+    Raises ParseError (naming the file) when it cannot be decoded or parsed, including
+    on any unexpected failure inside a parser: one bad page must not stop a build.
+    """
+    from .decode import decode
+
+    suffix = PurePosixPath(rel_path).suffix.lower()
+    if suffix not in SUFFIXES:
+        return None
+    text = decode(data, rel_path, html=suffix in _HTML)
+    try:
+        if suffix in _MARKDOWN:
+            return parse_markdown(rel_path, text, url=url, mdx=suffix == ".mdx")
+        if suffix in _RST:
+            return parse_rst(rel_path, text, url=url)
+        if suffix in _ASCIIDOC:
+            return parse_asciidoc(rel_path, text, url=url)
+        if suffix in _HTML:
+            return parse_html(rel_path, text, url=url)
+        if suffix == ".ipynb":
+            return parse_notebook(rel_path, text, url=url)
+        return parse_text(rel_path, text, url=url)
+    except ParseError as exc:
+        if str(exc).startswith(rel_path):
+            raise
+        raise ParseError(f"{rel_path}: {exc}") from exc
+    except (Exception, RecursionError) as exc:  # a parser bug must cost one page, not the build
+        raise ParseError(f"{rel_path}: could not be parsed ({type(exc).__name__}: {exc})") from exc
+
+
+def parse_markdown(rel_path: str, text: str, *, url: str | None = None, mdx: bool = False) -> Document:
+    """A Markdown (or, with `mdx`, MDX) page; llms-full.txt and OpenAPI texts use this too."""
+    from .markdown import parse_markdown_blocks
+    from .split import markdown_boundaries
+
+    return _in_pieces(rel_path, text, url, lambda piece, n: parse_markdown_blocks(piece, mdx=mdx), markdown_boundaries)
+
+
+def parse_rst(rel_path: str, text: str, *, url: str | None = None) -> Document:
+    """A reStructuredText page, Sphinx directives and roles included."""
+    from .rst import parse_rst_blocks
+    from .split import rst_boundaries, rst_style_prefix, rst_title_styles
+
+    prefix: list[str] = []
+
+    def piece(part: str, n: int) -> Parsed:
+        if n and not prefix:
+            prefix.append(rst_style_prefix(rst_title_styles(text)))
+        return parse_rst_blocks(part, prefix=prefix[0] if n else "")
+
+    return _in_pieces(rel_path, text, url, piece, rst_boundaries)
+
+
+def parse_asciidoc(rel_path: str, text: str, *, url: str | None = None) -> Document:
+    """An AsciiDoc page (see `asciidoc.py` for what is read and why not asciidoc3)."""
+    from .asciidoc import parse_asciidoc_blocks
+    from .split import asciidoc_boundaries
+
+    return _in_pieces(rel_path, text, url, lambda piece, n: parse_asciidoc_blocks(piece), asciidoc_boundaries)
+
+
+def parse_html(rel_path: str, html: str, *, url: str | None = None) -> Document:
+    """An HTML page: chrome removed, main content as headed Markdown blocks."""
+    from .html import parse_html_blocks
+
+    try:
+        parsed = parse_html_blocks(html)
+    except RecursionError as exc:
+        raise ParseError(f"{rel_path}: HTML nested too deeply to read") from exc
+    return finish_document(rel_path, parsed, url=url)
+
+
+def parse_notebook(rel_path: str, text: str, *, url: str | None = None) -> Document:
+    """A Jupyter notebook: Markdown cells and code cells, outputs dropped."""
+    from .notebook import notebook_markdown
+
+    return parse_markdown(rel_path, notebook_markdown(text), url=url)
+
+
+def parse_text(rel_path: str, text: str, *, url: str | None = None) -> Document:
+    """Plain text: one introduction block, title from the file name."""
+    from .text import parse_text_blocks
+
+    return finish_document(rel_path, parse_text_blocks(text), url=url)
+
+
+def _in_pieces(
+    rel_path: str,
+    text: str,
+    url: str | None,
+    parse_piece: Callable[[str, int], Parsed],
+    scanner: Callable[[str], object],
+) -> Document:
+    """Parse `text` whole, or piece by piece when it is big; only the first piece gives the title."""
+    from . import split as splitting
+
+    if len(text) <= splitting.BIG:
+        return finish_document(rel_path, parse_piece(text, 0), url=url)
+    parsed: Parsed | None = None
+    for n, piece in enumerate(splitting.split(text, scanner)):  # type: ignore[arg-type]
+        part = parse_piece(piece, n)
+        if parsed is None:
+            parsed = part
+        else:
+            _append(parsed.blocks, part.blocks)
+    assert parsed is not None
+    return finish_document(rel_path, parsed, url=url)
+
+
+def _append(blocks: list[Block], more: list[Block]) -> None:
+    """Join a later piece's blocks: its leading headless text continues the previous block."""
+    for block in more:
+        headless = block.level == 0 or block.title.startswith(SPLIT_MARKER)
+        if headless and blocks:
+            if block.text:
+                last = blocks[-1]
+                last.text = "\n\n".join(t for t in (last.text, block.text) if t)
+        elif not headless or block.text:
+            blocks.append(Block(block.level, "" if headless else block.title, block.text))

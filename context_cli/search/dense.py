@@ -26,6 +26,13 @@ class VectorIndex:
         matrix = vec.decode((r[1] for r in rows), dtype, dim) if rows else np.zeros((0, dim), np.float32)
         return cls(ids=ids, matrix=matrix)
 
+    def position(self, chunk_id: int) -> int | None:
+        """Row of a chunk id (ids are sorted, so a binary search)."""
+        import numpy as np
+
+        i = int(np.searchsorted(self.ids, chunk_id))
+        return i if i < len(self.ids) and int(self.ids[i]) == chunk_id else None
+
     def scores(self, query: "np.ndarray") -> "np.ndarray":
         return self.matrix @ query
 

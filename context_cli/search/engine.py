@@ -109,10 +109,9 @@ def _rrf(lists: list[tuple[list[tuple[int, float]], float]]) -> dict[int, float]
 def _zscores(index, scores):
     mean = float(scores.mean()) if len(scores) else 0.0
     std = float(scores.std()) if len(scores) > 1 else 0.0
-    pos = {int(cid): i for i, cid in enumerate(index.ids)}
 
     def z_of(cid: int) -> float | None:
-        i = pos.get(cid)
+        i = index.position(cid)
         if i is None or std <= 1e-9:
             return None
         return (float(scores[i]) - mean) / std
@@ -124,7 +123,7 @@ def _judge(s: Searchable, query: str, ids: list[int], fused: dict[int, float], z
     if not ids:
         return []
     with s.lock:
-        stats = term_stats(s.pkg.db, query, ids)
+        stats = term_stats(s.postings, query, ids)
         marks = ",".join(str(int(i)) for i in ids)
         rows = s.pkg.db.execute(
             "SELECT id, doc_path, doc_title, section_title, content, tokens, "

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..embed.model import Embedder
     from ..store.store import Installed
     from .dense import VectorIndex
+    from .lexical import Postings
 
 
 @dataclass
@@ -29,6 +30,15 @@ class Searchable:
     _model: "Embedder | None" = None
     _dense_checked: bool = False
     note: str | None = None  # why this package is searched lexically only
+    _postings: "Postings | None" = None
+
+    @property
+    def postings(self) -> "Postings":
+        if self._postings is None:
+            from .lexical import Postings
+
+            self._postings = Postings(self.pkg.db)
+        return self._postings
 
     @property
     def label(self) -> str:

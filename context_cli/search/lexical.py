@@ -44,24 +44,43 @@ class TermStats:
         return sum(self.idf[t] for t in self.present.get(chunk_id, ())) / total
 
 
-def term_stats(db: sqlite3.Connection, query: str, candidates: list[int]) -> TermStats:
-    ts = terms(query)
-    n = max(1, int(db.execute("SELECT count(*) FROM chunks").fetchone()[0]))
+class Postings:
+    """Which chunks contain each term, cached per package: a warm server answers the
+    verdict's questions from memory instead of re-running one FTS query per term."""
+
+    MAX_TERMS = 4096
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.n = max(1, int(db.execute("SELECT count(*) FROM chunks").fetchone()[0]))
+        self._cache: dict[str, frozenset[int]] = {}
+
+    def get(self, term: str) -> frozenset[int]:
+        hit = self._cache.get(term)
+        if hit is None:
+            q = '"' + term.replace('"', '""') + '"'
+            hit = frozenset(r[0] for r in self.db.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (q,)))
+            if len(self._cache) >= self.MAX_TERMS:
+                self._cache.clear()
+            self._cache[term] = hit
+        return hit
+
+
+def term_stats(postings: Postings, query: str, candidates: list[int]) -> TermStats:
     idf: dict[str, float] = {}
     present: dict[int, set[str]] = {}
     missing = []
-    ids = ",".join(str(int(i)) for i in candidates) or "NULL"
-    for t in ts:
-        q = '"' + t.replace('"', '""') + '"'
-        df = int(db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (q,)).fetchone()[0])
+    n = postings.n
+    for t in terms(query):
+        ids = postings.get(t)
+        df = len(ids)
         # Terms absent from the corpus weigh like the rarest possible term: the query asks
         # for something this package does not have.
         idf[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
         if df == 0:
             missing.append(t)
             continue
-        for (rowid,) in db.execute(
-            f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({ids})", (q,)
-        ):
-            present.setdefault(int(rowid), set()).add(t)
+        for cid in candidates:
+            if cid in ids:
+                present.setdefault(cid, set()).add(t)
     return TermStats(idf=idf, present=present, missing=missing)

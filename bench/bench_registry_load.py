@@ -1,0 +1,240 @@
+"""Load benchmark for the registry server: concurrent searches and downloads on loopback.
+
+Starts `context-registry-server` in a subprocess on a free loopback port, publishes
+`--packages` small packages, then runs two timed phases from a second process (or
+`--procs` of them): `--clients` concurrent keep-alive connections hammering `/search` and
+`/api/search`, then the same number downloading package files. Each phase stops after `--seconds` or
+`--max-requests`, whichever comes first. Prints requests/s, MB/s, latency percentiles and
+the error count (the target is zero).
+
+    .venv/bin/python bench/bench_registry_load.py [--clients 50] [--seconds 10]
+
+Not part of the test run. Numbers depend on the machine; see the docs for recorded runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+KEY = "bench-key"
+WORDS = ["router", "schema", "async", "database", "template", "signal", "cache", "stream",
+         "widget", "query", "parser", "render", "socket", "token", "graph", "plugin"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def build_packages(folder: Path, count: int, chunks: int) -> list[tuple[str, Path]]:
+    from context_cli.document import Chunk
+    from context_cli.package.writer import write_package
+
+    out = []
+    for i in range(count):
+        name = f"bench-{WORDS[i % len(WORDS)]}-{i}"
+        body = [Chunk(f"docs/page{j}.md", f"Page {j}", f"Section {j}",
+                      f"{WORDS[(i + j) % len(WORDS)]} " * 80 + f"chunk {j} of {name}", 120, False)
+                for j in range(chunks)]
+        meta = {"name": name, "version": "1.0.0", "registry": "npm",
+                "description": f"Benchmark docs about {WORDS[i % len(WORDS)]} and {WORDS[(i + 3) % len(WORDS)]}"}
+        out.append((name, write_package(folder / f"{name}.db", meta, body)))
+    return out
+
+
+def start_server(data: Path, port: int) -> subprocess.Popen[bytes]:
+    import requests
+
+    env = {**os.environ, "CONTEXT_REGISTRY_KEY": KEY}
+    proc = subprocess.Popen([sys.executable, "-m", "registry_server", "--data", str(data),
+                             "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+                            cwd=REPO, env=env)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"http://127.0.0.1:{port}/health", timeout=1).ok:
+                return proc
+        except requests.RequestException:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("the server did not start")
+
+
+def publish(url: str, packages: list[tuple[str, Path]]) -> None:
+    import requests
+
+    for name, path in packages:
+        r = requests.post(f"{url}/packages/npm/{name}/1.0.0", data=path.read_bytes(),
+                          headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
+        if r.status_code not in (200, 201):
+            raise SystemExit(f"publish {name}: {r.status_code} {r.text}")
+
+
+# -- a client process -------------------------------------------------------------------
+
+class Connection:
+    """A minimal HTTP/1.1 keep-alive client on asyncio streams.
+
+    httpx spends more CPU per request than the server does, and on a small machine the
+    clients share CPUs with the server, so a lean client measures the server better.
+    """
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def get(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        self.writer.write(f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\n\r\n".encode())
+        await self.writer.drain()
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)}
+        body = await self.reader.readexactly(int(headers.get("content-length", "0")))
+        if headers.get("connection", "").lower() == "close":
+            await self.close()
+        return status, headers, body
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
+async def worker_main(url: str, phase: str, clients: int, seconds: float, max_requests: int,
+                      names: list[str]) -> dict[str, object]:
+    from urllib.parse import urlsplit
+
+    host, port = urlsplit(url).hostname or "127.0.0.1", urlsplit(url).port or 80
+    deadline = time.monotonic() + seconds
+    state = {"requests": 0, "errors": 0, "bytes": 0}
+    latencies: list[float] = []
+    first_error: list[str] = []
+
+    async def one(i: int) -> None:
+        conn, n = Connection(host, port), 0
+        while time.monotonic() < deadline and state["requests"] < max_requests:
+            state["requests"] += 1
+            n += 1
+            name = names[(i + n) % len(names)]
+            if phase == "search":
+                path = (f"/search?registry=npm&name={name}" if n % 2 else
+                        f"/api/search?q={WORDS[(i + n) % len(WORDS)]}")
+            else:
+                path = f"/packages/npm/{name}/1.0.0/download"
+            t0 = time.perf_counter()
+            try:
+                status, headers, body = await conn.get(path)
+                ok = status == 200 and (phase == "search" or len(body) > 0)
+                state["bytes"] += len(body)
+                if not ok and not first_error:
+                    first_error.append(f"{status} {path}")
+            except (OSError, asyncio.IncompleteReadError, ValueError) as e:
+                ok = False
+                await conn.close()
+                if not first_error:
+                    first_error.append(f"{type(e).__name__} {path}")
+            latencies.append(time.perf_counter() - t0)
+            if not ok:
+                state["errors"] += 1
+        await conn.close()
+
+    started = time.monotonic()
+    await asyncio.gather(*(one(i) for i in range(clients)))
+    latencies.sort()
+    return {**state, "elapsed": time.monotonic() - started,
+            "p50": latencies[len(latencies) // 2] if latencies else 0,
+            "p95": latencies[int(len(latencies) * 0.95)] if latencies else 0,
+            "first_error": first_error[0] if first_error else None}
+
+
+def run_phase(url: str, phase: str, clients: int, procs: int, seconds: float, max_requests: int,
+              names: list[str]) -> dict[str, float]:
+    per = [clients // procs + (1 if i < clients % procs else 0) for i in range(procs)]
+    cmd = [sys.executable, __file__, "--worker", url, "--phase", phase, "--seconds", str(seconds),
+           "--max-requests", str(max_requests // procs), "--names", ",".join(names)]
+    children = [subprocess.Popen(cmd + ["--clients", str(n)], stdout=subprocess.PIPE) for n in per if n]
+    results = [json.loads(c.communicate()[0]) for c in children]
+    elapsed = max(r["elapsed"] for r in results)
+    total = {k: sum(r[k] for r in results) for k in ("requests", "errors", "bytes")}
+    return {**total, "elapsed": elapsed, "rps": total["requests"] / elapsed,
+            "mbps": total["bytes"] / elapsed / 1e6,
+            "p50_ms": 1000 * max(r["p50"] for r in results),
+            "p95_ms": 1000 * max(r["p95"] for r in results),
+            "first_error": next((r["first_error"] for r in results if r["first_error"]), None)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--procs", type=int, default=1, help="client processes sharing the clients")
+    ap.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
+    ap.add_argument("--max-requests", type=int, default=200_000, help="cap per phase")
+    ap.add_argument("--packages", type=int, default=20)
+    ap.add_argument("--chunks", type=int, default=150, help="chunks per package (sets file size)")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--phase", help=argparse.SUPPRESS)
+    ap.add_argument("--names", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    if args.worker:
+        result = asyncio.run(worker_main(args.worker, args.phase, args.clients, args.seconds,
+                                         args.max_requests, args.names.split(",")))
+        print(json.dumps(result))
+        return
+
+    sys.path.insert(0, str(REPO))
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "pkgs").mkdir()
+        packages = build_packages(work / "pkgs", args.packages, args.chunks)
+        sizes = [p.stat().st_size for _, p in packages]
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        server = start_server(work / "data", port)
+        try:
+            t0 = time.perf_counter()
+            publish(url, packages)
+            publish_s = time.perf_counter() - t0
+            names = [n for n, _ in packages]
+            print(f"server {url}, {len(packages)} packages of ~{sum(sizes) / len(sizes) / 1024:.0f} KB "
+                  f"published in {publish_s:.2f} s; {args.clients} clients in {args.procs} processes, "
+                  f"{args.seconds:.0f} s per phase, {os.cpu_count()} CPUs shared with the server")
+            search = run_phase(url, "search", args.clients, args.procs, args.seconds,
+                               args.max_requests, names)
+            print(f"search   : {search['requests']:>7} requests  {search['rps']:8.0f} req/s  "
+                  f"p50 {search['p50_ms']:.1f} ms  p95 {search['p95_ms']:.1f} ms  "
+                  f"errors {search['errors']}")
+            download = run_phase(url, "download", args.clients, args.procs, args.seconds,
+                                 args.max_requests, names)
+            print(f"download : {download['requests']:>7} files     {download['rps']:8.0f} files/s "
+                  f"{download['mbps']:.1f} MB/s  p50 {download['p50_ms']:.1f} ms  "
+                  f"p95 {download['p95_ms']:.1f} ms  errors {download['errors']}")
+            for phase in (search, download):
+                if phase["first_error"]:
+                    print(f"first error: {phase['first_error']}")
+            errors = search["errors"] + download["errors"]
+            print(f"total errors: {errors}")
+        finally:
+            server.terminate()
+            server.wait(10)
+    sys.exit(1 if errors else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Validate the held-out question sets under bench/sets/<name>/.
+
+For every set folder that has a questions.jsonl it checks:
+
+- each record has id, question, gold, gold_sections, reference_answer;
+  ids are unique; 1-3 gold sections; `gold` lists exactly the paths used by
+  `gold_sections`, in first-seen order;
+- every gold path exists under <set>/corpus/;
+- every gold heading sits at the given 1-based line:
+  * Markdown (.md): the line is `#{1,6} <heading>` (exact text after the
+    hashes) and is not inside a fenced code block;
+  * reStructuredText (.rst/.txt): the line is exactly the heading text and
+    the next line is an underline of one repeated punctuation character at
+    least as long as the heading;
+- unanswerable.jsonl, if present: records have id and question, ids unique and
+  disjoint from the answerable ids;
+- the set has a LICENSE.txt and README.md, and reports the corpus size.
+
+It prints counts per set and every error, and exits 1 if any error was found.
+
+Usage: python bench/sets/validate.py [SET ...]   (default: every set)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REQUIRED = ("id", "question", "gold", "gold_sections", "reference_answer")
+MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+RST_UNDERLINE_CHARS = set("=-~^\"'`#*+.:_<>!$%&,;?@[]{}()/\\|")
+WORD = re.compile(r"[a-z][a-z0-9_]+")
+STOP = set(
+    "the a an and or of to in on for with how do i my can what is it be "
+    "does when why should that this as by from so not but are at use get "
+    "want would like make there way".split()
+)
+
+
+def fenced_lines(lines: list[str]) -> set[int]:
+    """1-based line numbers that are inside (or open/close) a fenced block."""
+    inside: set[int] = set()
+    fence: str | None = None
+    for i, line in enumerate(lines, 1):
+        m = FENCE.match(line)
+        if fence is None:
+            if m:
+                fence = m.group(1)
+                inside.add(i)
+        else:
+            inside.add(i)
+            s = line.strip()
+            if m and s and set(s) == {fence[0]} and len(s) >= len(fence):
+                fence = None
+    return inside
+
+
+def check_heading(path: Path, lines: list[str], line: int, heading: str) -> str | None:
+    if not (1 <= line <= len(lines)):
+        return f"line {line} out of range (file has {len(lines)} lines)"
+    text = lines[line - 1]
+    if path.suffix == ".md":
+        if line in fenced_lines(lines):
+            return f"line {line} is inside a fenced code block"
+        m = MD_HEADING.match(text)
+        if not m:
+            return f"line {line} is not a Markdown heading: {text!r}"
+        if m.group(2) != heading:
+            return f"heading mismatch at line {line}: {m.group(2)!r} != {heading!r}"
+        return None
+    # reStructuredText-style title: text line followed by an underline
+    if text.rstrip() != heading:
+        return f"heading mismatch at line {line}: {text.rstrip()!r} != {heading!r}"
+    if line >= len(lines):
+        return f"no underline after line {line}"
+    under = lines[line].rstrip()
+    if not under or len(set(under)) != 1 or under[0] not in RST_UNDERLINE_CHARS:
+        return f"line {line + 1} is not an underline: {under!r}"
+    if len(under) < len(heading):
+        return f"underline at line {line + 1} shorter than heading"
+    return None
+
+
+def words(s: str) -> set[str]:
+    return {w for w in WORD.findall(s.lower()) if w not in STOP}
+
+
+RST_UNDER = re.compile(r"^([=\-~^\"'`#*+.:_])\1{2,}\s*$")
+
+
+def heading_lines(path: Path, lines: list[str]) -> list[int]:
+    """1-based line numbers of every heading in the file (any level)."""
+    if path.suffix == ".md":
+        fenced = fenced_lines(lines)
+        return [i for i, l in enumerate(lines, 1) if i not in fenced and MD_HEADING.match(l)]
+    out = []
+    for i in range(len(lines) - 1):
+        t, u = lines[i].rstrip(), lines[i + 1].rstrip()
+        if t.strip() and not t[:1].isspace() and not RST_UNDER.match(t) and RST_UNDER.match(u) and len(u) >= len(t):
+            out.append(i + 1)
+    return out
+
+
+def section_text(path: Path, lines: list[str], line: int) -> str:
+    """Text from a heading to the next heading of any level."""
+    nxt = [h for h in heading_lines(path, lines) if h > line]
+    end = nxt[0] - 1 if nxt else len(lines)
+    return "\n".join(lines[line - 1 : end])
+
+
+def load_jsonl(path: Path, errors: list[str]) -> list[dict]:
+    rows = []
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            rows.append(json.loads(raw))
+        except json.JSONDecodeError as e:
+            errors.append(f"{path.name}:{n}: bad JSON: {e}")
+    return rows
+
+
+def validate_set(d: Path) -> int:
+    errors: list[str] = []
+    corpus = d / "corpus"
+    qpath = d / "questions.jsonl"
+    rows = load_jsonl(qpath, errors)
+    cache: dict[Path, list[str]] = {}
+
+    ids = Counter(r.get("id") for r in rows)
+    for i, c in ids.items():
+        if c > 1:
+            errors.append(f"duplicate id {i!r} ({c}x)")
+
+    n_sections = 0
+    pages: set[str] = set()
+    per_q = Counter()
+    kinds = Counter()
+    overlap_by_kind: dict[str, list[float]] = {}
+    body_overlap_by_kind: dict[str, list[float]] = {}
+    for r in rows:
+        rid = r.get("id", "?")
+        missing = [k for k in REQUIRED if k not in r]
+        if missing:
+            errors.append(f"{rid}: missing fields {missing}")
+            continue
+        if not str(r["question"]).strip() or not str(r["reference_answer"]).strip():
+            errors.append(f"{rid}: empty question or reference_answer")
+        secs = r["gold_sections"]
+        if not (1 <= len(secs) <= 3):
+            errors.append(f"{rid}: {len(secs)} gold sections (want 1-3)")
+        per_q[len(secs)] += 1
+        kinds[r.get("kind", "-")] += 1
+        seen_paths: list[str] = []
+        seen_secs = set()
+        head_words: set[str] = set()
+        body_words: set[str] = set()
+        for s in secs:
+            for k in ("path", "heading", "line"):
+                if k not in s:
+                    errors.append(f"{rid}: gold section missing {k!r}: {s}")
+            if not all(k in s for k in ("path", "heading", "line")):
+                continue
+            key = (s["path"], s["line"])
+            if key in seen_secs:
+                errors.append(f"{rid}: duplicate gold section {key}")
+            seen_secs.add(key)
+            if s["path"] not in seen_paths:
+                seen_paths.append(s["path"])
+            p = corpus / s["path"]
+            if not p.is_file():
+                errors.append(f"{rid}: gold path not found: {s['path']}")
+                continue
+            if p not in cache:
+                cache[p] = p.read_text(encoding="utf-8").splitlines()
+            err = check_heading(p, cache[p], int(s["line"]), s["heading"])
+            if err:
+                errors.append(f"{rid}: {s['path']}: {err}")
+            n_sections += 1
+            pages.add(s["path"])
+            head_words |= words(s["heading"])
+            if not err:
+                body_words |= words(section_text(p, cache[p], int(s["line"])))
+        if r["gold"] != seen_paths:
+            errors.append(f"{rid}: gold {r['gold']} != paths of gold_sections {seen_paths}")
+        qw = words(r["question"])
+        if qw:
+            overlap_by_kind.setdefault(r.get("kind", "-"), []).append(
+                len(qw & head_words) / len(qw)
+            )
+            body_overlap_by_kind.setdefault(r.get("kind", "-"), []).append(
+                len(qw & body_words) / len(qw)
+            )
+
+    un_rows: list[dict] = []
+    upath = d / "unanswerable.jsonl"
+    if upath.exists():
+        un_rows = load_jsonl(upath, errors)
+        uids = Counter(r.get("id") for r in un_rows)
+        for r in un_rows:
+            if not r.get("id") or not str(r.get("question", "")).strip():
+                errors.append(f"unanswerable: bad record {r}")
+        for i, c in uids.items():
+            if c > 1:
+                errors.append(f"unanswerable: duplicate id {i!r}")
+            if i in ids:
+                errors.append(f"unanswerable id {i!r} also used in questions.jsonl")
+
+    for f in ("LICENSE.txt", "README.md"):
+        if not (d / f).is_file():
+            errors.append(f"missing {f}")
+
+    files = [p for p in corpus.rglob("*") if p.is_file()] if corpus.is_dir() else []
+    size = sum(p.stat().st_size for p in files)
+    bad_ext = [p for p in files if p.suffix not in (".md", ".rst", ".txt")]
+    for p in bad_ext:
+        errors.append(f"corpus file with unexpected type: {p.relative_to(corpus)}")
+
+    print(f"== {d.name}")
+    print(f"corpus: {len(files)} files, {size / 1024:.0f} KiB")
+    print(
+        f"questions: {len(rows)}  gold sections: {n_sections} on {len(pages)} pages  "
+        f"sections per question: {dict(sorted(per_q.items()))}"
+    )
+    print(f"kinds: {dict(kinds)}")
+    print("mean share of question words (minus stop words) found in the gold ...")
+    for k, v in sorted(overlap_by_kind.items()):
+        b = body_overlap_by_kind.get(k, [0.0])
+        print(
+            f"  kind={k:10s} headings {sum(v) / len(v):.2f}   "
+            f"section text {sum(b) / len(b):.2f}"
+        )
+    print(f"unanswerable: {len(un_rows)}")
+    for e in errors:
+        print(f"ERROR {e}")
+    print(f"errors: {len(errors)}")
+    return len(errors)
+
+
+def main(argv: list[str]) -> int:
+    if argv:
+        sets = [HERE / a for a in argv]
+    else:
+        sets = sorted(p.parent for p in HERE.glob("*/questions.jsonl"))
+    if not sets:
+        print("no sets found")
+        return 1
+    total = sum(validate_set(d) for d in sets)
+    print(f"TOTAL errors: {total}")
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

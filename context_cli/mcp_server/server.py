@@ -1,0 +1,244 @@
+"""Wire the tools of `tools.py` to the MCP SDK's low-level server, over stdio or Streamable HTTP.
+
+The low-level `Server` is used (not `MCPServer`) because the tool list is dynamic: the
+`get_docs` schema carries an enum of what is installed, rebuilt on every `tools/list`, and a
+download must announce `notifications/tools/list_changed`. Searches are synchronous, so
+every tool call runs in a worker thread; the event loop only shuttles messages, and
+concurrent calls (one session or many) do not queue behind each other.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import sys
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .. import __version__
+from ..errors import ContextError
+from . import tools
+from .tools import Catalog
+
+log = logging.getLogger("context.mcp")
+
+WATCH_SECONDS = 2.0  # how often the store folder is checked for packages added by other processes
+MAX_TRACKED_SESSIONS = 1000
+INSTRUCTIONS = ("Version-specific library documentation, searched locally. Call get_docs with a library and a "
+                "topic before answering from memory. " + tools.WORKFLOW)
+
+ToolFn = Callable[[Catalog, Mapping[str, Any]], dict[str, Any]]
+TOOLS: dict[str, ToolFn] = {
+    "get_docs": tools.get_docs,
+    "search_packages": tools.search_packages,
+    "download_package": tools.download_package,
+}
+
+
+class _Server(Server[dict[str, Any]]):
+    """Declares `tools.listChanged` however the transport builds its initialization options
+    (the Streamable HTTP manager asks with no notification options at all)."""
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                      experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+                                      extensions: dict[str, dict[str, Any]] | None = None) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions)
+
+
+class Notifier:
+    """Tells clients that the tool list changed.
+
+    Handshake-era clients (every client today) hear it on their own connection: the caller of
+    `download_package` on that call's response stream (so it arrives before the result), other
+    sessions on their standalone stream. 2026-era clients hear it on `subscriptions/listen`.
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.bus = InMemorySubscriptionBus()
+        self.announced = catalog.fingerprint()
+        self.busy = 0  # downloads in flight: the watcher stays quiet, the download announces
+        self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
+
+    def remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        key = _connection_key(ctx)
+        self._sessions[key] = ctx.session
+        self._sessions.move_to_end(key)
+        while len(self._sessions) > MAX_TRACKED_SESSIONS:
+            self._sessions.popitem(last=False)
+
+    async def changed(self, caller: ServerRequestContext[Any, Any] | None = None) -> None:
+        self.announced = self.catalog.fingerprint()
+        skip = None
+        if caller is not None and caller.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            skip = _connection_key(caller)
+            await _quietly(caller.session.send_notification(
+                types.ToolListChangedNotification(), related_request_id=caller.request_id))
+        for key, session in list(self._sessions.items()):
+            if key != skip and not await _quietly(session.send_tool_list_changed()):
+                self._sessions.pop(key, None)
+        await self.bus.publish(ToolsListChanged())
+
+    async def watch(self) -> None:
+        """Announce packages installed or removed by other processes (`context add`, `remove`)."""
+        while True:
+            await anyio.sleep(WATCH_SECONDS)
+            if not self.busy and self.catalog.fingerprint() != self.announced:
+                await self.changed()
+
+
+def _connection_key(ctx: ServerRequestContext[Any, Any]) -> str:
+    """One key per client connection: the HTTP session id, or the single stdio peer."""
+    headers = getattr(ctx.request, "headers", None)
+    return (headers.get("mcp-session-id") if headers is not None else None) or "stdio"
+
+
+async def _quietly(send: Any) -> bool:
+    """Best-effort delivery: a client that went away must not fail the caller."""
+    try:
+        await send
+        return True
+    except Exception as e:  # noqa: BLE001 - notifications are advisory
+        log.debug("notification not delivered: %s", e)
+        return False
+
+
+def build_server(catalog: Catalog) -> Server[dict[str, Any]]:
+    """The MCP server for one catalog; the same instance serves every session."""
+    notifier = Notifier(catalog)
+
+    @asynccontextmanager
+    async def lifespan(_: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(notifier.watch)
+            yield {}
+            tg.cancel_scope.cancel()
+
+    async def list_tools(ctx: ServerRequestContext[Any, Any],
+                         params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        notifier.remember(ctx)
+        specs = await anyio.to_thread.run_sync(tools.tool_specs, catalog)
+        return types.ListToolsResult(tools=[
+            types.Tool(name=s["name"], description=s["description"], input_schema=s["inputSchema"]) for s in specs
+        ])
+
+    async def call_tool(ctx: ServerRequestContext[Any, Any],
+                        params: types.CallToolRequestParams) -> types.CallToolResult:
+        notifier.remember(ctx)
+        fn = TOOLS.get(params.name)
+        if fn is None or (catalog.locked and params.name != "get_docs"):
+            return _error(f"Unknown tool: {params.name}. Available: "
+                          f"{', '.join(s for s in TOOLS if not catalog.locked or s == 'get_docs')}")
+        args = params.arguments if isinstance(params.arguments, Mapping) else {}
+        downloading = params.name == "download_package"
+        notifier.busy += int(downloading)
+        try:
+            answer = await anyio.to_thread.run_sync(fn, catalog, args)
+        except ContextError as e:
+            return _error(str(e))
+        except Exception as e:  # noqa: BLE001 - the server stays up; the agent gets one line
+            log.exception("tool %s failed", params.name)
+            return _error(f"internal error in {params.name}: {type(e).__name__}: {e}")
+        finally:
+            notifier.busy -= int(downloading)
+        if downloading:
+            await notifier.changed(ctx)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(answer, ensure_ascii=False))],
+            structured_content=answer,
+        )
+
+    def input_schema(name: str) -> Mapping[str, Any] | None:
+        return next((s["inputSchema"] for s in tools.tool_specs(catalog) if s["name"] == name), None)
+
+    return _Server(
+        "context", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
+        get_tool_input_schema=input_schema, on_list_tools=list_tools, on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(notifier.bus),
+    )
+
+
+def _error(message: str) -> types.CallToolResult:
+    line = " ".join(message.split()) or "unknown error"
+    return types.CallToolResult(content=[types.TextContent(type="text", text=line)], is_error=True)
+
+
+def run_stdio(catalog: Catalog) -> None:
+    """Serve one client over stdin/stdout until it closes them."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(catalog)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+def run_http(catalog: Catalog, host: str, port: int, *, ready: Callable[[str], None] | None = None) -> None:
+    """Serve many sessions over Streamable HTTP at http://HOST:PORT/mcp until interrupted.
+
+    The socket is bound here, before uvicorn starts, so a busy port is one clear error and
+    port 0 picks a free port that `ready` is told about.
+    """
+    import uvicorn
+
+    sock = _bind(host, port)
+    url = _url(host, sock.getsockname()[1])
+    app = build_server(catalog).streamable_http_app(host=host)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [sock])
+            while not server.started and not server.should_exit:
+                await anyio.sleep(0.02)
+            if server.started and ready is not None:
+                ready(url)
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as e:
+        raise ContextError(f"cannot listen on {host}:{port}: {e.strerror or e}"
+                           " (is another server using the port? try another --http PORT)") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/mcp"
+
+
+def say(message: str) -> None:
+    """Status for humans on stderr: stdout belongs to the protocol in stdio mode."""
+    print(message, file=sys.stderr, flush=True)

@@ -1,0 +1,285 @@
+"""Line-level clean-up before markdown-it sees a page: MDX syntax and `:::` containers.
+
+MDX is Markdown plus ESM (`import`/`export`), JSX components and `{/* */}` comments.
+markdown-it would show those as raw text or swallow indented component bodies as one
+HTML block, so lines that hold only JSX tags are removed here (their bodies dedented, a
+`title`/`label` prop kept as a line) and ESM and comments dropped. Plain `.md` files get
+the conservative part: Docusaurus-style ESM lines, capitalised components and `:::`.
+Code fences pass through untouched except for the dedent of their component.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FENCE = re.compile(r"\s*(`{3,}|~{3,})")
+_ESM_STRICT = re.compile(r"""(?:import\s.*\sfrom\s+['"][^'"]+['"];?|import\s+['"][^'"]+['"];?|export\s+(?:const|let|var|function|default|\{|\*|async|class)\b.*)\s*$""")
+_ESM_START = re.compile(r"(?:import|export)\s")
+_COLON_FENCE = re.compile(r"\s*(:{3,})(\{[\w:.+-]+\}.*)$")
+_TARGET = re.compile(r"\([\w.:/-]+\)=\s*$")
+_CONTAINER = re.compile(r"\s*:{3,}\s*(\{[^}]*\}\s*)?([\w-]*)\s*(.*?)\s*$")
+_ADMONITIONS = {"note", "tip", "info", "warning", "danger", "caution", "important", "success", "error", "hint"}
+_LABEL_PROPS = ("title", "label")
+
+
+def preprocess(text: str, *, mdx: bool) -> str:
+    """Strip MDX and container syntax outside code fences; see the module docstring."""
+    out: list[str] = []
+    lines = text.split("\n")
+    stack: list[str] = []  # open components (names), innermost last
+    base: int | None = 0  # indentation removed from lines inside components
+    fence = ""
+    in_comment = False
+    prev_blank = True
+    i = _front_matter_end(lines)
+    out.extend(lines[:i])
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if fence:
+            out.append(_dedent(line, base or 0))
+            stripped = line.strip()
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                fence = ""
+            continue
+        if mdx:
+            line, in_comment = _strip_comments(line, in_comment)
+        opened = _FENCE.match(line)
+        if opened:
+            if base is None:
+                base = _indent_of(line)
+            fence = opened.group(1)
+            out.append(_dedent(line, base))
+            prev_blank = False
+            continue
+        colon = _COLON_FENCE.match(line)
+        if colon:  # MyST `:::{note}` ... `:::` becomes a backtick fence the MyST reader knows
+            i = _colon_fence(lines, i, colon, out)
+            prev_blank = True
+            continue
+        if _TARGET.match(line):  # MyST `(label)=` targets
+            out.append("")
+            continue
+        if not stack and prev_blank and _is_esm(line, mdx):
+            i = _skip_esm(lines, i - 1) if mdx else i
+            out.append("")
+            continue
+        prev_blank = not line.strip()
+        if prev_blank:
+            out.append("")
+            continue
+        tags, consumed = _tag_line(line, lines, i - 1, mdx)
+        if tags is not None:
+            i = i - 1 + consumed
+            out.extend(_apply_tags(tags, stack))
+            base = None if stack else 0
+            prev_blank = True
+            continue
+        container = _CONTAINER.match(line)
+        if container and (container.group(2) or not container.group(3)):
+            out.extend(["", _container_label(container.group(2), container.group(3)), ""])
+            prev_blank = True
+            continue
+        if base is None:
+            base = _indent_of(line)
+        out.append(_dedent(line, base))
+    return "\n".join(out)
+
+
+def _colon_fence(lines: list[str], i: int, opened: re.Match[str], out: list[str]) -> int:
+    """Copy a colon fence (opened on line i-1) as a backtick fence; return the index after it.
+
+    The backtick fence is longer than any Markdown code fence it may hold (and one longer
+    per extra colon, so nested colon fences keep nesting once re-read).
+    """
+    colons = opened.group(1)
+    ticks = "`" * (len(colons) + 10)
+    indent_ = opened.group(0)[: len(opened.group(0)) - len(opened.group(0).lstrip())]
+    out.append(f"{indent_}{ticks}{opened.group(2)}")
+    j = i
+    while j < len(lines) and lines[j].strip() != colons:
+        out.append(lines[j])
+        j += 1
+    out.append(f"{indent_}{ticks}")
+    return j + 1
+
+
+def _front_matter_end(lines: list[str]) -> int:
+    """Number of lines of a leading `---` YAML front matter block (0 when there is none)."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    for j in range(1, min(len(lines), 500)):
+        if lines[j].rstrip() in ("---", "..."):
+            return j + 1
+    return 0
+
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _dedent(line: str, amount: int) -> str:
+    if amount <= 0:
+        return line
+    return line[min(amount, _indent_of(line)):]
+
+
+def _strip_comments(line: str, in_comment: bool) -> tuple[str, bool]:
+    """Remove `{/* ... */}` (possibly spanning lines) from a line."""
+    result = ""
+    while line:
+        if in_comment:
+            end = line.find("*/}")
+            if end < 0:
+                return result, True
+            line = line[end + 3:]
+            in_comment = False
+        else:
+            start = line.find("{/*")
+            if start < 0:
+                return result + line, False
+            result += line[:start]
+            line = line[start + 3:]
+            in_comment = True
+    return result, in_comment
+
+
+def _is_esm(line: str, mdx: bool) -> bool:
+    """MDX reads any top-level paragraph starting with import/export as ESM; .md needs the full form."""
+    if mdx:
+        return bool(_ESM_START.match(line))
+    return bool(_ESM_STRICT.match(line))
+
+
+def _skip_esm(lines: list[str], start: int) -> int:
+    """Index after an import/export statement that may span lines (until braces close)."""
+    depth = 0
+    for j in range(start, min(len(lines), start + 200)):
+        line = lines[j]
+        depth += line.count("{") + line.count("(") + line.count("[")
+        depth -= line.count("}") + line.count(")") + line.count("]")
+        if depth <= 0 and (j > start or not line.rstrip().endswith(("=", ","))):
+            return j + 1
+        if not line.strip() and depth <= 0:
+            return j + 1
+    return start + 1
+
+
+_NAME = re.compile(r"[A-Za-z][\w.:-]*")
+
+
+def _tag_line(
+    first: str, lines: list[str], start: int, mdx: bool
+) -> tuple[list[tuple[str, str, str]] | None, int]:
+    """If `first` (line `start`) and maybe the next lines hold only JSX tags, return them
+    and how many lines they use.
+
+    Each tag is (kind, name, props) with kind "open", "close" or "self". A tag may span
+    lines (props on their own lines); at most 40 lines are considered. In `.md` files an
+    indented line is code, never a component.
+    """
+    text = first.strip()
+    if not text.startswith("<") or (not mdx and _indent_of(first) >= 4):
+        return None, 1
+    used = 1
+    while True:
+        tags, cut_off = _parse_tags(text)
+        if tags is not None:
+            if tags and (mdx or all(name[:1].isupper() or name == "" for _, name, _ in tags)):
+                return tags, used
+            return None, 1
+        if not cut_off or used >= 40 or start + used >= len(lines):
+            return None, 1
+        text += "\n" + lines[start + used].strip()
+        used += 1
+
+
+def _parse_tags(text: str) -> tuple[list[tuple[str, str, str]] | None, bool]:
+    """Parse a string made only of tags: (tags, False); (None, True) when the last tag is
+    cut off (it may continue on the next line); (None, False) when it is not all tags."""
+    tags: list[tuple[str, str, str]] = []
+    pos = 0
+    n = len(text)
+    while pos < n:
+        while pos < n and text[pos].isspace():
+            pos += 1
+        if pos >= n:
+            break
+        if text[pos] != "<":
+            return None, False
+        pos += 1
+        closing = pos < n and text[pos] == "/"
+        if closing:
+            pos += 1
+        m = _NAME.match(text, pos)
+        name = m.group() if m else ""
+        if not m and not (pos < n and text[pos] == ">"):
+            return None, pos >= n  # `<` followed by something that is not a tag (`< 3`, `<-`)
+        pos = m.end() if m else pos
+        props_start = pos
+        quote = ""
+        depth = 0
+        while pos < n:
+            ch = text[pos]
+            if quote:
+                if ch == quote:
+                    quote = ""
+            elif ch in "\"'`":
+                quote = ch
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+            elif ch == ">" and depth <= 0:
+                break
+            pos += 1
+        if pos >= n:
+            return None, True
+        props = text[props_start:pos]
+        pos += 1
+        if closing:
+            tags.append(("close", name, ""))
+        elif props.rstrip().endswith("/"):
+            tags.append(("self", name, props))
+        else:
+            tags.append(("open", name, props))
+    return tags, False
+
+
+_PROP = re.compile(r"""\b(\w+)\s*=\s*(?:"([^"]*)"|'([^']*)'|\{\s*["'`]([^"'`]*)["'`]\s*\})""")
+
+
+def _apply_tags(tags: list[tuple[str, str, str]], stack: list[str]) -> list[str]:
+    """Track open components; return the lines that replace the tags (labels, blank lines)."""
+    out = [""]
+    for kind, name, props in tags:
+        if kind == "open":
+            stack.append(name)
+            label = _label(props)
+            if label:
+                out.extend([label, ""])
+        elif kind == "close":
+            if name in stack:
+                while stack and stack.pop() != name:
+                    pass
+            elif not name and stack:
+                stack.pop()
+    return out
+
+
+def _label(props: str) -> str:
+    found = {m.group(1): next(g for g in m.groups()[1:] if g is not None) for m in _PROP.finditer(props)}
+    for key in _LABEL_PROPS:
+        value = found.get(key, "").strip()
+        if value:
+            return value
+    return ""
+
+
+def _container_label(kind: str, title: str) -> str:
+    """`:::note Title` -> `Note: Title`; closing `:::` and plain `::: details` -> a blank line."""
+    kind = kind.lower()
+    title = title.strip().strip("[]").strip()
+    if kind in _ADMONITIONS:
+        return f"{kind.capitalize()}: {title}" if title else f"{kind.capitalize()}:"
+    return title

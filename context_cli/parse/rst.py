@@ -1,0 +1,225 @@
+"""reStructuredText pages, read with docutils (plus stand-ins for Sphinx's extensions).
+
+docutils builds the doctree with every message suppressed, no file insertion and no raw
+passthrough; this module writes the tree back out as Markdown blocks. Section levels
+come from docutils' nesting, which follows the order title styles first appear.
+`doctitle_xform` is off (as in Sphinx): a lone top section stays an H1 block, and the
+shared title rules make it the page title, so a subtitle stays a section too.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from .common import BlockBuilder, ParseError, Parsed, Sink, TextSink, code_span, fence, indent, table_rows
+
+_SETTINGS = {
+    "report_level": 5,
+    "halt_level": 5,
+    "exit_status_level": 5,
+    "file_insertion_enabled": False,
+    "raw_enabled": False,
+    "_disable_config": True,
+    "syntax_highlight": "none",
+    "doctitle_xform": False,
+    "sectsubtitle_xform": False,
+    "input_encoding": "unicode",
+    "traceback": True,
+    "auto_id_prefix": "id",
+}
+
+
+def parse_rst_blocks(text: str, *, prefix: str = "") -> Parsed:
+    """Blocks of one rst text; `prefix` is prepended (split pieces replay title styles)."""
+    builder = BlockBuilder()
+    render_rst(prefix + text, builder)
+    return Parsed(blocks=builder.finish())
+
+
+def render_rst(text: str, sink: Sink) -> None:
+    """Write rst into a sink (a whole page, or a MyST `eval-rst` body inside Markdown)."""
+    from docutils.core import publish_doctree
+
+    from .rst_sphinx import register_for
+
+    register_for(text)
+    settings = dict(_SETTINGS, warning_stream=io.StringIO())
+    try:
+        doctree = publish_doctree(text, settings_overrides=settings)
+    except (Exception, RecursionError) as exc:  # docutils fails in many ways on broken input
+        raise ParseError(f"reStructuredText could not be parsed: {type(exc).__name__}: {exc}") from exc
+    _Writer().body(doctree, sink, depth=1)
+
+
+_SKIP = {"system_message", "target", "substitution_definition", "pending", "raw", "comment",
+         "docinfo", "decoration", "meta", "image", "transition", "title", "footnote_reference",
+         "citation_reference", "problematic", "field_name", "classifier", "label"}
+
+
+class _Writer:
+    """Writes a docutils doctree as headings and Markdown paragraphs."""
+
+    def __init__(self) -> None:
+        self.language = ""  # from `.. highlight::`, for literal blocks without their own
+
+    def body(self, node: Any, sink: Sink, depth: int) -> None:
+        for child in node.children:
+            self.element(child, sink, depth)
+
+    def element(self, node: Any, sink: Sink, depth: int) -> None:
+        from docutils import nodes
+
+        from .rst_sphinx import HIGHLIGHT
+
+        tag = node.tagname
+        if isinstance(node, nodes.Text):
+            sink.add(str(node))
+        elif tag == "section":
+            title = node.next_node(nodes.title)
+            sink.heading(depth, title.astext() if title is not None and title.parent is node else "")
+            self.body(node, sink, depth + 1)
+        elif tag == "comment" and node.get(HIGHLIGHT) is not None:
+            self.language = node[HIGHLIGHT]
+        elif tag in _SKIP:
+            return
+        elif tag in ("paragraph", "rubric", "caption", "subtitle", "attribution", "line"):
+            prefix = "— " if tag == "attribution" else ""
+            sink.add(prefix + self.inline(node))
+        elif tag in ("literal_block", "doctest_block", "math_block"):
+            sink.add(fence(node.astext(), self._language(node)))
+        elif tag in ("bullet_list", "enumerated_list"):
+            sink.add(self._list(node, ordered=tag == "enumerated_list"))
+        elif tag in ("definition_list", "glossary"):
+            sink.add(self._definitions(node))
+        elif tag == "field_list":
+            sink.add(self._fields(node))
+        elif tag == "option_list":
+            sink.add(self._options(node))
+        elif tag == "table":
+            self._table(node, sink)
+        elif tag == "line_block":
+            sink.add("\n".join(self.inline(line) for line in node.findall(nodes.line)))
+        elif isinstance(node, nodes.Admonition):
+            self._admonition(node, sink)
+        elif tag in ("topic", "sidebar") and "contents" in node.get("classes", ()):
+            return
+        elif tag in ("topic", "sidebar"):
+            title = node.next_node(nodes.title)
+            if title is not None and title.parent is node:
+                sink.add(self.inline(title))
+            self.body(node, sink, depth)
+        elif tag in ("footnote", "citation"):
+            label = node.next_node(nodes.label)
+            inner = self.nested(node, depth)
+            sink.add(f"[{label.astext()}] {inner}" if label is not None else inner)
+        elif isinstance(node, nodes.TextElement):
+            sink.add(self.inline(node))
+        else:  # block_quote, compound, container, figure, legend, tab-like containers ...
+            self.body(node, sink, depth)
+
+    def nested(self, node: Any, depth: int = 1, sep: str = "\n") -> str:
+        sink = TextSink()
+        self.body(node, sink, depth)
+        return sink.text(sep)
+
+    def _language(self, node: Any) -> str:
+        if node.tagname == "doctest_block":
+            return "pycon"
+        if node.tagname == "math_block":
+            return "math"
+        language = node.get("language") or ""
+        if not language:
+            classes = [c for c in node.get("classes", ()) if c not in ("code", "literal-block")]
+            language = classes[0] if classes else ""
+        return language or self.language
+
+    def _list(self, node: Any, *, ordered: bool) -> str:
+        items = []
+        start = node.get("start", 1) if ordered else 1
+        for n, item in enumerate(c for c in node.children if c.tagname == "list_item"):
+            marker = f"{start + n}. " if ordered else "- "
+            items.append(indent(self.nested(item), marker, " " * len(marker)))
+        return "\n".join(items)
+
+    def _definitions(self, node: Any) -> str:
+        lines = []
+        for item in node.children:
+            for part in item.children:
+                if part.tagname == "term":
+                    lines.append(self.inline(part))
+                elif part.tagname == "classifier":
+                    lines[-1:] = [f"{lines[-1]} : {self.inline(part)}" if lines else self.inline(part)]
+                elif part.tagname == "definition":
+                    lines.append(indent(self.nested(part), ": ", "  "))
+        return "\n".join(lines)
+
+    def _fields(self, node: Any) -> str:
+        items = []
+        for field in node.children:
+            if len(field.children) < 2:
+                continue
+            name = self.inline(field.children[0])
+            body = self.nested(field.children[1])
+            items.append(indent(f"{name}: {body}" if body else name, "- ", "  "))
+        return "\n".join(items)
+
+    def _options(self, node: Any) -> str:
+        items = []
+        for item in node.children:
+            names = item.next_node(condition=lambda n: n.tagname == "option_group")
+            desc = item.next_node(condition=lambda n: n.tagname == "description")
+            head = names.astext() if names is not None else ""
+            body = self.nested(desc) if desc is not None else ""
+            items.append(indent(f"{head}: {body}" if body else head, "- ", "  "))
+        return "\n".join(items)
+
+    def _table(self, node: Any, sink: Sink) -> None:
+        title = next((c for c in node.children if c.tagname == "title"), None)
+        if title is not None:
+            sink.add(self.inline(title))
+        rows = []
+        for row in node.findall(lambda n: n.tagname == "row"):
+            rows.append([" ".join(self.nested(entry, sep=" ").split()) for entry in row.children])
+        sink.add(table_rows(rows))
+
+    def _admonition(self, node: Any, sink: Sink) -> None:
+        title = next((c for c in node.children if c.tagname == "title"), None)
+        label = self.inline(title) if title is not None else node.tagname.replace("_", " ").capitalize()
+        body = self.nested(node, sep="\n\n")
+        sink.add(f"{label}: {body}" if body else label)
+
+    def inline(self, node: Any) -> str:
+        """Inline Markdown: literals in backticks, references as their text."""
+        parts = []
+        for child in node.children:
+            parts.append(self._inline_child(child))
+        return "".join(parts).strip()
+
+    def _inline_child(self, child: Any) -> str:
+        from docutils import nodes
+
+        tag = child.tagname
+        if isinstance(child, nodes.Text):
+            return str(child)
+        if tag in ("literal", "title_reference", "math"):
+            return code_span(child.astext())
+        if tag == "reference":
+            text = self.inline(child)
+            return text or child.get("refuri", "")
+        if tag == "problematic":
+            return _clean_problematic(child.astext())
+        if tag in ("footnote_reference", "citation_reference"):
+            return f"[{child.astext()}]"
+        if tag in ("image", "system_message", "raw", "comment", "substitution_definition"):
+            return ""
+        if isinstance(child, nodes.TextElement) or tag in ("inline", "emphasis", "strong"):
+            return self.inline(child)
+        return self.nested(child, sep=" ")
+
+
+def _clean_problematic(text: str) -> str:
+    """Text of markup docutils could not resolve (`name`_, |sub|, :role:`x`), minus the markup."""
+    if text.startswith(":") and "`" in text:
+        text = text[text.index("`"):]
+    return text.strip("`_|")

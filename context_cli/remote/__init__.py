@@ -1,0 +1,5 @@
+"""Talking to registry servers: which servers exist (`config`) and what they hold (`client`).
+
+Surface-neutral on purpose: the CLI and the MCP server call the same functions, which
+return data and raise `RegistryError` subclasses, never print.
+"""

@@ -1,0 +1,396 @@
+"""Released artefacts as documentation sources: a PyPI sdist or an npm tarball.
+
+Building from the artefact itself gives docs that match the released version exactly, with no
+git clone and no guessing at tags. `pypi:NAME[==VER]` and `npm:NAME[@VER]` (scoped:
+`npm:@scope/pkg@1.2.3`) resolve the version (latest stable when none), download the
+artefact with a size cap, check it against the registry's digest, extract it safely and point
+the builder at its docs folder (`docs/`, `doc/`, `documentation/`; else the README).
+
+The registry HTTP helpers live here too because the publisher's version discovery talks to the
+same registries with the same retry rules and the same base-URL overrides:
+`CONTEXT_NPM_REGISTRY_URL`, `CONTEXT_PYPI_URL`, `CONTEXT_MAVEN_URL`,
+`CONTEXT_MAVEN_SEARCH_URL`, `CONTEXT_HEX_URL` (tests point them at a loopback server).
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urljoin, urlsplit
+
+import requests
+
+from ..errors import SourceError
+from .archive import extract
+from .base import Fetched
+
+DEFAULT_URLS = {
+    "npm": ("CONTEXT_NPM_REGISTRY_URL", "https://registry.npmjs.org"),
+    "pypi": ("CONTEXT_PYPI_URL", "https://pypi.org"),
+    "maven": ("CONTEXT_MAVEN_URL", "https://repo1.maven.org/maven2"),
+    "maven_search": ("CONTEXT_MAVEN_SEARCH_URL", "https://search.maven.org"),
+    "hex": ("CONTEXT_HEX_URL", "https://hex.pm"),
+}
+USER_AGENT = "context-docs/0.1 (documentation packages for coding agents)"
+_HEADERS = {"User-Agent": USER_AGENT}
+ATTEMPTS = 4  # one try and three retries on 5xx, 429 and network errors
+RETRY_BACKOFF = 1.0  # seconds; doubles each retry
+MAX_RETRY_AFTER = 60.0  # a longer Retry-After is shortened to this
+TIMEOUT = (10, 60)  # connect, read
+MAX_JSON_BYTES = 256 * 1024 * 1024  # npm documents of big packages run to tens of MB
+MAX_ARTEFACT_BYTES = 256 * 1024 * 1024
+DOCS_FOLDERS = ("docs", "doc", "documentation")
+DOC_SUFFIXES = {".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc", ".html", ".htm", ".ipynb"}
+
+_PYPI_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
+_NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9_][a-z0-9._~-]*$", re.IGNORECASE)
+_README = re.compile(r"^readme(\.(md|markdown|rst|txt))?$", re.IGNORECASE)
+_VERSION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+!-]{0,63}$")
+
+
+# ---- registry HTTP -----------------------------------------------------------------------
+
+
+def base_url(kind: str, override: str | None = None) -> str:
+    """The base URL for `kind` (npm, pypi, maven, maven_search, hex): override, env, default."""
+    env, default = DEFAULT_URLS[kind]
+    return (override or os.environ.get(env) or default).rstrip("/")
+
+
+def http_get(url: str, *, what: str, not_found: str, stream: bool = False,
+             attempts: int = ATTEMPTS) -> requests.Response:
+    """GET with bounded retries on 5xx, 429 and network errors; other 4xx stop at once.
+
+    `what` names the service in messages ("npm registry"); `not_found` is the whole message
+    for a 404. Every failure is one `SourceError` line.
+    """
+    host = urlsplit(url).netloc or url
+    for attempt in range(1, attempts + 1):
+        last = attempt == attempts
+        try:
+            r = requests.get(url, timeout=TIMEOUT, stream=stream, headers=_HEADERS)
+        except requests.RequestException as e:
+            if last:
+                raise SourceError(f"could not reach {what} at {host}: {_reason(e)}") from None
+            _sleep(RETRY_BACKOFF * 2 ** (attempt - 1))
+            continue
+        if r.status_code < 400:
+            return r
+        r.close()
+        if r.status_code == 404:
+            raise SourceError(not_found)
+        if r.status_code == 429 or r.status_code >= 500:
+            if last:
+                raise SourceError(
+                    f"{what} failed with HTTP {r.status_code} after {attempts} attempts ({url}); "
+                    "try again later"
+                )
+            _sleep(_retry_after(r, RETRY_BACKOFF * 2 ** (attempt - 1)))
+            continue
+        raise SourceError(f"{what} refused {url} with HTTP {r.status_code}")
+    raise AssertionError("unreachable")
+
+
+def get_json(url: str, *, what: str, not_found: str, max_bytes: int = MAX_JSON_BYTES) -> Any:
+    """A JSON document from a registry, read with a size cap."""
+    r = http_get(url, what=what, not_found=not_found, stream=True)
+    with r:
+        body = _read_capped(r, max_bytes, f"answer from {what}")
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise SourceError(f"{what} sent an answer that is not JSON ({url})") from None
+
+
+def _read_capped(r: requests.Response, max_bytes: int, label: str) -> bytes:
+    chunks, total = [], 0
+    for chunk in r.iter_content(1024 * 1024):
+        total += len(chunk)
+        if total > max_bytes:
+            raise SourceError(f"{label} is larger than {max_bytes} bytes; refusing it")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _retry_after(r: requests.Response, default: float) -> float:
+    value = r.headers.get("Retry-After")
+    if not value:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError):
+            seconds = default
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def _reason(e: Exception) -> str:
+    if isinstance(e, requests.Timeout):
+        return "timed out"
+    if isinstance(e, requests.ConnectionError):
+        return "connection failed"
+    return " ".join(str(e).split())[:200] or type(e).__name__
+
+
+# ---- specs -------------------------------------------------------------------------------
+
+
+def is_artefact_spec(spec: str) -> bool:
+    return spec.startswith(("pypi:", "npm:"))
+
+
+def parse_artefact_spec(spec: str) -> tuple[str, str, str | None]:
+    """`pypi:NAME[==VER]` or `npm:NAME[@VER]` (scoped `npm:@scope/pkg@1.2.3`) ->
+    (kind, name, version or None)."""
+    kind, _, rest = spec.partition(":")
+    if kind == "pypi":
+        name, sep, version = rest.partition("==")
+        ok = bool(_PYPI_NAME.match(name))
+    elif kind == "npm":
+        at = rest.find("@", 1)  # a leading @ is the scope
+        name, sep, version = (rest[:at], "@", rest[at + 1:]) if at > 0 else (rest, "", "")
+        ok = bool(_NPM_NAME.match(name))
+    else:
+        raise SourceError(f"{spec!r} is not an artefact spec (pypi:NAME[==VER] or npm:NAME[@VER])")
+    if not ok:
+        raise SourceError(f"{spec!r}: {name!r} is not a valid {kind} package name")
+    if sep and not _VERSION.match(version):
+        raise SourceError(f"{spec!r}: {version!r} is not a valid version")
+    return kind, name, (version if sep else None)
+
+
+def fetch_artefact(spec: str, *, docs_path: str | None = None) -> Fetched:
+    """Fetch `pypi:...` or `npm:...`; see `fetch_pypi` and `fetch_npm`."""
+    kind, name, version = parse_artefact_spec(spec)
+    fetch = fetch_pypi if kind == "pypi" else fetch_npm
+    return fetch(name, version, docs_path=docs_path)
+
+
+# ---- PyPI --------------------------------------------------------------------------------
+
+
+def fetch_pypi(name: str, version: str | None = None, *, index_url: str | None = None,
+               docs_path: str | None = None, max_bytes: int = MAX_ARTEFACT_BYTES) -> Fetched:
+    """Download and extract the sdist of `name` (latest stable release when no version)."""
+    from packaging.utils import canonicalize_name
+
+    if not _PYPI_NAME.match(name):
+        raise SourceError(f"{name!r} is not a valid PyPI package name")
+    base = base_url("pypi", index_url)
+    project = quote(name, safe="")
+    doc_url = f"{base}/pypi/{project}/json"
+    doc = get_json(doc_url, what="PyPI", not_found=f"no such package on PyPI: {name}")
+    version = version or _latest_pypi(doc)
+    releases = doc.get("releases")
+    if isinstance(releases, dict) and version in releases:
+        files = releases[version] or []
+    elif isinstance(releases, dict) and releases:
+        raise SourceError(f"no version {version} of {name} on PyPI")
+    else:  # an index that leaves out `releases`: ask for the one version
+        files = get_json(f"{base}/pypi/{project}/{quote(version, safe='')}/json", what="PyPI",
+                         not_found=f"no version {version} of {name} on PyPI").get("urls") or []
+    info = doc.get("info") or {}
+    sdists = [f for f in files if f.get("packagetype") == "sdist"]
+    # Prefer a file that is not yanked, then .tar.gz over the .zip sdists of old releases.
+    sdists.sort(key=lambda f: (bool(f.get("yanked")), not str(f.get("filename")).endswith("gz")))
+    if not sdists:
+        raise SourceError(
+            f"{name} {version} has no sdist on PyPI (wheels only); "
+            "build its docs from its git repository"
+        )
+    sdist = sdists[0]
+    digest = (sdist.get("digests") or {}).get("sha256")
+    label = f"{name} {version} sdist"
+    fetched = _fetch_archive(
+        _absolute(doc_url, sdist.get("url")), label, prefix="context-pypi-", max_bytes=max_bytes,
+        expected=("sha256", digest, "hex") if digest else None, docs_path=docs_path,
+    )
+    fetched.source_type = "pypi"
+    fetched.name = canonicalize_name(name)
+    fetched.version = version
+    fetched.source_url = f"pypi:{fetched.name}=={version}"
+    fetched.description = info.get("summary") or None
+    return fetched
+
+
+def _latest_pypi(doc: dict) -> str:
+    """The newest release that is not a pre-release and has a file that is not yanked.
+
+    PyPI's `info.version` is the fallback: it is the newest upload, which may be a
+    pre-release when nothing else qualifies.
+    """
+    from packaging.version import InvalidVersion, Version
+
+    best: tuple[Version, str] | None = None
+    for text, files in (doc.get("releases") or {}).items():
+        try:
+            v = Version(text)
+        except InvalidVersion:
+            continue
+        if v.is_prerelease or v.local or not any(not f.get("yanked") for f in files or []):
+            continue
+        if best is None or v > best[0]:
+            best = (v, text)
+    if best:
+        return best[1]
+    fallback = (doc.get("info") or {}).get("version")
+    if not isinstance(fallback, str) or not fallback:
+        raise SourceError("PyPI gave no releases to choose from")
+    return fallback
+
+
+# ---- npm ---------------------------------------------------------------------------------
+
+
+def fetch_npm(name: str, version: str | None = None, *, registry_url: str | None = None,
+              docs_path: str | None = None, max_bytes: int = MAX_ARTEFACT_BYTES) -> Fetched:
+    """Download and extract the tarball of `name` (the `latest` dist-tag when no version).
+
+    A version may also be a dist-tag (`next`, `beta`).
+    """
+    if not _NPM_NAME.match(name):
+        raise SourceError(f"{name!r} is not a valid npm package name")
+    base = base_url("npm", registry_url)
+    doc_url = f"{base}/{quote(name, safe='@')}"
+    doc = get_json(doc_url, what="npm registry", not_found=f"no such package on npm: {name}")
+    tags = doc.get("dist-tags") or {}
+    versions = doc.get("versions") or {}
+    wanted = version or "latest"
+    resolved = tags.get(wanted) if wanted in tags else version
+    if not resolved or resolved not in versions:
+        raise SourceError(f"no version {wanted} of {name} on npm")
+    meta = versions[resolved] or {}
+    dist = meta.get("dist") or {}
+    fetched = _fetch_archive(
+        _absolute(doc_url, dist.get("tarball")), f"{name}@{resolved} tarball",
+        prefix="context-npm-", max_bytes=max_bytes, expected=_npm_digest(dist), docs_path=docs_path,
+    )
+    fetched.source_type = "npm"
+    fetched.name = name
+    fetched.version = resolved
+    fetched.source_url = f"npm:{name}@{resolved}"
+    fetched.description = meta.get("description") or doc.get("description") or None
+    return fetched
+
+
+def _npm_digest(dist: dict) -> tuple[str, str, str] | None:
+    """The strongest digest npm gives: an SRI sha512 `integrity`, else the sha1 `shasum`."""
+    for item in str(dist.get("integrity") or "").split():
+        algo, _, value = item.partition("-")
+        if algo == "sha512" and value:
+            return ("sha512", value, "base64")
+    if dist.get("shasum"):
+        return ("sha1", str(dist["shasum"]).lower(), "hex")
+    return None
+
+
+# ---- download, verify, extract -----------------------------------------------------------
+
+
+def _absolute(doc_url: str, url: Any) -> str | None:
+    """Registry mirrors and private indexes may answer with URLs relative to the document."""
+    return urljoin(doc_url, url) if isinstance(url, str) and url else None
+
+
+def _fetch_archive(url: Any, label: str, *, prefix: str, max_bytes: int,
+                   expected: tuple[str, str, str] | None, docs_path: str | None) -> Fetched:
+    if not isinstance(url, str) or not re.match(r"^https?://", url):
+        raise SourceError(f"{label}: the registry gave no usable download URL")
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        archive = tmp / "artefact"
+        digest = _download(url, archive, label, max_bytes, expected[0] if expected else "sha256")
+        if expected:
+            algo, want, encoding = expected
+            raw = digest.digest()
+            got = base64.b64encode(raw).decode() if encoding == "base64" else raw.hex()
+            if got != want:
+                raise SourceError(
+                    f"{label}: {algo} checksum mismatch (expected {want}, got {got}); "
+                    "the download is corrupt or was tampered with"
+                )
+        extract(archive, tmp / "src")
+        archive.unlink()
+        root = _single_root(tmp / "src")
+        found = _docs_path(root, docs_path, label)
+        notes = [f"downloaded {label} from {urlsplit(url).netloc}"
+                 + (f" ({expected[0]} verified)" if expected else " (no checksum published)")]
+        notes.append(f"docs from {found}{'/' if (root / found).is_dir() else ''}" if found
+                     else "no docs folder or README found; indexing the whole artefact")
+        return Fetched(source_type="", source_url="", folder=root, docs_path=found,
+                       notes=notes, temp_dirs=[tmp])
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _download(url: str, dest: Path, label: str, max_bytes: int, algo: str) -> Any:
+    r = http_get(url, what=f"download of {label}", not_found=f"{label}: download not found ({url})",
+                 stream=True)
+    digest = hashlib.new(algo)
+    with r, dest.open("wb") as out:
+        declared = r.headers.get("Content-Length")
+        if declared and declared.isdigit() and int(declared) > max_bytes:
+            raise SourceError(f"{label} is {declared} bytes, over the {max_bytes}-byte limit")
+        total = 0
+        try:
+            for chunk in r.iter_content(1024 * 1024):
+                total += len(chunk)
+                if total > max_bytes:
+                    raise SourceError(f"{label} is over the {max_bytes}-byte limit")
+                digest.update(chunk)
+                out.write(chunk)
+        except requests.RequestException as e:
+            raise SourceError(f"download of {label} failed: {_reason(e)}") from None
+    return digest
+
+
+def _single_root(folder: Path) -> Path:
+    """`pkg-1.0/` in an sdist, `package/` in an npm tarball: the one top folder, if one."""
+    entries = [p for p in folder.iterdir()]
+    return entries[0] if len(entries) == 1 and entries[0].is_dir() else folder
+
+
+def _docs_path(root: Path, wanted: str | None, label: str) -> str | None:
+    """The docs folder inside the artefact: `wanted` if given (it must exist), else the first
+    of DOCS_FOLDERS that holds a document, else the README file, else None (the whole tree)."""
+    if wanted:
+        target = (root / wanted.strip("/")).resolve()
+        if not target.is_relative_to(root.resolve()):
+            raise SourceError(f"docs path {wanted!r} must stay inside the {label}")
+        if not target.exists():
+            raise SourceError(f"{label} has no {wanted!r} folder")
+        return target.relative_to(root.resolve()).as_posix()
+    names = {p.name.lower(): p for p in root.iterdir()}
+    for candidate in DOCS_FOLDERS:
+        folder = names.get(candidate)
+        if folder and folder.is_dir() and _has_docs(folder):
+            return folder.name
+    for p in sorted(root.iterdir()):
+        if p.is_file() and _README.match(p.name):
+            return p.name
+    return None
+
+
+def _has_docs(folder: Path, limit: int = 5000) -> bool:
+    for i, p in enumerate(folder.rglob("*")):
+        if i > limit:
+            return False
+        if p.is_file() and p.suffix.lower() in DOC_SUFFIXES:
+            return True
+    return False

@@ -1,0 +1,184 @@
+"""Per-domain cookies and headers for private documentation sites (`context auth`).
+
+Stored in `$CONTEXT_HOME/auth.json`, mode 0600, replaced atomically so a crash never leaves
+a half-written file of secrets. Credentials for a domain are sent to that host and to its
+direct subdomains only (an entry for `example.com` covers `docs.example.com`, not
+`a.b.example.com`, and never `example.org`); the most specific entry wins. IP addresses and
+single-label hosts (`localhost`) match exactly. Nothing here is ever written into a package.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..errors import ContextError
+from ..home import auth_path
+
+_DOMAIN_RE = re.compile(r"^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*$")
+_HEADER_NAME_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+class AuthError(ContextError):
+    """A malformed domain, cookie or header given to `context auth`, or an unreadable auth.json."""
+
+
+@dataclass
+class Credentials:
+    """What is sent to one domain: extra headers and cookies (name -> value)."""
+
+    headers: dict[str, str] = field(default_factory=dict)
+    cookies: dict[str, str] = field(default_factory=dict)
+
+    def cookie_header(self) -> str:
+        return "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+
+    def as_headers(self) -> dict[str, str]:
+        """Headers to add to a request; the Cookie header merges with any header named Cookie."""
+        out = dict(self.headers)
+        if self.cookies:
+            existing = next((k for k in out if k.lower() == "cookie"), None)
+            cookie = self.cookie_header()
+            if existing:
+                cookie = out.pop(existing) + "; " + cookie
+            out["Cookie"] = cookie
+        return out
+
+
+def normalise_domain(domain: str) -> str:
+    """`https://Docs.Example.com:8443/x` -> `docs.example.com`; raise AuthError if not a host."""
+    raw = domain.strip()
+    try:
+        host = urlsplit(raw if "://" in raw else "//" + raw).hostname or ""
+    except ValueError:
+        host = ""
+    host = host.strip(".").lower()
+    if _is_ip(host) or _DOMAIN_RE.match(host):
+        return host
+    raise AuthError(f"{domain!r} is not a domain name (expected e.g. docs.example.com)")
+
+
+def parse_cookies(text: str) -> dict[str, str]:
+    """`"a=b; c=d"` -> {"a": "b", "c": "d"} (the form browsers' dev tools copy)."""
+    cookies: dict[str, str] = {}
+    for part in text.split(";"):
+        part = part.strip()
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        name = name.strip()
+        if not sep or not name or not _HEADER_NAME_RE.match(name):
+            raise AuthError(f"cookie {part!r} is not NAME=VALUE")
+        if any(c in value for c in "\r\n"):
+            raise AuthError(f"cookie {name!r} contains a line break")
+        cookies[name] = value.strip()
+    return cookies
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """`"Authorization: Bearer x"` -> ("Authorization", "Bearer x")."""
+    name, sep, value = text.partition(":")
+    name, value = name.strip(), value.strip()
+    if not sep or not name or not _HEADER_NAME_RE.match(name):
+        raise AuthError(f"header {text!r} is not 'Name: value'")
+    if any(c in value for c in "\r\n\0"):
+        raise AuthError(f"header {name!r} contains a line break")
+    return name, value
+
+
+class AuthStore:
+    """The contents of auth.json: domain -> Credentials."""
+
+    def __init__(self, path: Path | None = None, entries: dict[str, Credentials] | None = None):
+        self.path = Path(path) if path else auth_path()
+        self.entries: dict[str, Credentials] = entries or {}
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> "AuthStore":
+        store = cls(path)
+        try:
+            raw = json.loads(store.path.read_text("utf-8"))
+        except FileNotFoundError:
+            return store
+        except (OSError, ValueError) as e:
+            raise AuthError(f"{store.path}: cannot read auth file ({e}); fix or delete it") from None
+        domains = raw.get("domains", {}) if isinstance(raw, dict) else {}
+        for domain, entry in domains.items() if isinstance(domains, dict) else ():
+            if not isinstance(entry, dict):
+                continue
+            store.entries[str(domain).lower()] = Credentials(
+                headers={str(k): str(v) for k, v in (entry.get("headers") or {}).items()},
+                cookies={str(k): str(v) for k, v in (entry.get("cookies") or {}).items()},
+            )
+        return store
+
+    def save(self) -> None:
+        """Write with mode 0600 from the first byte, then rename over the old file."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"domains": {d: {"headers": c.headers, "cookies": c.cookies}
+                            for d, c in sorted(self.entries.items())}}
+        fd, tmp = tempfile.mkstemp(prefix=".auth-", suffix=".json", dir=self.path.parent)
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=2)
+                f.write("\n")
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        os.chmod(self.path, 0o600)
+
+    def add(self, domain: str, cookies: str | None = None, headers: list[str] | tuple[str, ...] = ()) -> str:
+        """Merge cookies and headers into the domain's entry; returns the normalised domain."""
+        host = normalise_domain(domain)
+        entry = self.entries.setdefault(host, Credentials())
+        if cookies:
+            entry.cookies.update(parse_cookies(cookies))
+        for h in headers:
+            name, value = parse_header(h)
+            for old in [k for k in entry.headers if k.lower() == name.lower()]:
+                del entry.headers[old]
+            entry.headers[name] = value
+        if not entry.cookies and not entry.headers:
+            del self.entries[host]
+            raise AuthError("give at least one --cookies or --header")
+        return host
+
+    def remove(self, domain: str) -> bool:
+        return self.entries.pop(normalise_domain(domain), None) is not None
+
+    def for_host(self, host: str | None) -> Credentials | None:
+        """The credentials that apply to `host`: its own entry, else its parent domain's."""
+        if not host:
+            return None
+        host = host.lower().strip(".")
+        if host in self.entries:
+            return self.entries[host]
+        if _is_ip(host) or "." not in host:
+            return None
+        parent = host.split(".", 1)[1]
+        if "." in parent and parent in self.entries:  # never a bare TLD such as "com"
+            return self.entries[parent]
+        return None
+
+
+def mask(value: str) -> str:
+    """Show enough to recognise a secret, never enough to use it."""
+    if len(value) <= 8:
+        return "*" * len(value)
+    return value[:3] + "…" + "*" * 4
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return False

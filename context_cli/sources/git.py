@@ -1,0 +1,383 @@
+"""Git repositories as documentation sources.
+
+Accepted forms: `https://…` (a `.git` URL or a GitHub/GitLab/Bitbucket/Codeberg repository
+page), `ssh://…`, `git://…`, `git@host:owner/repo`, `file://…`, and forge browse URLs
+`…/tree/<ref>[/path]` (GitLab `/-/tree/`, Bitbucket `/src/<ref>`, Codeberg/Gitea
+`/src/branch|tag|commit/<ref>`), which give the repository, a ref and a docs path at once.
+
+Only the one ref is fetched: a shallow, blob-less, sparse clone narrowed to the docs path
+(found from the tree listing when not given), falling back to a plain shallow clone where the
+server refuses filters. Clones go to a temp dir; the user's own working trees are never
+touched. `GIT_TERMINAL_PROMPT=0`, a batch-mode SSH and a closed stdin mean git can never hang
+waiting for credentials.
+
+Which ref, and which version:
+* `--tag` or a ref in the URL wins; its version comes from the ref (`v1.2.3` -> `1.2.3`,
+  `pkg@1.2.3` -> `1.2.3`, `release-1.2` -> `1.2`).
+* otherwise the newest stable tag from `git ls-remote --tags` (a note says so); with only
+  pre-release tags, the newest of those.
+* a repository without version tags is built from its default branch as version `latest`
+  (its commit is recorded, so the registry can still tell builds apart); an explicit branch
+  that is not version-like (`/tree/next`) becomes the version `next`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
+
+from ..errors import SourceError
+from ..package.identity import VERSION_RE
+from ..store.versions import is_prerelease, version_key
+from .base import Fetched
+from .folder import DOCS_DIRS
+from .http import safe_url
+
+if TYPE_CHECKING:
+    from .resolve import SourceOptions
+
+FORGES = {"github.com", "gitlab.com", "bitbucket.org", "codeberg.org"}
+DEFAULT_BRANCHES = {"main", "master", "trunk", "default", "develop", "HEAD"}
+_SCP_RE = re.compile(r"^(?P<user>[A-Za-z0-9._-]+)@(?P<host>[A-Za-z0-9.-]+):(?P<path>[^/].*)$")
+_VERSION_TAIL_RE = re.compile(r"\d+(?:\.\d+)*(?:[-._+]?[0-9A-Za-z][0-9A-Za-z.+_-]*)?")
+_SHA_RE = re.compile(r"^[0-9a-f]{7,40}$")
+_TRANSIENT = ("could not resolve host", "connection timed out", "connection reset",
+              "early eof", "the remote end hung up unexpectedly", "rpc failed",
+              "operation timed out", "temporary failure", "failed to connect",
+              "connection refused", "gnutls", "ssl_read")
+CLONE_TIMEOUT = 900
+LS_TIMEOUT = 120
+
+
+@dataclass(frozen=True)
+class GitSpec:
+    """A repository URL plus what the source string said about ref and docs path."""
+
+    url: str
+    ref: str | None = None
+    path: str | None = None
+    ref_tail: tuple[str, ...] = ()  # browse-URL segments after the ref's first one (ref or path)
+
+
+def parse_git_url(source: str) -> GitSpec | None:
+    """Recognise a git source; None when the string is no git URL form we know."""
+    s = source.strip()
+    m = _SCP_RE.match(s)
+    if m and "://" not in s:
+        return GitSpec(url=s)
+    try:
+        p = urlsplit(s)
+    except ValueError:
+        return None
+    scheme = p.scheme.lower()
+    if scheme in ("ssh", "git", "git+ssh", "git+https", "file"):
+        url = s[4:] if scheme.startswith("git+") else s
+        return GitSpec(url=url)
+    if scheme not in ("http", "https") or not p.hostname:
+        return None
+    host = p.hostname.lower()
+    parts = [unquote(x) for x in p.path.split("/") if x]
+    if host in FORGES and len(parts) >= 2:
+        return _forge_spec(p.scheme, p.netloc, host, parts)
+    if p.path.endswith(".git") or ".git/" in p.path:
+        repo_path = p.path.split(".git", 1)[0] + ".git"
+        return GitSpec(url=f"{p.scheme}://{p.netloc}{repo_path}")
+    return None
+
+
+def _forge_spec(scheme: str, netloc: str, host: str, parts: list[str]) -> GitSpec:
+    owner, repo = parts[0], parts[1]
+    rest = parts[2:]
+    if host == "gitlab.com":  # groups nest: owner/sub/repo/-/tree/ref
+        if "-" in parts:
+            i = parts.index("-")
+            owner, repo, rest = "/".join(parts[:i - 1]), parts[i - 1], parts[i + 1:]
+        else:
+            owner, repo, rest = "/".join(parts[:-1]), parts[-1], []
+    repo = repo[:-4] if repo.endswith(".git") else repo
+    url = f"{scheme}://{netloc}/{owner}/{repo}.git"
+    after: list[str] = []
+    if len(rest) >= 3 and rest[:2] == ["releases", "tag"]:
+        return GitSpec(url=url, ref=rest[2])
+    if len(rest) >= 2 and rest[0] in ("tree", "blob"):
+        after = rest[1:]
+    elif len(rest) >= 2 and rest[0] == "src":
+        after = rest[1:]
+        if after and after[0] in ("branch", "tag", "commit") and len(after) >= 2 and host != "bitbucket.org":
+            after = after[1:]
+    if not after:
+        return GitSpec(url=url)
+    path = "/".join(after[1:]) or None
+    return GitSpec(url=url, ref=after[0], path=path, ref_tail=tuple(after[1:]))
+
+
+def clean_url(url: str) -> str:
+    """The remote URL as stored in a package: no credentials, no query, no local paths."""
+    if _SCP_RE.match(url) and "://" not in url:
+        return url
+    p = urlsplit(url)
+    if p.scheme == "file":
+        return repo_name(url) or "repository"
+    return safe_url(url)
+
+
+def repo_name(url: str) -> str:
+    """`https://github.com/pallets/flask.git` -> `flask`."""
+    m = _SCP_RE.match(url)
+    path = m.group("path") if m and "://" not in url else urlsplit(url).path
+    last = [x for x in path.rstrip("/").split("/") if x]
+    name = last[-1] if last else ""
+    name = name[:-4] if name.endswith(".git") else name
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
+
+
+def version_from_ref(ref: str) -> str | None:
+    """The version a tag or branch names, or None when it names none.
+
+    `v1.2.3` -> `1.2.3`; `pkg@1.2.3` and `@scope/pkg@1.2.3` -> `1.2.3`; `release-1.2` ->
+    `1.2`; `foo2-1.0` -> `1.0` (a version starts after a separator or a lone `v`).
+    """
+    s = ref.removeprefix("refs/tags/").removeprefix("refs/heads/")
+    if "@" in s.lstrip("@"):
+        s = s.rsplit("@", 1)[1]
+    for i, ch in enumerate(s):
+        if not ch.isdigit():
+            continue
+        prev = s[i - 1] if i else ""
+        if i and prev not in "-_/@v":
+            continue
+        if prev == "v" and i >= 2 and s[i - 2] not in "-_/@":
+            continue
+        cand = s[i:]
+        if _VERSION_TAIL_RE.fullmatch(cand) and VERSION_RE.match(cand):
+            return cand
+    return None
+
+
+def list_tags(url: str) -> list[str]:
+    """Tag names of a remote (peeled duplicates folded), via `git ls-remote --tags`."""
+    out = _run_git(["ls-remote", "--tags", "--refs", url], timeout=LS_TIMEOUT, what=url)
+    tags = []
+    for line in out.splitlines():
+        _, _, ref = line.partition("\t")
+        if ref.startswith("refs/tags/"):
+            tags.append(ref[len("refs/tags/"):])
+    return tags
+
+
+def list_refs(url: str) -> set[str]:
+    """Branch and tag names (used to split `/tree/feature/x/docs` into ref and path)."""
+    out = _run_git(["ls-remote", "--heads", "--tags", "--refs", url], timeout=LS_TIMEOUT, what=url)
+    refs = set()
+    for line in out.splitlines():
+        ref = line.partition("\t")[2]
+        for prefix in ("refs/heads/", "refs/tags/"):
+            if ref.startswith(prefix):
+                refs.add(ref[len(prefix):])
+    return refs
+
+
+def newest_tag(tags: list[str]) -> tuple[str, str, bool] | None:
+    """(tag, version, is_prerelease) of the newest version-like tag, preferring stable ones."""
+    versioned = [(t, v) for t in tags if (v := version_from_ref(t))]
+    if not versioned:
+        return None
+    stable = [(t, v) for t, v in versioned if not is_prerelease(v)]
+    pool = stable or versioned
+    tag, version = max(pool, key=lambda tv: (version_key(tv[1]), -len(tv[0])))
+    return tag, version, not stable
+
+
+def fetch_git(source: str, opts: "SourceOptions") -> Fetched:
+    """Clone one ref of the repository into a temp dir and describe it as a Fetched."""
+    spec = parse_git_url(source)
+    if spec is None:
+        raise SourceError(f"{source}: not a git URL")
+    notes: list[str] = []
+    ref, docs_path = spec.ref, opts.path or spec.path
+    if spec.ref_tail and ref and not opts.tag:
+        ref, url_path = _split_ref(spec)
+        docs_path = opts.path or url_path
+    ref = opts.tag or ref
+    version: str | None = None
+    if ref:
+        version = version_from_ref(ref)
+        if version is None:
+            version = "latest" if ref in DEFAULT_BRANCHES else _ref_label(ref)
+    else:
+        picked = _pick_tag(spec.url, opts, notes)
+        if picked:
+            ref, version = picked
+        else:
+            version = "latest"
+            notes.append("no version tags found; building the default branch as version 'latest'")
+
+    tmp = Path(tempfile.mkdtemp(prefix="context-git-"))
+    checkout = tmp / "repo"
+    try:
+        _clone(spec.url, ref, checkout, docs_path)
+        commit = _run_git(["-C", str(checkout), "rev-parse", "HEAD"], timeout=60, what=source).strip()
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return Fetched(
+        source_type="git", source_url=clean_url(spec.url), folder=checkout, docs_path=docs_path,
+        name=repo_name(spec.url) or None, version=version, source_commit=commit or None,
+        notes=notes, temp_dirs=[tmp],
+    )
+
+
+def _ref_label(ref: str) -> str:
+    label = re.sub(r"[^A-Za-z0-9._+-]+", "-", ref).strip("-.")[:64]
+    return label or "latest"
+
+
+def _split_ref(spec: GitSpec) -> tuple[str, str | None]:
+    """A browse URL's `a/b/c`: the longest prefix that is a real branch or tag is the ref."""
+    segments = (spec.ref or "",) + spec.ref_tail
+    try:
+        refs = list_refs(spec.url)
+    except SourceError:
+        refs = set()
+    for n in range(len(segments), 0, -1):
+        cand = "/".join(segments[:n])
+        if cand in refs:
+            return cand, "/".join(segments[n:]) or None
+    return segments[0], "/".join(segments[1:]) or None
+
+
+def _pick_tag(url: str, opts: "SourceOptions", notes: list[str]) -> tuple[str, str] | None:
+    tags = list_tags(url)
+    best = newest_tag(tags)
+    if best is None:
+        return None
+    tag, version, pre = best
+    chooser = getattr(opts, "choose_tag", None)
+    if opts.interactive and chooser is not None and sys.stdin.isatty():
+        choice = chooser(sorted((t for t in tags if version_from_ref(t)),
+                                key=lambda t: version_key(version_from_ref(t) or ""), reverse=True), tag)
+        if choice and choice != tag:
+            return choice, version_from_ref(choice) or _ref_label(choice)
+    kind = "pre-release tag (no stable tag exists)" if pre else "stable tag"
+    notes.append(f"no --tag given; using the newest {kind} {tag} (version {version})")
+    return tag, version
+
+
+def _clone(url: str, ref: str | None, dest: Path, docs_path: str | None) -> None:
+    """Partial sparse clone of one ref; plain shallow clone where the server refuses that."""
+    branch = ["--branch", ref] if ref and not _SHA_RE.match(ref) else []
+    if ref and _SHA_RE.match(ref):
+        _fetch_commit(url, ref, dest)
+    else:
+        try:
+            _run_git(["clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch",
+                      "--filter=blob:none", "--sparse", *branch, url, str(dest)],
+                     timeout=CLONE_TIMEOUT, what=url, ref=ref)
+        except SourceError as e:
+            if getattr(e, "fatal", False):
+                raise
+            import shutil
+
+            shutil.rmtree(dest, ignore_errors=True)
+            _run_git(["clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch", *branch,
+                      url, str(dest)], timeout=CLONE_TIMEOUT, what=url, ref=ref)
+            return
+    _narrow(dest, docs_path)
+
+
+def _fetch_commit(url: str, sha: str, dest: Path) -> None:
+    dest.mkdir(parents=True)
+    _run_git(["-C", str(dest), "init", "--quiet"], timeout=60, what=url)
+    _run_git(["-C", str(dest), "remote", "add", "origin", url], timeout=60, what=url)
+    _run_git(["-C", str(dest), "fetch", "--quiet", "--depth", "1", "origin", sha],
+             timeout=CLONE_TIMEOUT, what=url, ref=sha)
+    _run_git(["-C", str(dest), "checkout", "--quiet", "FETCH_HEAD"], timeout=CLONE_TIMEOUT, what=url)
+
+
+def _narrow(dest: Path, docs_path: str | None) -> None:
+    """Check out only the docs folder (plus top-level files) when it is known or obvious."""
+    if not (dest / ".git" / "info" / "sparse-checkout").exists():
+        return
+    target = docs_path.strip("/") if docs_path else None
+    if not target:
+        listing = _run_git(["-C", str(dest), "ls-tree", "-d", "--name-only", "HEAD"],
+                           timeout=60, what=str(dest)).split()
+        target = next((d for d in DOCS_DIRS if d in listing), None)
+    if target:
+        _run_git(["-C", str(dest), "sparse-checkout", "set", target], timeout=CLONE_TIMEOUT, what=str(dest))
+    else:
+        _run_git(["-C", str(dest), "sparse-checkout", "disable"], timeout=CLONE_TIMEOUT, what=str(dest))
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_ASKPASS": "",
+        "SSH_ASKPASS": "",
+        "GIT_SSH_COMMAND": env.get("GIT_SSH_COMMAND", "ssh") + " -o BatchMode=yes -o ConnectTimeout=20",
+        "GIT_LFS_SKIP_SMUDGE": "1",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "LC_ALL": "C",
+    })
+    return env
+
+
+class GitError(SourceError):
+    """A git command that failed; `fatal` marks failures a fallback clone cannot fix."""
+
+    def __init__(self, message: str, fatal: bool):
+        super().__init__(message)
+        self.fatal = fatal
+
+
+def _run_git(args: list[str], *, timeout: float, what: str, ref: str | None = None,
+             retries: int = 2) -> str:
+    """Run git; transient network failures are retried, the rest become one clear line."""
+    shown = clean_url(what) if "://" in what or "@" in what else what
+    for attempt in range(retries + 1):
+        try:
+            proc = subprocess.run(["git", *args], stdin=subprocess.DEVNULL, capture_output=True,
+                                  text=True, timeout=timeout, env=_git_env())
+        except FileNotFoundError:
+            raise GitError("git is not installed; install git to add git sources", True) from None
+        except subprocess.TimeoutExpired:
+            raise GitError(f"{shown}: git timed out after {timeout:.0f}s", True) from None
+        if proc.returncode == 0:
+            return proc.stdout
+        err = proc.stderr.lower()
+        if any(t in err for t in _TRANSIENT) and attempt < retries:
+            time.sleep(1.0 * (2 ** attempt))
+            continue
+        raise _explain(proc.stderr, shown, ref)
+    raise AssertionError("unreachable")
+
+
+def _explain(stderr: str, shown: str, ref: str | None) -> GitError:
+    err = stderr.lower()
+    if "remote branch" in err and "not found" in err or "couldn't find remote ref" in err \
+            or "not our ref" in err or "unadvertised object" in err:
+        return GitError(f"{shown}: no branch, tag or commit named {ref!r}", True)
+    if "does not appear to be a git repository" in err or "not a git repository" in err:
+        return GitError(f"{shown}: not a git repository", True)
+    if "repository not found" in err or "not found" in err and "repository" in err:
+        return GitError(f"{shown}: repository not found (private? check the URL or your git credentials)", True)
+    if "could not read username" in err or "authentication failed" in err or "permission denied" in err:
+        return GitError(f"{shown}: access denied (the repository needs credentials git could not supply)", True)
+    if "could not resolve host" in err or "failed to connect" in err or "connection refused" in err \
+            or "timed out" in err:
+        return GitError(f"{shown}: cannot reach the git server", True)
+    if "filter" in err or "sparse" in err:
+        return GitError(f"{shown}: server refused a partial clone", False)
+    last = next((ln.strip() for ln in reversed(stderr.splitlines()) if ln.strip()), "git failed")
+    return GitError(f"{shown}: {last.removeprefix('fatal: ')}", False)

@@ -1,0 +1,341 @@
+"""One careful HTTP fetcher for every web source (sites, llms.txt, sitemaps, specs, .db files).
+
+Documentation sites are strangers' servers, so every request here has connect and read
+timeouts, a cap on the body size, rejects binaries where text is expected (by content type
+and by sniffing the first bytes: servers lie), retries transient failures (connection errors,
+5xx, 429) with exponential backoff honouring Retry-After, and respects robots.txt for our
+user agent. Redirects are followed by hand so that credentials from `context auth` are
+attached per hop for that hop's host only: a redirect to another domain never carries them.
+Read timeouts are not retried: a server that is too slow once is usually slow again.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.robotparser import RobotFileParser
+
+import requests
+
+from .. import __version__
+from ..errors import SourceError
+from .auth import AuthStore
+
+USER_AGENT = f"context-docs/{__version__} (documentation indexer)"
+ROBOTS_AGENT = "context-docs"
+TEXT_TYPES = frozenset({
+    "application/json", "application/xml", "application/yaml", "application/x-yaml",
+    "application/xhtml+xml", "application/javascript", "application/x-ndjson", "application/toml",
+})
+_MAGIC = (b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"BZh",
+          b"\xfd7zXZ", b"7z\xbc\xaf", b"Rar!", b"\x7fELF", b"MZ", b"SQLite format 3", b"RIFF",
+          b"\x00\x00\x01\x00", b"wOFF", b"wOF2", b"OggS", b"ID3", b"\xca\xfe\xba\xbe")
+_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """Limits for one fetch session. `from_env` lets tests and users shorten them."""
+
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    max_bytes: int = 10 * 1024 * 1024  # one text page
+    max_download_bytes: int = 1024 * 1024 * 1024  # one .db file
+    retries: int = 2
+    backoff: float = 0.5  # seconds before the first retry; doubles each time
+    max_redirects: int = 5
+    respect_robots: bool = True
+    user_agent: str = USER_AGENT
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> "HttpOptions":
+        """Defaults, then CONTEXT_HTTP_TIMEOUT / _RETRIES / _BACKOFF, then `overrides`."""
+        env: dict[str, object] = {}
+        if t := os.environ.get("CONTEXT_HTTP_TIMEOUT"):
+            env["connect_timeout"] = env["read_timeout"] = float(t)
+        if r := os.environ.get("CONTEXT_HTTP_RETRIES"):
+            env["retries"] = int(r)
+        if b := os.environ.get("CONTEXT_HTTP_BACKOFF"):
+            env["backoff"] = float(b)
+        env.update({k: v for k, v in overrides.items() if v is not None})
+        return replace(cls(), **env)  # type: ignore[arg-type]
+
+
+class FetchError(SourceError):
+    """A request that failed. `status` is the HTTP status; `network` marks unreachable hosts."""
+
+    def __init__(self, url: str, reason: str, *, status: int | None = None, network: bool = False):
+        super().__init__(f"{safe_url(url)}: {reason}")
+        self.url = url
+        self.status = status
+        self.network = network
+
+
+@dataclass
+class Response:
+    url: str  # after redirects
+    status: int
+    content_type: str  # media type, lower case, no parameters
+    charset: str | None
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        charset = self.charset
+        if not charset and self.content_type in ("text/html", "application/xhtml+xml"):
+            m = re.search(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_-]+)""", self.body[:4096], re.I)
+            charset = m.group(1).decode("ascii") if m else None
+        try:
+            return self.body.decode(charset or "utf-8", "replace")
+        except LookupError:
+            return self.body.decode("utf-8", "replace")
+
+
+def safe_url(url: str) -> str:
+    """The URL without userinfo, query or fragment: safe to print and to store in a package."""
+    try:
+        p = urlsplit(url)
+    except ValueError:
+        return url.split("?")[0].split("#")[0]
+    host = p.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{p.port}" if p.port else "") if p.netloc else ""
+    return urlunsplit((p.scheme, netloc, p.path, "", ""))
+
+
+def origin(url: str) -> str:
+    p = urlsplit(url)
+    return f"{p.scheme}://{p.netloc.rsplit('@', 1)[-1].lower()}"
+
+
+def looks_binary(head: bytes) -> bool:
+    """NUL bytes or a well-known file signature in the first bytes."""
+    head = head[:1024]
+    return b"\x00" in head or any(head.startswith(m) for m in _MAGIC)
+
+
+def is_text_type(content_type: str) -> bool:
+    return (not content_type or content_type.startswith("text/") or content_type in TEXT_TYPES
+            or content_type.endswith(("+xml", "+json", "+yaml")))
+
+
+class HttpClient:
+    """A thread-safe fetcher; one `requests.Session` per thread, robots.txt cached per origin."""
+
+    def __init__(self, opts: HttpOptions | None = None, auth: AuthStore | None = None):
+        self.opts = opts or HttpOptions.from_env()
+        self.auth = auth if auth is not None else AuthStore.load()
+        self._local = threading.local()
+        self._sessions: list[requests.Session] = []
+        self._robots: dict[str, RobotFileParser | None] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> "HttpClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            for s in self._sessions:
+                s.close()
+            self._sessions.clear()
+
+    # -- public --------------------------------------------------------------------------
+
+    def get(self, url: str, *, text_only: bool = True, max_bytes: int | None = None,
+            check_robots: bool = True) -> Response:
+        """GET a page into memory; raise FetchError on any failure (status, size, binary)."""
+        limit = max_bytes or self.opts.max_bytes
+        resp = self._open(url, check_robots)
+        try:
+            ctype, charset = _content_type(resp)
+            if text_only and not is_text_type(ctype) and ctype != "application/octet-stream":
+                raise FetchError(url, f"served {ctype}, not a text page")
+            _check_length(url, resp, limit)
+            body = bytearray()
+            sniffed = not text_only
+            for part in resp.iter_content(_CHUNK):
+                body += part
+                if len(body) > limit:
+                    raise FetchError(url, f"larger than {_mb(limit)}; not fetched")
+                if not sniffed and len(body) >= 1024:
+                    _sniff(url, body, ctype)
+                    sniffed = True
+            if not sniffed:
+                _sniff(url, body, ctype)
+            return Response(url=resp.url, status=resp.status_code, content_type=ctype,
+                            charset=charset, body=bytes(body))
+        except requests.RequestException as e:
+            raise _network_error(url, e) from None
+        finally:
+            resp.close()
+
+    def download(self, url: str, dest: Path, *, max_bytes: int | None = None) -> Path:
+        """Stream a binary file to `dest` with the download cap; a partial file is removed."""
+        limit = max_bytes or self.opts.max_download_bytes
+        resp = self._open(url, check_robots=False)
+        dest = Path(dest)
+        try:
+            _check_length(url, resp, limit)
+            size = 0
+            with open(dest, "wb") as f:
+                for part in resp.iter_content(_CHUNK):
+                    size += len(part)
+                    if size > limit:
+                        raise FetchError(url, f"larger than {_mb(limit)}; not downloaded")
+                    f.write(part)
+            return dest
+        except requests.RequestException as e:
+            dest.unlink(missing_ok=True)
+            raise _network_error(url, e) from None
+        except BaseException:
+            dest.unlink(missing_ok=True)
+            raise
+        finally:
+            resp.close()
+
+    def allowed(self, url: str) -> bool:
+        """Whether robots.txt of the URL's origin lets our user agent fetch it."""
+        if not self.opts.respect_robots:
+            return True
+        key = origin(url)
+        with self._lock:
+            known = key in self._robots
+            parser = self._robots.get(key)
+        if not known:
+            parser = self._load_robots(key)
+            with self._lock:
+                self._robots[key] = parser
+        return parser is None or parser.can_fetch(ROBOTS_AGENT, url)
+
+    def sitemaps_from_robots(self, url: str) -> list[str]:
+        self.allowed(url)
+        parser = self._robots.get(origin(url))
+        return list(parser.site_maps() or []) if parser else []
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _session(self) -> requests.Session:
+        s = getattr(self._local, "session", None)
+        if s is None:
+            s = requests.Session()
+            s.headers["User-Agent"] = self.opts.user_agent
+            s.max_redirects = self.opts.max_redirects
+            self._local.session = s
+            with self._lock:
+                self._sessions.append(s)
+        return s
+
+    def _open(self, url: str, check_robots: bool) -> requests.Response:
+        """Follow redirects by hand (credentials per hop); return a streaming 2xx response."""
+        current = url
+        for _ in range(self.opts.max_redirects + 1):
+            scheme = urlsplit(current).scheme
+            if scheme not in ("http", "https"):
+                raise FetchError(url, f"refusing to fetch a {scheme or 'schemeless'} URL")
+            if check_robots and not self.allowed(current):
+                raise FetchError(current, "disallowed by robots.txt", status=403)
+            resp = self._request_with_retries(current)
+            if resp.is_redirect or resp.status_code in (301, 302, 303, 307, 308):
+                location = resp.headers.get("Location")
+                resp.close()
+                if not location:
+                    raise FetchError(current, f"HTTP {resp.status_code} without a Location")
+                current = urljoin(current, location)
+                continue
+            if resp.status_code >= 400:
+                status, reason = resp.status_code, resp.reason or ""
+                resp.close()
+                hint = " (private docs? see `context auth add`)" if status in (401, 403) else ""
+                raise FetchError(current, f"HTTP {status} {reason}".rstrip() + hint, status=status)
+            return resp
+        raise FetchError(url, f"more than {self.opts.max_redirects} redirects")
+
+    def _request_with_retries(self, url: str) -> requests.Response:
+        headers = {}
+        creds = self.auth.for_host(urlsplit(url).hostname)
+        if creds:
+            headers.update(creds.as_headers())
+        attempt = 0
+        while True:
+            try:
+                resp = self._session().get(
+                    url, headers=headers, stream=True, allow_redirects=False,
+                    timeout=(self.opts.connect_timeout, self.opts.read_timeout))
+            except requests.exceptions.ReadTimeout as e:
+                raise _network_error(url, e) from None
+            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as e:
+                if attempt >= self.opts.retries:
+                    raise _network_error(url, e) from None
+                self._sleep(attempt, None)
+                attempt += 1
+                continue
+            except requests.RequestException as e:
+                raise _network_error(url, e) from None
+            if (resp.status_code >= 500 or resp.status_code == 429) and attempt < self.opts.retries:
+                retry_after = resp.headers.get("Retry-After")
+                resp.close()
+                self._sleep(attempt, retry_after)
+                attempt += 1
+                continue
+            return resp
+
+    def _sleep(self, attempt: int, retry_after: str | None) -> None:
+        delay = self.opts.backoff * (2 ** attempt)
+        if retry_after and retry_after.strip().isdigit():
+            delay = max(delay, min(float(retry_after), 30.0))
+        time.sleep(delay)
+
+    def _load_robots(self, key: str) -> RobotFileParser | None:
+        """None means "everything allowed": no robots.txt, a 4xx, or an unreachable one
+        (RFC 9309 lets crawlers proceed when the file is unavailable)."""
+        try:
+            resp = self.get(key + "/robots.txt", check_robots=False, max_bytes=512 * 1024)
+        except SourceError:
+            return None
+        parser = RobotFileParser(key + "/robots.txt")
+        parser.parse(resp.text.splitlines())
+        return parser
+
+
+def _content_type(resp: requests.Response) -> tuple[str, str | None]:
+    raw = resp.headers.get("Content-Type", "")
+    media = raw.split(";")[0].strip().lower()
+    m = re.search(r"charset=\"?([A-Za-z0-9_.:-]+)", raw, re.I)
+    return media, (m.group(1) if m else None)
+
+
+def _sniff(url: str, body: bytearray, ctype: str) -> None:
+    if looks_binary(bytes(body[:1024])):
+        raise FetchError(url, f"served binary data as {ctype or 'text'}; not a text page")
+
+
+def _check_length(url: str, resp: requests.Response, limit: int) -> None:
+    length = resp.headers.get("Content-Length", "")
+    if length.isdigit() and int(length) > limit:
+        raise FetchError(url, f"larger than {_mb(limit)} ({_mb(int(length))}); not fetched")
+
+
+def _network_error(url: str, e: Exception) -> FetchError:
+    if isinstance(e, requests.exceptions.Timeout):
+        return FetchError(url, "timed out (the server did not answer in time)", network=True)
+    if isinstance(e, requests.ConnectionError):
+        text = str(e)
+        if "Name or service not known" in text or "nodename nor servname" in text or "getaddrinfo" in text:
+            return FetchError(url, "host not found", network=True)
+        if "refused" in text.lower():
+            return FetchError(url, "connection refused", network=True)
+        return FetchError(url, "cannot connect", network=True)
+    return FetchError(url, f"request failed ({type(e).__name__})", network=True)
+
+
+def _mb(n: int) -> str:
+    return f"{n / (1024 * 1024):.0f} MB" if n >= 1024 * 1024 else f"{n // 1024} KB"

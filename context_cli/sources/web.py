@@ -1,0 +1,349 @@
+"""Documentation websites: llms-full.txt, then llms.txt, then sitemap.xml, then the page itself.
+
+The order prefers what a site publishes for machines: `llms-full.txt` is the whole docs as
+Markdown in one file (split into pages at its `# ` headings); `llms.txt` lists the pages
+worth reading; a sitemap lists every page. Each is looked for at the given URL's path and
+at the site root. Linked pages are fetched from the same origin only, at most `max_pages`,
+on `workers` threads; a page that fails is skipped and counted, never fatal. robots.txt is
+honoured throughout (see `http.py`). An unreachable site (timeout, refused, unknown host)
+stops at once with one line instead of probing every fallback.
+
+Names: `docs.python.org` -> `python`, `fastapi.tiangolo.com` -> `fastapi` (the first host
+label after generic ones such as www/docs/developer); IP hosts keep the address. Version
+`latest`. Document paths are URL paths relative to the site root (`docs/guide.md`,
+`docs/intro` for `/docs/intro/`, `index` for `/`).
+"""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from posixpath import normpath
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+
+from ..document import Document
+from ..errors import SourceError
+from .base import Fetched
+from .http import FetchError, HttpClient, Response, origin, safe_url
+
+MAX_PAGES = 500
+WORKERS = 8
+MAX_SITEMAPS = 50
+GENERIC_LABELS = {"www", "docs", "doc", "documentation", "developer", "developers", "dev", "api",
+                  "learn", "help", "support", "wiki", "guide", "guides", "manual", "reference"}
+_MD_LINK_RE = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_MD_SUFFIXES = (".md", ".markdown", ".mdx", ".txt")
+_MD_TYPES = ("text/markdown", "text/x-markdown", "text/plain")
+_SOURCE_LINE_RE = re.compile(r"^(?:source|url|link|canonical):\s*(https?://\S+)\s*$", re.I)
+
+
+@dataclass
+class WebLimits:
+    max_pages: int = MAX_PAGES
+    workers: int = WORKERS
+
+
+def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None) -> Fetched:
+    """Fetch a docs site as Documents; raises SourceError (one line) when nothing is usable."""
+    limits = limits or WebLimits()
+    p = urlsplit(url)
+    if p.scheme not in ("http", "https") or not p.hostname:
+        raise SourceError(f"{url}: not an http(s) URL")
+    base = dict(source_type="web", source_url=safe_url(url), name=site_name(url), version="latest")
+    if not client.allowed(url):
+        raise SourceError(f"{safe_url(url)}: robots.txt disallows fetching this URL")
+    path = p.path.lower()
+
+    if not path.endswith("llms.txt"):
+        for cand in _candidates(url, "llms-full.txt"):
+            resp = _probe(client, cand)
+            if resp is not None:
+                docs = split_llms_full(resp.text, resp.url)
+                if docs:
+                    return Fetched(**base, documents=docs, notes=[f"read {len(docs)} pages from {safe_url(resp.url)}"])
+    if not path.endswith("llms-full.txt"):
+        for cand in _candidates(url, "llms.txt"):
+            resp = _probe(client, cand)
+            if resp is not None:
+                fetched = _from_llms_txt(resp, client, limits, base)
+                if fetched is not None:
+                    return fetched
+    if path.endswith(("llms.txt", "llms-full.txt")):
+        raise SourceError(f"{safe_url(url)}: no usable {p.path.rsplit('/', 1)[-1]} there")
+
+    fetched = _from_sitemap(url, client, limits, base)
+    if fetched is not None:
+        return fetched
+    resp = client.get(url)  # raises the real error (404, binary, ...) as one line
+    if _is_openapi(resp):
+        from .openapi import fetched_from_spec, load_spec
+
+        spec = load_spec(resp.text)
+        if spec is not None:
+            return fetched_from_spec(spec, safe_url(resp.url))
+    doc = page_document(resp)
+    if doc is None:
+        raise SourceError(f"{safe_url(url)}: no documentation text on the page")
+    return Fetched(**base, documents=[doc], notes=["no llms.txt or sitemap found; indexed this single page"])
+
+
+def site_name(url: str) -> str:
+    """A short package name from the host (see the module docstring)."""
+    host = (urlsplit(url).hostname or "site").lower()
+    if re.fullmatch(r"[\d.]+|[0-9a-f:]+", host):
+        return host.replace(":", "-")
+    labels = host.split(".")
+    if len(labels) > 1:
+        labels = labels[:-1]  # the TLD
+    meaningful = [x for x in labels if x not in GENERIC_LABELS]
+    name = meaningful[0] if meaningful else labels[0]
+    return re.sub(r"[^a-z0-9._-]+", "-", name).strip("-.") or "site"
+
+
+def doc_path(url: str) -> str:
+    """`https://x.dev/docs/guide/` -> `docs/guide`; `/` -> `index`; never absolute."""
+    path = unquote(urlsplit(url).path)
+    path = normpath("/" + path).lstrip("/") if path.strip("/") else ""
+    path = path.rstrip("/")
+    for suffix in ("/index.html", "/index.htm"):
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+    return path or "index"
+
+
+def page_document(resp: Response) -> Document | None:
+    """Parse a fetched page: Markdown by suffix or content type, else HTML."""
+    from ..parse import parse_html, parse_markdown
+
+    rel = doc_path(resp.url)
+    suffix_path = urlsplit(resp.url).path.lower()
+    if suffix_path.endswith(_MD_SUFFIXES) or resp.content_type in _MD_TYPES:
+        return parse_markdown(rel, resp.text, url=safe_url(resp.url), mdx=suffix_path.endswith(".mdx"))
+    if resp.content_type in ("text/html", "application/xhtml+xml", ""):
+        return parse_html(rel, resp.text, url=safe_url(resp.url))
+    return None
+
+
+def split_llms_full(text: str, url: str) -> list[Document]:
+    """Cut an llms-full.txt at its top-level `# ` headings (outside code fences), one page each.
+
+    A `Source: https://…` line right under a heading names the page's real URL and path.
+    """
+    from ..parse import parse_markdown
+
+    pages: list[list[str]] = []
+    current: list[str] = []
+    fence: str | None = None
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            mark = stripped[:3]
+            fence = None if fence == mark else (fence or mark)
+        if fence is None and line.startswith("# ") and any(x.strip() for x in current):
+            pages.append(current)
+            current = []
+        current.append(line)
+    if any(x.strip() for x in current):
+        pages.append(current)
+    docs: list[Document] = []
+    used: set[str] = set()
+    site = origin(url)
+    for lines in pages:
+        page_url, title = None, ""
+        if lines and lines[0].startswith("# "):
+            title = lines[0][2:].strip()
+        for line in lines[1:6]:
+            m = _SOURCE_LINE_RE.match(line.strip())
+            if m and origin(m.group(1)) == site:
+                page_url = safe_url(m.group(1))
+                break
+        rel = doc_path(page_url) if page_url else "llms-full/" + (_slug(title) or "page")
+        rel = _unique(rel, used)
+        doc = parse_markdown(rel, "\n".join(lines), url=page_url or safe_url(url))
+        if doc is not None and doc.blocks:
+            docs.append(doc)
+    return docs
+
+
+def llms_links(text: str, base_url: str) -> tuple[list[str], int]:
+    """Same-origin page URLs linked from an llms.txt, in order, and how many were off-site."""
+    site = origin(base_url)
+    seen: set[str] = set()
+    links: list[str] = []
+    offsite = 0
+    for m in _MD_LINK_RE.finditer(text):
+        target = urldefrag(urljoin(base_url, m.group(1)))[0]
+        if urlsplit(target).scheme not in ("http", "https"):
+            continue
+        if origin(target) != site:
+            offsite += 1
+            continue
+        if urlsplit(target).path.endswith(("llms.txt", "llms-full.txt")):
+            continue
+        if target not in seen and target != base_url:
+            seen.add(target)
+            links.append(target)
+    return links, offsite
+
+
+def _from_llms_txt(resp: Response, client: HttpClient, limits: WebLimits, base: dict) -> Fetched | None:
+    from ..parse import parse_markdown
+
+    links, offsite = llms_links(resp.text, resp.url)
+    if not links:
+        return None
+    notes = [f"read llms.txt at {safe_url(resp.url)}: {len(links)} linked pages"]
+    if offsite:
+        notes.append(f"{offsite} links to other sites not followed")
+    docs, skipped, extra = _fetch_pages(links, client, limits)
+    notes += extra
+    index = parse_markdown("llms.txt", resp.text, url=safe_url(resp.url))
+    quote = re.search(r"^>\s*(\S.*)$", resp.text, re.M)  # llms.txt puts its summary in a blockquote
+    description = quote.group(1).strip()[:300] if quote else (index.description if index else None)
+    if index is not None and index.blocks:
+        docs.insert(0, index)
+    if not docs:
+        raise SourceError(f"{safe_url(resp.url)}: none of the {len(links)} linked pages could be fetched")
+    return Fetched(**base, documents=docs, skipped=skipped, notes=notes, description=description or None)
+
+
+def _from_sitemap(url: str, client: HttpClient, limits: WebLimits, base: dict) -> Fetched | None:
+    candidates = _candidates(url, "sitemap.xml")
+    candidates += [s for s in client.sitemaps_from_robots(url) if origin(s) == origin(url) and s not in candidates]
+    for cand in candidates:
+        resp = _probe(client, cand, xml=True)
+        if resp is None:
+            continue
+        urls = sitemap_urls(resp, client)
+        scope = urlsplit(url).path
+        if scope not in ("", "/"):
+            prefix = scope if scope.endswith("/") else scope.rsplit("/", 1)[0] + "/"
+            in_scope = [u for u in urls if urlsplit(u).path.startswith(prefix)]
+            urls = in_scope or urls
+        urls = [u for u in urls if origin(u) == origin(url)]
+        if not urls:
+            continue
+        docs, skipped, extra = _fetch_pages(urls, client, limits)
+        if not docs:
+            raise SourceError(f"{safe_url(resp.url)}: none of the {len(urls)} listed pages could be fetched")
+        notes = [f"read sitemap {safe_url(resp.url)}: {len(urls)} pages"] + extra
+        return Fetched(**base, documents=docs, skipped=skipped, notes=notes)
+    return None
+
+
+def sitemap_urls(resp: Response, client: HttpClient) -> list[str]:
+    """Page URLs of a sitemap; a sitemap index is followed one level (bounded)."""
+    kind, locs = _parse_sitemap(resp.body)
+    if kind != "sitemapindex":
+        return locs
+    urls: list[str] = []
+    for loc in locs[:MAX_SITEMAPS]:
+        if origin(loc) != origin(resp.url):
+            continue
+        sub = _probe(client, loc, xml=True)
+        if sub is None:
+            continue
+        sub_kind, sub_locs = _parse_sitemap(sub.body)
+        if sub_kind == "urlset":
+            urls.extend(sub_locs)
+    return urls
+
+
+def _parse_sitemap(body: bytes) -> tuple[str, list[str]]:
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, recover=False)
+    try:
+        root = etree.fromstring(body, parser)
+    except etree.XMLSyntaxError:
+        return "", []
+    kind = etree.QName(root).localname if isinstance(root.tag, str) else ""
+    locs = [(el.text or "").strip() for el in root.iter() if isinstance(el.tag, str)
+            and etree.QName(el).localname == "loc"]
+    return kind, [u for u in locs if u]
+
+
+def _fetch_pages(urls: list[str], client: HttpClient, limits: WebLimits) -> tuple[list[Document], int, list[str]]:
+    """Fetch and parse pages concurrently; failures and robots refusals are counted, not raised."""
+    notes: list[str] = []
+    if len(urls) > limits.max_pages:
+        notes.append(f"{len(urls) - limits.max_pages} pages beyond the limit of {limits.max_pages} not fetched")
+        urls = urls[: limits.max_pages]
+    allowed = [u for u in urls if client.allowed(u)]
+    if len(allowed) < len(urls):
+        notes.append(f"{len(urls) - len(allowed)} pages disallowed by robots.txt not fetched")
+
+    def one(u: str) -> Document | None:
+        try:
+            return page_document(client.get(u))
+        except Exception:  # noqa: BLE001 - one bad page must never abort the crawl
+            return None
+
+    with ThreadPoolExecutor(max_workers=max(1, limits.workers)) as pool:
+        results = list(pool.map(one, allowed))
+    docs: list[Document] = []
+    used: set[str] = set()
+    failed = 0
+    for doc in results:
+        if doc is None or not doc.blocks:
+            failed += 1
+            continue
+        if doc.path in used:
+            doc.path = _unique(doc.path, used)
+        used.add(doc.path)
+        docs.append(doc)
+    if failed:
+        notes.append(f"{failed} pages could not be fetched or had no text; skipped")
+    return docs, failed + len(urls) - len(allowed), notes
+
+
+def _candidates(url: str, filename: str) -> list[str]:
+    """`filename` at the URL itself (if it names it), beside the URL's path, and at the root."""
+    p = urlsplit(url)
+    if p.path.lower().endswith(filename):
+        return [urldefrag(url)[0]]
+    root = f"{p.scheme}://{p.netloc}"
+    folder = p.path if p.path.endswith("/") else p.path.rsplit("/", 1)[0] + "/"
+    out = []
+    if folder not in ("", "/"):
+        out.append(root + folder + filename)
+    out.append(root + "/" + filename)
+    return out
+
+
+def _probe(client: HttpClient, url: str, xml: bool = False) -> Response | None:
+    """A resource that may not exist: None for 4xx/5xx, robots refusals and HTML stand-ins
+    (single-page apps answer every path with their index page); unreachable hosts raise."""
+    try:
+        resp = client.get(url)
+    except FetchError as e:
+        if e.network:
+            raise
+        return None
+    head = resp.body[:512].lstrip().lower()
+    if resp.content_type in ("text/html", "application/xhtml+xml") or head.startswith((b"<!doctype html", b"<html")):
+        return None
+    if xml and not (head.startswith(b"<?xml") or b"<urlset" in head or b"<sitemapindex" in head):
+        return None
+    return resp
+
+
+def _is_openapi(resp: Response) -> bool:
+    if resp.content_type in ("text/html", "application/xhtml+xml"):
+        return False
+    head = resp.body[:4096].decode("utf-8", "replace")
+    return bool(re.search(r"""(^|[{,\s])["']?(openapi|swagger)["']?\s*:""", head))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:80]
+
+
+def _unique(path: str, used: set[str]) -> str:
+    cand, n = path, 2
+    while cand in used:
+        cand = f"{path}-{n}"
+        n += 1
+    used.add(cand)
+    return cand

@@ -1,0 +1,44 @@
+"""`context serve`: the MCP server, over stdio (default) or Streamable HTTP (`--http PORT`).
+
+The MCP SDK is imported only inside the command, so `context --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("serve")
+@click.option("--http", "http_port", type=click.IntRange(0, 65535), metavar="PORT",
+              help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (0 picks a free port).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on with --http.")
+@click.option("--libs", "libs", multiple=True, metavar="SPEC...",
+              help="Pin the session to these packages (name or name@version; several after one --libs, "
+                   "comma-separated or repeated) and hide the registry tools.")
+@click.argument("more_libs", nargs=-1, metavar="", required=False)
+def serve(http_port: int | None, host: str, libs: tuple[str, ...], more_libs: tuple[str, ...]) -> None:
+    """Run the MCP server that gives agents get_docs, search_packages and download_package.
+
+    \b
+    context serve                       stdio, for one agent
+    context serve --http 8765           http://127.0.0.1:8765/mcp, many sessions
+    context serve --libs react next@15  only these packages, no registry tools
+    """
+    if more_libs and not libs:
+        raise click.UsageError(f"unexpected argument {more_libs[0]!r} (did you mean --libs {more_libs[0]}?)")
+    specs = [s.strip() for item in (*libs, *more_libs) for s in item.split(",") if s.strip()]
+
+    from ..mcp_server.server import run_http, run_stdio, say
+    from ..mcp_server.tools import Catalog
+
+    catalog = Catalog(specs=specs)
+    catalog.check_specs()
+    visible = catalog.choices()
+    scope = f" (limited by --libs to {len(visible)})" if catalog.locked else ""
+    say(f"context MCP server: {len(visible)} package(s){scope}"
+        + (f": {', '.join(visible[:10])}{' …' if len(visible) > 10 else ''}" if visible
+           else "; none installed yet (agents can use search_packages, or run `context add`)"))
+    if http_port is None:
+        run_stdio(catalog)
+    else:
+        run_http(catalog, host, http_port, ready=lambda url: say(f"Listening on {url}"))

@@ -1,0 +1,307 @@
+"""The registry server's Starlette app: one explicit route list, one error shape.
+
+Neuledge Context's API (`/search`, `/packages/R/N/V[/download]`, `POST /packages/R/N/V`) so
+their client and publisher work unchanged, plus ours: checksums, conditional downloads,
+full-text search, all versions of a package, a health check and an HTML page.
+
+Package paths are parsed from the raw request path, one percent-decoded segment at a
+time, so `%40trpc%2Fserver` is one name while a decoded `..`, NUL or stray `/` is refused
+by `check_identity` with a 400.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, AsyncIterator
+from urllib.parse import unquote
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from context_cli.package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
+
+from . import pages
+from .storage import Conflict, MUTABLE_VERSIONS, Record, Rejected, Storage, Upload
+
+WRITE_BUFFER = 1024 * 1024  # upload bytes gathered before one write in the threadpool
+MAX_PATH = 2048
+log = logging.getLogger("registry_server")
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path
+    publish_key: str | None = None
+    max_upload_bytes: int = 512 * 1024 * 1024
+
+
+def create_app(data_dir: Path, *, publish_key: str | None = None,
+               max_upload_bytes: int = 512 * 1024 * 1024) -> Starlette:
+    """Build the app; storage is opened (and crash leftovers cleaned) in the lifespan."""
+    settings = Settings(Path(data_dir), publish_key or None, max_upload_bytes)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        storage = Storage(settings.data_dir)
+        await run_in_threadpool(storage.open)
+        unrecorded = await run_in_threadpool(storage.unrecorded_blobs)
+        if unrecorded:
+            log.warning("%d blob file(s) in %s belong to no published version (kept)",
+                        len(unrecorded), storage.blobs)
+        app.state.storage = storage
+        try:
+            yield
+        finally:
+            storage.close()
+
+    app = Starlette(routes=ROUTES, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
+    app.state.settings = settings
+    return app
+
+
+# -- errors ---------------------------------------------------------------------------
+
+def fail(status: int, message: str, headers: dict[str, str] | None = None) -> HTTPException:
+    return HTTPException(status, message, headers)
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+
+
+async def server_error(request: Request, exc: Exception) -> Response:
+    return JSONResponse({"error": "internal server error"}, status_code=500)
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {HTTPException: http_error, Exception: server_error}
+
+
+# -- helpers --------------------------------------------------------------------------
+
+def storage_of(request: Request) -> Storage:
+    return request.app.state.storage
+
+
+def raw_segments(request: Request, prefix: str) -> list[str]:
+    """The path after `prefix`, split on literal `/` and only then percent-decoded."""
+    raw = request.scope.get("raw_path") or request.scope["path"].encode()
+    text = raw.decode("latin-1")
+    if len(text) > MAX_PATH:
+        raise fail(400, "request path is too long")
+    at = text.find(prefix)
+    rest = text[at + len(prefix):] if at >= 0 else ""
+    try:
+        return [unquote(s, errors="strict") for s in rest.split("/")]
+    except UnicodeDecodeError:
+        raise fail(400, "request path is not valid UTF-8") from None
+
+
+def identity(registry: str, name: str, version: str) -> PackageId:
+    try:
+        return check_identity(registry, name, version)
+    except InvalidIdentity as e:
+        raise fail(400, str(e)) from None
+
+
+def checksum_headers(record: Record) -> dict[str, str]:
+    immutable = record.version not in MUTABLE_VERSIONS
+    return {
+        "X-Content-SHA256": record.sha256,
+        "ETag": f'"{record.sha256}"',
+        "Cache-Control": "public, max-age=31536000, immutable" if immutable else "no-cache",
+    }
+
+
+def etag_matches(header: str, sha256: str) -> bool:
+    tags = [t.strip() for t in header.split(",")]
+    return "*" in tags or any(t.removeprefix("W/") == f'"{sha256}"' for t in tags)
+
+
+class BlobResponse(FileResponse):
+    """A file response without byte ranges (whole files only, so errors keep one shape)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(k, v) for k, v in scope["headers"] if k not in (b"range", b"if-range")]
+        await super().__call__({**scope, "headers": headers}, receive, send)
+
+
+# -- Context's API --------------------------------------------------------------------
+
+def search(request: Request) -> Response:
+    """`GET /search?registry=R&name=N[&version=V]`: exact name, newest first, `[]` when none."""
+    q = request.query_params
+    registry, name, version = q.get("registry", ""), q.get("name", ""), q.get("version") or None
+    if not registry or not name:
+        raise fail(400, "registry and name are required, e.g. /search?registry=npm&name=react")
+    try:
+        check_registry(registry)
+        check_name(name)
+        if version is not None:
+            identity(registry, name, version)
+    except InvalidIdentity as e:
+        raise fail(400, str(e)) from None
+    records = storage_of(request).versions(registry, name, version)
+    return JSONResponse([r.summary() for r in records])
+
+
+async def packages(request: Request) -> Response:
+    """`/packages/R/N/V` (GET/HEAD metadata, POST publish) and `/packages/R/N/V/download`."""
+    segments = raw_segments(request, "/packages/")
+    download = len(segments) >= 4 and segments[-1] == "download"
+    if download:
+        segments = segments[:-1]
+    if len(segments) < 3:
+        raise fail(404, "not found: use /packages/REGISTRY/NAME/VERSION[/download]")
+    pid = identity(segments[0], "/".join(segments[1:-1]), segments[-1])
+    if request.method == "POST":
+        if download:
+            raise fail(405, "publish with POST /packages/REGISTRY/NAME/VERSION", {"Allow": "GET, HEAD"})
+        return await publish(request, pid)
+    record = await run_in_threadpool(storage_of(request).get, pid)
+    if record is None:
+        raise fail(404, f"package {pid.qualified} not found")
+    if download:
+        return await send_blob(request, record)
+    return JSONResponse(record.metadata(), headers=checksum_headers(record))
+
+
+async def send_blob(request: Request, record: Record) -> Response:
+    headers = checksum_headers(record)
+    inm = request.headers.get("if-none-match")
+    if inm and etag_matches(inm, record.sha256):
+        return Response(status_code=304, headers=headers)
+    path = storage_of(request).blob_path(record.sha256)
+    try:
+        stat = await run_in_threadpool(path.stat)
+    except FileNotFoundError:
+        raise fail(500, f"the file of {record.id.qualified} is missing on the server") from None
+    headers["Accept-Ranges"] = "none"
+    filename = f"{record.name.replace('/', '__')}@{record.version}.db"
+    return BlobResponse(path, headers=headers, media_type="application/octet-stream",
+                        filename=filename, stat_result=stat)
+
+
+async def publish(request: Request, pid: PackageId) -> Response:
+    """Stream the body to a temp file (never into memory), validate it, then commit it."""
+    settings: Settings = request.app.state.settings
+    authorize(request, settings)
+    limit = settings.max_upload_bytes
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise fail(400, "invalid Content-Length")
+        if int(declared) > limit:
+            raise fail(413, f"upload too large: the limit is {limit} bytes")
+    storage = storage_of(request)
+    upload = await run_in_threadpool(storage.new_upload)
+    try:
+        await receive_body(request, upload, limit)
+        sha256 = await run_in_threadpool(upload.finish)
+        outcome = await run_in_threadpool(storage.publish, pid, upload, sha256)
+    except ClientDisconnect:
+        upload.discard()
+        return Response(status_code=400)  # nobody is listening; the temp file is gone
+    except Conflict as e:
+        raise fail(409, str(e)) from None
+    except Rejected as e:
+        raise fail(422, str(e)) from None
+    finally:
+        upload.discard()
+    status = 200 if outcome.status == "unchanged" else 201
+    body = {**outcome.record.metadata(), "status": outcome.status}
+    return JSONResponse(body, status_code=status, headers=checksum_headers(outcome.record))
+
+
+def authorize(request: Request, settings: Settings) -> None:
+    if not settings.publish_key:
+        raise fail(403, "publishing is disabled: start the server with --publish-key "
+                        "or CONTEXT_REGISTRY_KEY")
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise fail(401, "publishing needs 'Authorization: Bearer KEY'", {"WWW-Authenticate": "Bearer"})
+    if not hmac.compare_digest(token.strip().encode(), settings.publish_key.encode()):
+        raise fail(401, "invalid publish key", {"WWW-Authenticate": "Bearer"})
+
+
+async def receive_body(request: Request, upload: Upload, limit: int) -> None:
+    buffer = bytearray()
+    async for chunk in request.stream():
+        if upload.size + len(buffer) + len(chunk) > limit:
+            raise fail(413, f"upload too large: the limit is {limit} bytes")
+        buffer += chunk
+        if len(buffer) >= WRITE_BUFFER:
+            await run_in_threadpool(upload.write, bytes(buffer))
+            buffer.clear()
+    if buffer:
+        await run_in_threadpool(upload.write, bytes(buffer))
+
+
+# -- ours -----------------------------------------------------------------------------
+
+def api_search(request: Request) -> Response:
+    """`GET /api/search?q=…[&limit=N]`: full-text over names and descriptions."""
+    query = request.query_params.get("q", "")
+    limit = int_param(request, "limit", 20, 1, 100)
+    groups = storage_of(request).text_search(query, limit)
+    results = [{**g[0].summary(), "versions": [r.version for r in g]} for g in groups]
+    return JSONResponse({"query": query, "results": results})
+
+
+def api_package(request: Request) -> Response:
+    """`GET /api/packages/R/N`: every version of one package with its metadata, newest first."""
+    segments = raw_segments(request, "/api/packages/")
+    if len(segments) < 2:
+        raise fail(404, "not found: use /api/packages/REGISTRY/NAME")
+    registry, name = segments[0], "/".join(segments[1:])
+    try:
+        check_registry(registry)
+        check_name(name)
+    except InvalidIdentity as e:
+        raise fail(400, str(e)) from None
+    records = storage_of(request).versions(registry, name)
+    if not records:
+        raise fail(404, f"package {registry}/{name} not found")
+    return JSONResponse({"registry": registry, "name": name,
+                         "versions": [r.metadata() for r in records]})
+
+
+def health(request: Request) -> Response:
+    return JSONResponse({"status": "ok", "packages": storage_of(request).count()})
+
+
+def index(request: Request) -> Response:
+    query = request.query_params.get("q", "").strip()
+    storage = storage_of(request)
+    groups = storage.text_search(query, 100) if query else storage.catalogue()
+    page = pages.render_index(groups, query, storage.count())
+    return HTMLResponse(page, headers={"Content-Security-Policy": pages.CSP,
+                                       "X-Content-Type-Options": "nosniff"})
+
+
+def int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise fail(400, f"{name} must be a whole number from {low} to {high}")
+    return int(raw)
+
+
+ROUTES = [
+    Route("/", index, methods=["GET"]),
+    Route("/health", health, methods=["GET"]),
+    Route("/search", search, methods=["GET"]),
+    Route("/api/search", api_search, methods=["GET"]),
+    Route("/api/packages/{rest:path}", api_package, methods=["GET"]),
+    Route("/packages/{rest:path}", packages, methods=["GET", "HEAD", "POST"]),
+]

@@ -1,0 +1,103 @@
+"""The command line through click's runner: thin commands over library functions."""
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from context_cli.surfaces.cli import COMMANDS, cli
+
+from helpers import PEER_DB, make_package
+
+
+def run(*args, ok=True):
+    result = CliRunner().invoke(cli, list(args))
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+def one_error_line(result):
+    assert result.exit_code != 0
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error:"), result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_command_has_help(name):
+    out = run(name, "--help").output
+    assert "Usage:" in out and len(out.splitlines()) > 3
+
+
+def test_add_folder_search_and_manage(docs_folder, tmp_path):
+    saved = tmp_path / "share" / "mylib.db"
+    out = run("add", str(docs_folder), "--name", "mylib", "--pkg-version", "1.0.0", "--no-embed",
+              "--save", str(saved)).output
+    assert re.search(r"Added local/mylib@1\.0\.0: \d+ sections from 3 pages", out)
+    assert saved.exists()
+    assert "local/mylib@1.0.0" in run("list").output
+    info = json.loads(run("info", "mylib", "--json").output)
+    assert info["meta"]["source_url"] == "mylib-docs" and info["vectors"] is False
+    answer = json.loads(run("search", "stop the pipeline halfway", "--format", "json").output)
+    assert answer["results"][0]["source"] == "guide/cancel.md"
+    md = run("search", "stop the pipeline halfway").output
+    assert "Cancelling a pipeline > Stopping halfway" in md
+    q = json.loads(run("query", "mylib", "retry backoff").output)
+    assert q["library"] == "mylib@1.0.0"
+    assert "Removed local/mylib@1.0.0" in run("remove", "mylib").output
+
+
+def test_saved_copy_installs_elsewhere(docs_folder, tmp_path, monkeypatch):
+    saved = tmp_path / "mylib.db"
+    run("add", str(docs_folder), "--name", "mylib", "--pkg-version", "2.0.0", "--no-embed", "--save", str(saved))
+    monkeypatch.setenv("CONTEXT_HOME", str(tmp_path / "teammate"))
+    assert "Installed local/mylib@2.0.0" in run("add", str(saved)).output
+
+
+def test_batch(tmp_path):
+    run("add", str(PEER_DB))
+    batch = tmp_path / "q.jsonl"
+    batch.write_text('{"id": "a", "query": "streaming"}\nnot json\n{"id": 7, "query": "NOT ((("}\n')
+    lines = [json.loads(x) for x in run("search", "--batch", str(batch)).output.splitlines()]
+    assert [x["id"] for x in lines] == ["a", 2, 7]
+    assert lines[0]["results"] and "error" in lines[1] and "results" in lines[2]
+
+
+@pytest.mark.parametrize("args", [
+    ["search", "anything"],  # nothing installed
+    ["query", "nope", "x"],
+    ["remove", "nope"],
+    ["info", "nope"],
+    ["add", "/definitely/not/here"],
+])
+def test_errors_are_one_line(args):
+    one_error_line(run(*args, ok=False))
+
+
+def test_add_refuses_a_bad_db_and_keeps_what_is_installed(tmp_path):
+    run("add", str(PEER_DB))
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"SQLite format 3\x00garbage" * 10)
+    one_error_line(run("add", str(bad), ok=False))
+    assert "anthropic-docs@2024.7.0" in run("list").output
+
+
+def test_remove_lists_versions_when_ambiguous(tmp_path):
+    for v in ("1.0.0", "1.1.0"):
+        run("add", str(make_package(tmp_path / f"{v}.db", "lib", v)))
+    result = run("remove", "lib", ok=False)
+    one_error_line(result)
+    assert "lib@1.0.0" in result.output and "lib@1.1.0" in result.output
+
+
+def test_cold_import_stays_light():
+    import subprocess
+    import sys
+
+    code = ("import sys; from context_cli.surfaces import cli, cmd_search, cmd_manage; "
+            "heavy = [m for m in ('numpy', 'model2vec', 'mcp', 'markdown_it', 'docutils', 'lxml', 'torch', "
+            "'huggingface_hub', 'rich') if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,119 @@
+"""A real HTTP server on loopback for source tests: routes, delays, cookies, request log.
+
+`Site` maps paths to canned answers (or callables); `serve(site)` runs it on 127.0.0.1 on a
+free port in a thread. Requests are logged with their Host and Cookie headers so tests can
+check what was (not) fetched and where credentials went.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable, Iterator
+
+
+@dataclass
+class Route:
+    body: bytes = b""
+    status: int = 200
+    content_type: str = "text/html; charset=utf-8"
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    cookie: str | None = None  # "name=value" the request must carry, else 401
+    handler: Callable[["Request"], "Route"] | None = None  # computes the answer per request
+
+
+@dataclass
+class Request:
+    method: str
+    host: str
+    path: str
+    headers: dict[str, str]
+
+
+class Site:
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        self.requests: list[Request] = []
+        self.base = ""  # filled in by serve()
+        self._lock = threading.Lock()
+
+    def add(self, path: str, body: str | bytes = b"", **kw: object) -> "Site":
+        data = body.encode("utf-8") if isinstance(body, str) else body
+        self.routes[path] = Route(body=data, **kw)  # type: ignore[arg-type]
+        return self
+
+    def paths(self, host: str | None = None) -> list[str]:
+        with self._lock:
+            return [r.path for r in self.requests if host is None or r.host.split(":")[0] == host]
+
+    def requested(self, path: str) -> bool:
+        return path in self.paths()
+
+    def log(self, req: Request) -> None:
+        with self._lock:
+            self.requests.append(req)
+
+
+def _handler_for(site: Site) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:  # keep test output clean
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            path = self.path.split("?")[0]
+            req = Request("GET", self.headers.get("Host", ""), path, {k: v for k, v in self.headers.items()})
+            site.log(req)
+            route = site.routes.get(path)
+            if route is not None and route.handler is not None:
+                route = route.handler(req)
+            if route is None:
+                route = Route(b"<html><body><h1>Not found</h1></body></html>", status=404)
+            if route.cookie and route.cookie not in (self.headers.get("Cookie") or ""):
+                route = Route(b"login required", status=401, content_type="text/plain")
+            if route.delay:
+                time.sleep(route.delay)
+            try:
+                self.send_response(route.status)
+                self.send_header("Content-Type", route.content_type)
+                self.send_header("Content-Length", str(len(route.body)))
+                for k, v in route.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(route.body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+    return Handler
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # a handler still sleeping must not hold up the test
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # clients that time out or hang up on purpose are part of the tests
+
+
+@contextmanager
+def serve(site: Site) -> Iterator[str]:
+    """Run `site` on 127.0.0.1:<free port>; yields the base URL `http://127.0.0.1:PORT`."""
+    server = _QuietServer(("127.0.0.1", 0), _handler_for(site))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    site.base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield site.base
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def other_host(base: str) -> str:
+    """The same server under another hostname: a different domain for cookies and origins."""
+    return base.replace("127.0.0.1", "localhost")
