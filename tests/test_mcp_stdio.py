@@ -138,7 +138,7 @@ async def test_libs_with_a_version_and_a_list(tmp_path: Path) -> None:
 
 def test_an_unknown_libs_spec_stops_start_up(tmp_path: Path) -> None:
     home = make_home(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "context_cli", "serve", "--libs", "mylib", "nope@2"],
+    done = subprocess.run([sys.executable, "-m", "context_cli", "serve", "--libs", "mylib,other", "--libs", "nope@2"],
                           env={**serve_env(home), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
                           timeout=30, stdin=subprocess.DEVNULL)
     assert done.returncode != 0

@@ -92,6 +92,7 @@ def test_default_budget_is_2000(home: Path) -> None:
     ({"topic": "x", "tokens": True}, "tokens must be"),
     ({"topic": "x", "tokens": 250.5}, "tokens must be"),
     ({"topic": "x", "library": ["mylib"]}, "library must be a string"),
+    ({"topic": "x", "library": "a" * 5000}, "library is too long"),
     ({"topic": "x", "library": "nope"}, r"Package not found: nope\. Installed: mylib@2\.0\.0.*search_packages"),
     ({"topic": "x", "library": "mylib@9.9"}, "Installed versions: mylib@2.0.0, mylib@1.0.0"),
 ])

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from context_cli.parse import parse_asciidoc, parse_file
 
@@ -89,3 +91,11 @@ def test_symmetric_titles_cross_references_and_passthrough():
 def test_unclosed_blocks_do_not_crash():
     doc = adoc("= T\n\n----\nnever closed\n\n|===\n|a\n")
     assert "never closed" in body(doc)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=st.sampled_from(list("=#-.+/*_|[],:<>`{}! \n\tabcX019")), max_size=300) | st.text(max_size=200))
+def test_arbitrary_text_never_crashes_asciidoc(text):
+    doc = parse_asciidoc("fuzz.adoc", text)
+    assert doc.title
+    assert all(0 <= b.level <= 6 for b in doc.blocks)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from context_cli.parse import parse_file, parse_html
 
@@ -108,8 +110,9 @@ def test_page_without_main_uses_readability_or_body():
 
 def test_links_code_and_breaks():
     doc = parse_html("l.html", '<main><p>Go <a href="/x">there</a>, <a href="https://e.com/only-url"></a>'
-                     '<a href="/img"><img src="i.png"></a>, run <code>a | b</code>.<br>Next.</p></main>')
-    assert body(doc) == "Go there, https://e.com/only-url, run `a | b`.\nNext."
+                     '<a href="/img"><img src="i.png"></a><a href="#anchor"></a>, run <code>a | b</code>.<br>Next.</p>'
+                     '<div class="highlight highlight-source-shell"><pre>ls</pre></div></main>')
+    assert body(doc) == "Go there, https://e.com/only-url, run `a | b`.\nNext.\n\n```shell\nls\n```"
 
 
 def test_charset_meta_decoding():
@@ -126,3 +129,17 @@ def test_sphinx_api_description_lists():
       <dd><p>The flask object.</p></dd></dl></div>""")
     text = body(doc)
     assert "flask.Flask" in text.replace(" ", "") and "The flask object." in text and "¶" not in text
+
+
+_TAGS = ["<p>", "</p>", "<h2>", "</h2>", "<pre>", "</pre>", "<ul><li>", "</li></ul>", "<table><tr><td>",
+         "</td></tr></table>", "<code>", "</code>", "<a href='x'>", "</a>", "<br>", "<nav>", "</nav>", "<main>",
+         "<!--", "-->", "<script>", "</script>", "&amp;", "&#0;", "<", ">", "text ", "\n"]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_TAGS) | st.text(max_size=10), max_size=60).map("".join))
+def test_arbitrary_html_never_crashes(html):
+    doc = parse_html("fuzz.html", html)
+    assert doc.title
+    text = body(doc)
+    assert "\x00" not in text and "<script>" not in text

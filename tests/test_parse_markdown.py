@@ -206,7 +206,8 @@ def test_myst_directives_and_roles():
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.text(alphabet=st.sampled_from(list("#`*_-=<>/{}[]()!:|~+. \n\tabcXYZ0123\"'")), max_size=400) | st.text(max_size=300))
+@given(st.text(alphabet=st.sampled_from(list("#`*_-=<>/{}[]()!:|~+. \n\tabcXYZ0123\"'")), max_size=400)
+       | st.text(max_size=300))
 def test_arbitrary_text_never_crashes_markdown(text):
     for mdx in (False, True):
         try:

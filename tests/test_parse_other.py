@@ -123,6 +123,12 @@ def test_dispatch_by_suffix(path, data, title):
     assert "import" not in body(doc) and "<" not in body(doc)
 
 
+def test_txt_files_known_to_hold_markup():
+    assert headings(parse_file("llms-full.txt", b"# Lib\n\n## Part\n\nx")) == [(2, "Part")]
+    assert headings(parse_file("_sources/page.rst.txt", b"T\n=\n\nSub\n---\n\nx")) == [(2, "Sub")]
+    assert headings(parse_file("_sources/page.md.txt", b"# T\n\n## Sub\n")) == [(2, "Sub")]
+
+
 @pytest.mark.parametrize("path", ["a/x.py", "a/Makefile", "a/x.json", "a/x.png", "a/.md"])
 def test_unhandled_suffixes_give_none(path):
     assert parse_file(path, b"\x00\x01 binary or not") is None

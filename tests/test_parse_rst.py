@@ -12,7 +12,7 @@ from context_cli.parse import ParseError, parse_file, parse_rst
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parse"
 LEAKS = ("System Message", "ERROR/", "WARNING/", "SEVERE/", "INFO/", "Unknown directive",
-         "Unknown interpreted", "problematic", "Docutils")
+         "Unknown interpreted", "problematic", "Docutils", "\x00")
 
 
 def rst(text: str, path: str = "docs/page.rst"):

@@ -72,8 +72,20 @@ def test_unknown_forms(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="unsupported URL scheme"):
         fetch_source("ftp://example.com/docs")
     (tmp_path / "notes.pdf").write_bytes(b"%PDF-1.4")
-    with pytest.raises(SourceError, match="neither a .db package nor an OpenAPI spec"):
+    with pytest.raises(SourceError, match="not a docs file, .db package or OpenAPI spec"):
         fetch_source(str(tmp_path / "notes.pdf"))
+
+
+def test_single_docs_file(tmp_path: Path) -> None:
+    from context_cli.build import BuildOptions, build
+
+    (tmp_path / "other.md").write_text("# Other\n\nThis page must not be indexed with the single file.\n")
+    f = tmp_path / "Cheat Sheet.md"
+    f.write_text("# Cheats\n\n## Keys\n\nPress `ctrl-k` twice to open the command palette anywhere.\n")
+    fetched = fetch_source(str(f))
+    assert (fetched.name, fetched.source_url) == ("cheat-sheet", "Cheat Sheet.md")
+    result = build(fetched, tmp_path / "c.db", BuildOptions(embed=False))
+    assert result.pages == 1
 
 
 def test_artefact_specs_dispatch_to_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:

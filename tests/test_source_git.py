@@ -95,6 +95,16 @@ def test_prerelease_only_when_asked(repo: Path) -> None:
         fetched.cleanup()
 
 
+def test_full_commit_id_as_ref(repo: Path) -> None:
+    sha = git(repo, "rev-parse", "v1.0.0^{commit}").strip()
+    fetched = fetch_source(url(repo), SourceOptions(tag=sha))
+    try:
+        assert fetched.source_commit == sha and fetched.version == sha[:12]
+        assert "version 1.0.0" in (fetched.folder / "docs" / "index.md").read_text()
+    finally:
+        fetched.cleanup()
+
+
 def test_path_option_narrows_checkout(repo: Path) -> None:
     fetched = fetch_source(url(repo), SourceOptions(tag="v2.0.0", path="src"))
     try:

@@ -213,9 +213,12 @@ def test_page_limit_is_bounded() -> None:
     for i in range(6):
         site.add(f"/p{i}.md", f"# Page {i}\n\nThis is page number {i} with enough words to keep.\n",
                  content_type="text/markdown")
+    seen: list[tuple[str, int, int]] = []
     with serve(site) as base:
-        fetched = fetch_source(base + "/", SourceOptions(timeout=2, max_pages=3))
+        fetched = fetch_source(base + "/", SourceOptions(timeout=2, max_pages=3,
+                                                         progress=lambda *a: seen.append(a)))
     assert len([d for d in fetched.documents if d.path != "llms.txt"]) == 3
+    assert seen[-1] == ("fetching", 3, 3)
     assert any("limit" in n for n in fetched.notes)
 
 

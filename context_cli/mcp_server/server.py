@@ -188,7 +188,10 @@ def run_stdio(catalog: Catalog) -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        pass
 
 
 def run_http(catalog: Catalog, host: str, port: int, *, ready: Callable[[str], None] | None = None) -> None:

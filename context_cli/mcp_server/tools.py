@@ -28,6 +28,7 @@ T = TypeVar("T")
 DEFAULT_TOKENS = 2000
 MIN_TOKENS = 100
 MAX_TOKENS = 20_000
+MAX_LIBRARY_CHARS = 300
 
 WORKFLOW = ("If the library is missing, call search_packages, then download_package, then get_docs again; "
             "if the registry does not have it, ask the user to run `context add` to build the docs from source.")
@@ -126,6 +127,8 @@ class Catalog:
 
     def resolve(self, library: str) -> Installed:
         """The one package `library` means; a bare name means its highest visible version."""
+        if len(library) > MAX_LIBRARY_CHARS:
+            raise ToolError(f"library is too long ({len(library)} characters); give name or name@version")
         spec = Spec.parse(library)
         visible = self.visible()
         matches = [i for i in visible if spec.matches(i.id)]

@@ -13,8 +13,8 @@ from urllib.parse import quote
 from ..errors import ContextError
 
 REGISTRY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-# npm-style scope allowed; otherwise letters, digits and . _ - (no leading dot).
-NAME_RE = re.compile(r"^(@[A-Za-z0-9_][A-Za-z0-9._-]{0,99}/)?[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+# npm-style scope allowed; otherwise letters, digits and . _ - : (Maven group:artifact); no leading dot.
+NAME_RE = re.compile(r"^(@[A-Za-z0-9_][A-Za-z0-9._-]{0,99}/)?[A-Za-z0-9_][A-Za-z0-9._:-]{0,127}$")
 VERSION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,63}$")
 
 

@@ -12,10 +12,13 @@ bounded whatever the input.
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..document import Block, Document
-from .common import SPLIT_MARKER, ParseError, Parsed, finish_document
+from .common import SPLIT_MARKER, Parsed, ParseError, finish_document
+
+if TYPE_CHECKING:
+    from .split import Scanner
 
 __all__ = [
     "SUFFIXES",
@@ -44,7 +47,7 @@ def parse_file(rel_path: str, data: bytes, *, url: str | None = None) -> Documen
     """
     from .decode import decode
 
-    suffix = PurePosixPath(rel_path).suffix.lower()
+    suffix = _suffix(rel_path)
     if suffix not in SUFFIXES:
         return None
     text = decode(data, rel_path, html=suffix in _HTML)
@@ -66,6 +69,19 @@ def parse_file(rel_path: str, data: bytes, *, url: str | None = None) -> Documen
         raise ParseError(f"{rel_path}: {exc}") from exc
     except (Exception, RecursionError) as exc:  # a parser bug must cost one page, not the build
         raise ParseError(f"{rel_path}: could not be parsed ({type(exc).__name__}: {exc})") from exc
+
+
+def _suffix(rel_path: str) -> str:
+    """The suffix that picks the parser. Some `.txt` files are known to hold markup:
+    `llms.txt`/`llms-full.txt` are Markdown, Sphinx's `_sources/page.rst.txt` is rst."""
+    path = PurePosixPath(rel_path.lower())
+    if path.suffix == ".txt":
+        if path.name.startswith("llms"):
+            return ".md"
+        inner = PurePosixPath(path.stem).suffix
+        if inner in (".rst", ".md"):
+            return inner
+    return path.suffix
 
 
 def parse_markdown(rel_path: str, text: str, *, url: str | None = None, mdx: bool = False) -> Document:
@@ -129,7 +145,7 @@ def _in_pieces(
     text: str,
     url: str | None,
     parse_piece: Callable[[str, int], Parsed],
-    scanner: Callable[[str], object],
+    scanner: Scanner,
 ) -> Document:
     """Parse `text` whole, or piece by piece when it is big; only the first piece gives the title."""
     from . import split as splitting
@@ -137,7 +153,7 @@ def _in_pieces(
     if len(text) <= splitting.BIG:
         return finish_document(rel_path, parse_piece(text, 0), url=url)
     parsed: Parsed | None = None
-    for n, piece in enumerate(splitting.split(text, scanner)):  # type: ignore[arg-type]
+    for n, piece in enumerate(splitting.split(text, scanner)):
         part = parse_piece(piece, n)
         if parsed is None:
             parsed = part

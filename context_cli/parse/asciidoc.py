@@ -143,7 +143,7 @@ class _Reader:
         for p in parts:
             if p.startswith("language="):
                 return p.split("=", 1)[1].strip("\"'")
-        return ""
+        return self.attributes.get("source-language", "") if parts[0] == "source" else ""
 
     def _heading(self, i: int, level: int, title: str) -> int:
         self._flush()
@@ -300,7 +300,10 @@ def _column_count(attrs: str) -> int:
     return len([c for c in re.split(r"[,;]", spec) if c.strip()])
 
 
-_MACRO = re.compile(r"\b(?:link|xref|mailto|kbd|btn|menu|footnote|footnoteref|image|icon|pass|anchor|indexterm2?|stem|latexmath|asciimath):([^\s\[]*)\[([^\]]*)\]")
+_MACRO = re.compile(
+    r"\b(?:link|xref|mailto|kbd|btn|menu|footnote|footnoteref|image|icon|pass|anchor|indexterm2?|stem|"
+    r"latexmath|asciimath):([^\s\[]*)\[([^\]]*)\]"
+)
 _URL = re.compile(r"\b((?:https?|ftp|irc)://[^\s\[<>]+)\[([^\]]*)\]")
 _XREF = re.compile(r"<<([^,<>]+?)(?:,\s*([^<>]+?))?>>")
 _ATTR_REF = re.compile(r"\{([A-Za-z0-9_][\w-]*)\}")

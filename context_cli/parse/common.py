@@ -156,6 +156,12 @@ def title_from_filename(path: str) -> str:
     return words[:1].upper() + words[1:]
 
 
+def link_target(href: str) -> str:
+    """What an empty link shows: its URL, unless that is an in-page anchor or a script."""
+    href = (href or "").strip()
+    return "" if href.startswith(("#", "javascript:")) else href
+
+
 def fence(code: str, lang: str = "") -> str:
     """A fenced code block whose fence is longer than any backtick run inside."""
     code = code.strip("\n")
@@ -175,6 +181,11 @@ def code_span(text: str) -> str:
     longest = max(len(m) for m in re.findall(r"`+", text))
     ticks = "`" * (longest + 1)
     return f"{ticks} {text} {ticks}"
+
+
+def list_item(text: str, marker: str) -> str:
+    """A list item: `marker` before the first line, the rest indented under it ("" if empty)."""
+    return indent(text, marker, " " * len(marker)) if text.strip() else ""
 
 
 def indent(text: str, first: str, rest: str) -> str:

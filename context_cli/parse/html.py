@@ -11,7 +11,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import BlockBuilder, Parsed, Sink, TextSink, code_span, fence, indent, table_rows
+from .common import (
+    BlockBuilder,
+    Parsed,
+    Sink,
+    TextSink,
+    code_span,
+    fence,
+    indent,
+    link_target,
+    list_item,
+    table_rows,
+)
 
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _BLOCK = frozenset(
@@ -32,6 +43,7 @@ _DROP_CLASS = re.compile(
     r"sr-only|screen-reader-text|edit-this-page|feedback|cookie|banner)(?:$|[-_])",
     re.I,
 )
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # lxml refuses them when editing the tree
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 _LANG_CLASS = re.compile(r"^(?:language|lang|highlight|sourceCode|brush)[-:]([\w+#.-]+)$", re.I)
 _NO_LANG = {"default", "none", "text", "plain", "plaintext", "nohighlight", "notranslate", "source"}
@@ -44,7 +56,7 @@ def parse_html_blocks(text: str) -> Parsed:
     from lxml import etree
     from lxml import html as lhtml
 
-    text = _XML_DECL.sub("", text, count=1)
+    text = _CONTROL.sub("", _XML_DECL.sub("", text, count=1))
     if not text.strip():
         return Parsed()
     try:
@@ -53,7 +65,7 @@ def parse_html_blocks(text: str) -> Parsed:
         return Parsed()
     page_title = _page_title(doc)
     description = _meta_description(doc)
-    _clean(doc, keep_article_header=True)
+    _clean(doc)
     root = _main(doc)
     if root is None:
         _drop(doc, "header")
@@ -70,7 +82,7 @@ def render_fragment(text: str, sink: Sink) -> bool:
     from lxml import html as lhtml
 
     try:
-        parts = lhtml.fragments_fromstring(text)
+        parts = lhtml.fragments_fromstring(_CONTROL.sub("", text))
     except (etree.ParserError, ValueError):
         return False
     holder = lhtml.Element("div")
@@ -79,7 +91,7 @@ def render_fragment(text: str, sink: Sink) -> bool:
             holder.text = (holder.text or "") + part
         else:
             holder.append(part)
-    _clean(holder, keep_article_header=True)
+    _clean(holder)
     _Walker(sink).walk(holder)
     return True
 
@@ -109,7 +121,7 @@ def _drop(root: Any, tag: str) -> None:
             el.drop_tree()
 
 
-def _clean(root: Any, *, keep_article_header: bool) -> None:
+def _clean(root: Any) -> None:
     """Remove chrome by tag, role and class; a `<header>` holding the page's h1 stays."""
     from lxml import etree
 
@@ -125,13 +137,17 @@ def _clean(root: Any, *, keep_article_header: bool) -> None:
         elif el.get("aria-hidden") == "true" and tag not in ("span", "code", "pre") and not el.text_content().strip():
             doomed.append(el)
         elif tag in ("header", "footer"):
-            if tag == "footer" or not (keep_article_header and el.find(".//h1") is not None):
+            if tag == "footer" or el.find(".//h1") is None:
                 doomed.append(el)
-        elif any(_DROP_CLASS.search(c) for c in (el.get("class") or "").split()) and tag not in ("body", "html", "main"):
+        elif tag not in ("body", "html", "main") and _chrome_class(el):
             doomed.append(el)
     for el in doomed:
         if el.getparent() is not None:
             el.drop_tree()
+
+
+def _chrome_class(el: Any) -> bool:
+    return any(_DROP_CLASS.search(c) for c in (el.get("class") or "").split())
 
 
 def _main(doc: Any) -> Any:
@@ -257,7 +273,7 @@ def _inline(el: Any, *, plain: bool = False) -> str:
             parts.append(child.tail)
     text = "".join(parts)
     if tag == "a" and not text.strip() and el.find(".//img") is None:
-        return el.get("href") or ""
+        return link_target(el.get("href") or "")
     return text
 
 
@@ -290,7 +306,7 @@ def _language(pre: Any) -> str:
 
 
 def _lang_name(name: str) -> str:
-    name = name.strip().lower()
+    name = name.strip().lower().removeprefix("source-")  # GitHub: `highlight-source-python`
     return "" if name in _NO_LANG else name
 
 
@@ -301,9 +317,9 @@ def _list(el: Any, *, ordered: bool) -> str:
         if not isinstance(li.tag, str) or li.tag != "li":
             continue
         marker = f"{number}. " if ordered else "- "
-        items.append(indent(_nested(li), marker, " " * len(marker)))
+        items.append(list_item(_nested(li), marker))
         number += 1
-    return "\n".join(items)
+    return "\n".join(item for item in items if item)
 
 
 def _definitions(el: Any) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, Parsed, Sink, TextSink, code_span, fence, indent, table_rows
+from .common import Parsed, ParseError, Sink, TextSink, code_span, fence, link_target, list_item, table_rows
 from .mdx import preprocess
 from .myst import directive_of, render_directive, role_before
 from .sphinx import role_text
@@ -153,7 +153,7 @@ class _Renderer:
             self.blocks(i + 1, close, sink)
 
     def _list(self, i: int, close: int, *, ordered: bool) -> str:
-        items = []
+        items: list[str] = []
         j = i + 1
         while j < close:
             tok = self.tokens[j]
@@ -164,9 +164,9 @@ class _Renderer:
             inner = TextSink()
             self.blocks(j + 1, end, inner)
             marker = f"{tok.info or len(items) + 1}. " if ordered else "- "
-            items.append(indent(inner.text("\n"), marker, " " * len(marker)))
+            items.append(list_item(inner.text("\n"), marker))
             j = end + 1
-        return "\n".join(items)
+        return "\n".join(item for item in items if item)
 
     def _table(self, i: int, close: int) -> str:
         rows: list[list[str]] = []
@@ -201,7 +201,7 @@ class _Renderer:
             elif kind == "link_close" and links:
                 start, href, image = links.pop()
                 if not "".join(out[start:]).strip() and not image:
-                    out.append(href)
+                    out.append(link_target(href))
             elif kind == "image" and links:
                 links[-1] = (links[-1][0], links[-1][1], True)
             elif kind == "html_inline":

@@ -13,7 +13,10 @@ from __future__ import annotations
 import re
 
 _FENCE = re.compile(r"\s*(`{3,}|~{3,})")
-_ESM_STRICT = re.compile(r"""(?:import\s.*\sfrom\s+['"][^'"]+['"];?|import\s+['"][^'"]+['"];?|export\s+(?:const|let|var|function|default|\{|\*|async|class)\b.*)\s*$""")
+_ESM_STRICT = re.compile(  # `import x from "y"`, `import "y"`, `export const ...` (what .md may hold)
+    r"""(?:import\s.*\sfrom\s+['"][^'"]+['"];?|import\s+['"][^'"]+['"];?"""
+    r"""|export\s+(?:const|let|var|function|default|\{|\*|async|class)\b.*)\s*$"""
+)
 _ESM_START = re.compile(r"(?:import|export)\s")
 _COLON_FENCE = re.compile(r"\s*(:{3,})(\{[\w:.+-]+\}.*)$")
 _TARGET = re.compile(r"\([\w.:/-]+\)=\s*$")

@@ -12,7 +12,19 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from .common import BlockBuilder, ParseError, Parsed, Sink, TextSink, code_span, fence, indent, table_rows
+from .common import (
+    BlockBuilder,
+    Parsed,
+    ParseError,
+    Sink,
+    TextSink,
+    code_span,
+    fence,
+    indent,
+    link_target,
+    list_item,
+    table_rows,
+)
 
 _SETTINGS = {
     "report_level": 5,
@@ -74,7 +86,7 @@ class _Writer:
 
         tag = node.tagname
         if isinstance(node, nodes.Text):
-            sink.add(str(node))
+            sink.add(node.astext())
         elif tag == "section":
             title = node.next_node(nodes.title)
             sink.heading(depth, title.astext() if title is not None and title.parent is node else "")
@@ -139,8 +151,8 @@ class _Writer:
         start = node.get("start", 1) if ordered else 1
         for n, item in enumerate(c for c in node.children if c.tagname == "list_item"):
             marker = f"{start + n}. " if ordered else "- "
-            items.append(indent(self.nested(item), marker, " " * len(marker)))
-        return "\n".join(items)
+            items.append(list_item(self.nested(item), marker))
+        return "\n".join(item for item in items if item)
 
     def _definitions(self, node: Any) -> str:
         lines = []
@@ -201,12 +213,12 @@ class _Writer:
 
         tag = child.tagname
         if isinstance(child, nodes.Text):
-            return str(child)
+            return child.astext()  # Text keeps backslash escapes as NULs; astext() drops them
         if tag in ("literal", "title_reference", "math"):
             return code_span(child.astext())
         if tag == "reference":
             text = self.inline(child)
-            return text or child.get("refuri", "")
+            return text or link_target(child.get("refuri", ""))
         if tag == "problematic":
             return _clean_problematic(child.astext())
         if tag in ("footnote_reference", "citation_reference"):

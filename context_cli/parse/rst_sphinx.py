@@ -125,15 +125,23 @@ class Generic(Directive):
         return out + self._body()
 
 
-def generic_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
-                 options: dict[str, Any] | None = None, content: list[str] | None = None) -> tuple[list[Any], list[Any]]:
+def generic_role(
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: Any,
+    options: dict[str, Any] | None = None,
+    content: list[str] | None = None,
+) -> tuple[list[Any], list[Any]]:
     """Render any Sphinx role as its text: code-like roles in backticks, references plain."""
     shown, code = role_text(name, utils.unescape(text))
     return [nodes.literal(rawtext, shown) if code else nodes.inline(rawtext, shown)], []
 
 
-_DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+((?:(?!_)\w)+(?:[-._+:](?:(?!_)\w)+)*)[ \t]*::(?=\s|$)", re.M)
-_ROLE = re.compile(r"(?<![\w`]):((?:(?!_)\w)+(?:[-._+:](?:(?!_)\w)+)*):(?=`)|(?<=`):((?:(?!_)\w)+(?:[-._+:](?:(?!_)\w)+)*):")
+_NAME = r"((?:(?!_)\w)+(?:[-._+:](?:(?!_)\w)+)*)"  # docutils' `simplename`
+_DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+" + _NAME + r"[ \t]*::(?=\s|$)", re.M)
+_ROLE = re.compile(r"(?<![\w`]):" + _NAME + r":(?=`)|(?<=`):" + _NAME + ":")
 _ALWAYS = ("code-block", "sourcecode", "code", "class", "highlight", "seealso", "versionadded",
            "versionchanged", "deprecated", "toctree", "literalinclude", "function", "method")
 

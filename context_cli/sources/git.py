@@ -16,6 +16,7 @@ Which ref, and which version:
   `pkg@1.2.3` -> `1.2.3`, `release-1.2` -> `1.2`).
 * otherwise the newest stable tag from `git ls-remote --tags` (a note says so); with only
   pre-release tags, the newest of those.
+* a full commit id (`/tree/<sha>`) is fetched by id; its version is the first 12 hex digits.
 * a repository without version tags is built from its default branch as version `latest`
   (its commit is recorded, so the registry can still tell builds apart); an explicit branch
   that is not version-like (`/tree/next`) becomes the version `next`.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -48,7 +50,7 @@ FORGES = {"github.com", "gitlab.com", "bitbucket.org", "codeberg.org"}
 DEFAULT_BRANCHES = {"main", "master", "trunk", "default", "develop", "HEAD"}
 _SCP_RE = re.compile(r"^(?P<user>[A-Za-z0-9._-]+)@(?P<host>[A-Za-z0-9.-]+):(?P<path>[^/].*)$")
 _VERSION_TAIL_RE = re.compile(r"\d+(?:\.\d+)*(?:[-._+]?[0-9A-Za-z][0-9A-Za-z.+_-]*)?")
-_SHA_RE = re.compile(r"^[0-9a-f]{7,40}$")
+_SHA_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")  # full ids only: servers refuse short ones
 _TRANSIENT = ("could not resolve host", "connection timed out", "connection reset",
               "early eof", "the remote end hung up unexpectedly", "rpc failed",
               "operation timed out", "temporary failure", "failed to connect",
@@ -208,7 +210,9 @@ def fetch_git(source: str, opts: "SourceOptions") -> Fetched:
         docs_path = opts.path or url_path
     ref = opts.tag or ref
     version: str | None = None
-    if ref:
+    if ref and _SHA_RE.match(ref):
+        version = ref[:12]
+    elif ref:
         version = version_from_ref(ref)
         if version is None:
             version = "latest" if ref in DEFAULT_BRANCHES else _ref_label(ref)
@@ -226,8 +230,6 @@ def fetch_git(source: str, opts: "SourceOptions") -> Fetched:
         _clone(spec.url, ref, checkout, docs_path)
         commit = _run_git(["-C", str(checkout), "rev-parse", "HEAD"], timeout=60, what=source).strip()
     except BaseException:
-        import shutil
-
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return Fetched(
@@ -286,8 +288,6 @@ def _clone(url: str, ref: str | None, dest: Path, docs_path: str | None) -> None
         except SourceError as e:
             if getattr(e, "fatal", False):
                 raise
-            import shutil
-
             shutil.rmtree(dest, ignore_errors=True)
             _run_git(["clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch", *branch,
                       url, str(dest)], timeout=CLONE_TIMEOUT, what=url, ref=ref)

@@ -1,9 +1,9 @@
 """Decide what a `context add SOURCE` argument is and fetch it.
 
-Dispatch order (first match wins): a local `.db` file, a local folder, a local OpenAPI file,
-`pypi:`/`npm:` artefacts, git URL forms, a `.db` URL, an OpenAPI URL (by name, or by content
-for `.json`/`.yaml` URLs), then any other http(s) URL as a website. Every failure is one
-`SourceError` line.
+Dispatch order (first match wins): a local `.db` file, a local folder, a local OpenAPI file
+(or a single docs file), `pypi:`/`npm:` artefacts, git URL forms, a `.db` URL, an OpenAPI
+URL (by name, or by content for `.json`/`.yaml` URLs), then any other http(s) URL as a
+website. Every failure is one `SourceError` line.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class SourceOptions:
     choose_tag: Callable[[list[str], str], str] | None = None
     timeout: float | None = None  # seconds for connect and read; default from HttpOptions
     max_pages: int | None = None  # website crawl bound
+    progress: Callable[[str, int, int], None] | None = None  # same shape as build's Progress
 
 
 def fetch_source(source: str, opts: SourceOptions | None = None) -> Fetched:
@@ -43,11 +44,14 @@ def fetch_source(source: str, opts: SourceOptions | None = None) -> Fetched:
         if local.is_dir():
             return fetch_folder(local)
         if local.is_file():
+            from .folder import DOC_SUFFIXES
             from .openapi import SPEC_SUFFIXES, fetch_openapi_file
 
             if local.suffix.lower() in SPEC_SUFFIXES:
                 return fetch_openapi_file(local)
-            raise SourceError(f"{source}: a file that is neither a .db package nor an OpenAPI spec; "
+            if local.suffix.lower() in DOC_SUFFIXES:
+                return fetch_file(local)
+            raise SourceError(f"{source}: not a docs file, .db package or OpenAPI spec; "
                               "add its folder instead")
     if source.startswith(("pypi:", "npm:")):
         from .artefact import fetch_artefact
@@ -85,7 +89,7 @@ def _fetch_http(url: str, opts: SourceOptions) -> Fetched:
             if spec is None:
                 raise SourceError(f"{safe_url(url)}: a JSON/YAML file that is not an OpenAPI spec")
             return fetched_from_spec(spec, safe_url(resp.url))
-        limits = WebLimits()
+        limits = WebLimits(progress=opts.progress)
         if opts.max_pages:
             limits.max_pages = opts.max_pages
         return fetch_website(url, client, limits)
@@ -122,6 +126,14 @@ def fetch_folder(folder: Path) -> Fetched:
         name = re.sub(r"[^A-Za-z0-9._-]+", "-", folder.name).strip("-.").lower() or "docs"
     return Fetched(source_type="folder", source_url=folder.name, folder=folder, name=name,
                    version=version or "latest")
+
+
+def fetch_file(file: Path) -> Fetched:
+    """One documentation file: its folder, narrowed to it; named after the file."""
+    file = file.resolve()
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", file.stem).strip("-.").lower() or "docs"
+    return Fetched(source_type="folder", source_url=file.name, folder=file.parent, docs_path=file.name,
+                   name=name, version="latest")
 
 
 def _project_identity(folder: Path) -> tuple[str | None, str | None]:

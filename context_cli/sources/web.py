@@ -20,6 +20,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from posixpath import normpath
+from typing import Callable
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from ..document import Document
@@ -42,6 +43,7 @@ _SOURCE_LINE_RE = re.compile(r"^(?:source|url|link|canonical):\s*(https?://\S+)\
 class WebLimits:
     max_pages: int = MAX_PAGES
     workers: int = WORKERS
+    progress: Callable[[str, int, int], None] | None = None  # ("fetching", done, total)
 
 
 def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None) -> Fetched:
@@ -197,14 +199,14 @@ def _from_llms_txt(resp: Response, client: HttpClient, limits: WebLimits, base: 
     if offsite:
         notes.append(f"{offsite} links to other sites not followed")
     docs, skipped, extra = _fetch_pages(links, client, limits)
+    if not docs:
+        raise SourceError(f"{safe_url(resp.url)}: none of the {len(links)} linked pages could be fetched")
     notes += extra
     index = parse_markdown("llms.txt", resp.text, url=safe_url(resp.url))
     quote = re.search(r"^>\s*(\S.*)$", resp.text, re.M)  # llms.txt puts its summary in a blockquote
     description = quote.group(1).strip()[:300] if quote else (index.description if index else None)
-    if index is not None and index.blocks:
+    if index is not None and index.blocks and "llms.txt" not in {d.path for d in docs}:
         docs.insert(0, index)
-    if not docs:
-        raise SourceError(f"{safe_url(resp.url)}: none of the {len(links)} linked pages could be fetched")
     return Fetched(**base, documents=docs, skipped=skipped, notes=notes, description=description or None)
 
 
@@ -280,8 +282,12 @@ def _fetch_pages(urls: list[str], client: HttpClient, limits: WebLimits) -> tupl
         except Exception:  # noqa: BLE001 - one bad page must never abort the crawl
             return None
 
+    results: list[Document | None] = []
     with ThreadPoolExecutor(max_workers=max(1, limits.workers)) as pool:
-        results = list(pool.map(one, allowed))
+        for doc in pool.map(one, allowed):
+            results.append(doc)
+            if limits.progress:
+                limits.progress("fetching", len(results), len(allowed))
     docs: list[Document] = []
     used: set[str] = set()
     failed = 0
