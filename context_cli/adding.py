@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .build import BuildOptions, BuildResult, Progress, build
 from .sources.resolve import SourceOptions, fetch_source
-from .store.store import Installed, Store
+from .store.store import Installed, Spec, Store
 
 
 @dataclass
@@ -52,7 +52,8 @@ class AddResult:
 def add_source(req: AddRequest, *, store: Store | None = None, progress: Progress | None = None) -> AddResult:
     """Fetch, build and install one source; nothing is installed if any step fails."""
     store = store or Store()
-    fetched = fetch_source(req.source, SourceOptions(tag=req.tag, path=req.path, interactive=req.interactive))
+    fetched = fetch_source(req.source, SourceOptions(tag=req.tag, path=req.path, interactive=req.interactive,
+                                                     progress=progress))
     try:
         if fetched.db_file is not None:
             installed = store.install(fetched.db_file, registry=req.registry if req.registry != "local" else None)
@@ -67,6 +68,7 @@ def add_source(req: AddRequest, *, store: Store | None = None, progress: Progres
             opts = BuildOptions(
                 name=req.name, version=req.version, registry=req.registry, path=req.path,
                 lang=req.lang, description=req.description, embed=req.embed, embed_model=req.model,
+                previous=_installed_path(store, req, fetched),
             )
             result = build(fetched, tmp, opts, progress)
             installed = store.install_owned(tmp, registry=req.registry)
@@ -78,6 +80,15 @@ def add_source(req: AddRequest, *, store: Store | None = None, progress: Progres
         return AddResult(installed=installed, build=result, notes=list(result.notes))
     finally:
         fetched.cleanup()
+
+
+def _installed_path(store: Store, req: AddRequest, fetched) -> Path | None:
+    """The installed package this build replaces, if any: its unchanged pages are reused."""
+    name, version = req.name or fetched.name, req.version or fetched.version
+    if not name or not version:
+        return None
+    found = store.find(Spec(name, version, req.registry))
+    return found[0].path if found else None
 
 
 def _save_copy(src: Path, dest: Path) -> None:

@@ -183,3 +183,121 @@ def versions(spec: str, since_days: float | None, latest: int | None,
 # These commands belong to the publishing half and are registered here, on `main`, by whoever
 # implements them (e.g. `@main.command() def build(...)` importing from registry.build); they
 # get the same one-line error handling from `_Group` without doing anything.
+
+
+def _spec(spec: str) -> str:
+    registry, sep, name = spec.partition("/")
+    if not sep or not registry or not name or spec.startswith("@"):
+        raise click.BadParameter("write it as REGISTRY/NAME, e.g. pip/flask", param_hint="SPEC")
+    return spec
+
+
+embed_options = [
+    click.option("--no-embed", is_flag=True, help="Skip embeddings (lexical search only)."),
+    click.option("--model", "embed_model", default=None, metavar="MODEL",
+                 help="Embedding model [default: the configured one]."),
+]
+
+
+def _with(options: list[Any]):
+    def apply(f: Any) -> Any:
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return apply
+
+
+@main.command("build")
+@click.argument("spec", metavar="REGISTRY/NAME")
+@click.argument("version", required=False)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("."), show_default=True, help="Folder for the package file.")
+@definitions_option
+@_with(embed_options)
+def build_cmd(spec: str, version: str | None, out_dir: Path, definitions_path: Path | None,
+              no_embed: bool, embed_model: str | None) -> None:
+    """Build REGISTRY/NAME at VERSION into a package file in --out.
+
+    Without VERSION a versioned definition builds its newest release; an unversioned one
+    always builds `latest` from its branch.
+    """
+    from .build import build_definition
+    from .definitions import find_definition, load_definitions
+    from .discovery import discover_for
+
+    definition = find_definition(load_definitions(_definitions_path(definitions_path)), _spec(spec))
+    if definition.versioned and not version:
+        found = discover_for(definition, latest=1)
+        if not found:
+            raise click.ClickException(f"no releases of {definition.key} fall in its version "
+                                       "ranges; give a VERSION")
+        version = found[0].version
+    result = build_definition(definition, version, out_dir, embed=not no_embed,
+                              embed_model=embed_model)
+    for note in result.notes:
+        click.echo(f"  {note}", err=True)
+    size = result.path.stat().st_size
+    vectors = f"vectors: {result.embedding_model}" if result.embedding_model else "no vectors"
+    click.echo(f"Built {result.id.qualified}: {result.chunks} sections from {result.pages} pages, "
+               f"{size / 1e6:.1f} MB, {vectors}, in {result.seconds:.1f}s -> {result.path}")
+
+
+server_option = click.option(
+    "--server", default=None, metavar="NAME",
+    help="A server from config.json [default: $REGISTRY_SERVER_URL].")
+
+
+@main.command("publish")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                metavar="FILE.db")
+@click.option("--registry", default=None, metavar="R",
+              help="Registry to publish under [default: the file's own].")
+@server_option
+def publish_cmd(file: Path, registry: str | None, server: str | None) -> None:
+    """Upload FILE.db to a registry server.
+
+    The key comes from $REGISTRY_PUBLISH_KEY (or $CONTEXT_REGISTRY_KEY); the server from
+    --server, else $REGISTRY_SERVER_URL.
+    """
+    from .publish import publish_file, resolve_target
+
+    target = resolve_target(server)
+    done = publish_file(file, target, registry=registry)
+    verb = "Already published (same bytes):" if done.status == "unchanged" else "Published"
+    click.echo(f"{verb} {done.id.qualified} to {target.name} ({done.size / 1e6:.1f} MB)")
+
+
+@main.command("publish-all")
+@click.option("--since", "since_days", type=click.FloatRange(min=0), default=None,
+              metavar="DAYS", help="Only releases from the last DAYS days.")
+@click.option("--latest", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Only the newest N minors of each package.")
+@click.option("--only", default=None, metavar="REGISTRY/NAME", help="Only this definition.")
+@definitions_option
+@click.option("--dry-run", is_flag=True,
+              help="Say what would be built and published; build and upload nothing.")
+@server_option
+@_with(embed_options)
+def publish_all_cmd(since_days: float | None, latest: int | None, only: str | None,
+                    definitions_path: Path | None, dry_run: bool, server: str | None,
+                    no_embed: bool, embed_model: str | None) -> None:
+    """Build and publish every release the server does not have yet.
+
+    Skips versions the server already has, unversioned sources whose commit is unchanged,
+    and releases whose git tag is missing. Retries 5xx answers, stops on a refused key.
+    Ends with a summary; exits 1 if anything failed.
+    """
+    from .definitions import load_definitions
+    from .publish import PublishAllOptions, publish_all, resolve_target
+
+    if only:
+        _spec(only)
+    defs = load_definitions(_definitions_path(definitions_path))
+    target = resolve_target(server, need_key=not dry_run)
+    opts = PublishAllOptions(since_days=since_days, latest=latest, only=only, dry_run=dry_run,
+                             embed=not no_embed, embed_model=embed_model)
+    summary = publish_all(defs, target, opts, report=lambda o: click.echo(o.line()))
+    for line in summary.lines():
+        click.echo(line)
+    if not summary.ok:
+        raise SystemExit(1)

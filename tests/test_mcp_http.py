@@ -70,7 +70,7 @@ async def test_a_download_tells_every_session(tmp_path: Path) -> None:
         with http_server(make_home(tmp_path, registry_url=registry_url)) as url:
             async with http_session(url, handler("a")) as a, http_session(url, handler("b")) as b:
                 await b.list_tools()
-                await anyio.sleep(0.3)  # let b's standalone (GET) stream open
+                await anyio.sleep(1.0)  # let b's standalone (GET) stream open: nothing is replayed
                 done = answer_of(await a.call_tool("download_package",
                                                    {"registry": "pip", "name": "delta", "version": "0.9"}))
                 assert done["package"]["library"] == "delta@0.9"

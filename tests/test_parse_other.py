@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from context_cli.errors import ContextError
-from context_cli.parse import SUFFIXES, ParseError, parse_file, parse_markdown, parse_rst
+from context_cli.parse import SUFFIXES, ParseError, ParserFailure, parse_file, parse_html, parse_markdown, parse_rst
 from context_cli.parse import split as splitting
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parse"
@@ -89,7 +89,12 @@ def test_undecodable_bytes_are_a_parse_error(data):
 
 
 def test_parse_error_is_a_context_error():
-    assert issubclass(ParseError, ContextError)
+    assert issubclass(ParseError, ContextError) and issubclass(ParserFailure, ParseError)
+
+
+def test_unforeseen_failures_become_parser_failures_naming_the_page():
+    with pytest.raises(ParserFailure, match=r"^web/page.html: could not be parsed \(TypeError"):
+        parse_html("web/page.html", None)  # type: ignore[arg-type]
 
 
 # --- dispatch -------------------------------------------------------------------------------

@@ -11,11 +11,12 @@ bounded whatever the input.
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Callable
+import functools
+import posixpath
+from typing import TYPE_CHECKING, Callable, ParamSpec
 
 from ..document import Block, Document
-from .common import SPLIT_MARKER, Parsed, ParseError, finish_document
+from .common import SPLIT_MARKER, Parsed, ParseError, ParserFailure, finish_document
 
 if TYPE_CHECKING:
     from .split import Scanner
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SUFFIXES",
     "ParseError",
+    "ParserFailure",
     "parse_asciidoc",
     "parse_file",
     "parse_html",
@@ -42,8 +44,7 @@ SUFFIXES = _MARKDOWN | _RST | _ASCIIDOC | _HTML | frozenset({".txt", ".ipynb"})
 def parse_file(rel_path: str, data: bytes, *, url: str | None = None) -> Document | None:
     """Parse one file by its suffix; None for suffixes not handled.
 
-    Raises ParseError (naming the file) when it cannot be decoded or parsed, including
-    on any unexpected failure inside a parser: one bad page must not stop a build.
+    Raises ParseError (naming the file) when it cannot be decoded or parsed.
     """
     from .decode import decode
 
@@ -51,39 +52,58 @@ def parse_file(rel_path: str, data: bytes, *, url: str | None = None) -> Documen
     if suffix not in SUFFIXES:
         return None
     text = decode(data, rel_path, html=suffix in _HTML)
-    try:
-        if suffix in _MARKDOWN:
-            return parse_markdown(rel_path, text, url=url, mdx=suffix == ".mdx")
-        if suffix in _RST:
-            return parse_rst(rel_path, text, url=url)
-        if suffix in _ASCIIDOC:
-            return parse_asciidoc(rel_path, text, url=url)
-        if suffix in _HTML:
-            return parse_html(rel_path, text, url=url)
-        if suffix == ".ipynb":
-            return parse_notebook(rel_path, text, url=url)
-        return parse_text(rel_path, text, url=url)
-    except ParseError as exc:
-        if str(exc).startswith(rel_path):
-            raise
-        raise ParseError(f"{rel_path}: {exc}") from exc
-    except (Exception, RecursionError) as exc:  # a parser bug must cost one page, not the build
-        raise ParseError(f"{rel_path}: could not be parsed ({type(exc).__name__}: {exc})") from exc
+    if suffix in _MARKDOWN:
+        return parse_markdown(rel_path, text, url=url, mdx=suffix == ".mdx")
+    if suffix in _RST:
+        return parse_rst(rel_path, text, url=url)
+    if suffix in _ASCIIDOC:
+        return parse_asciidoc(rel_path, text, url=url)
+    if suffix in _HTML:
+        return parse_html(rel_path, text, url=url)
+    if suffix == ".ipynb":
+        return parse_notebook(rel_path, text, url=url)
+    return parse_text(rel_path, text, url=url)
+
+
+_P = ParamSpec("_P")
+
+
+def _guarded(func: Callable[_P, Document]) -> Callable[_P, Document]:
+    """Every failure of a parse function becomes a ParseError naming the file.
+
+    An unforeseen exception (a parser bug, a library's odd failure, deep recursion) becomes
+    a ParserFailure: one bad page must cost that page, never the whole build or crawl.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> Document:
+        rel_path = str(args[0] if args else kwargs.get("rel_path", ""))
+        try:
+            return func(*args, **kwargs)
+        except ParseError as exc:
+            if str(exc).startswith(rel_path):
+                raise
+            raise type(exc)(f"{rel_path}: {exc}") from exc
+        except Exception as exc:
+            raise ParserFailure(f"{rel_path}: could not be parsed ({type(exc).__name__}: {exc})") from exc
+
+    return wrapper
 
 
 def _suffix(rel_path: str) -> str:
     """The suffix that picks the parser. Some `.txt` files are known to hold markup:
     `llms.txt`/`llms-full.txt` are Markdown, Sphinx's `_sources/page.rst.txt` is rst."""
-    path = PurePosixPath(rel_path.lower())
-    if path.suffix == ".txt":
-        if path.name.startswith("llms"):
+    stem, suffix = posixpath.splitext(rel_path.lower())
+    if suffix == ".txt":
+        if posixpath.basename(stem).startswith("llms"):
             return ".md"
-        inner = PurePosixPath(path.stem).suffix
+        inner = posixpath.splitext(stem)[1]
         if inner in (".rst", ".md"):
             return inner
-    return path.suffix
+    return suffix
 
 
+@_guarded
 def parse_markdown(rel_path: str, text: str, *, url: str | None = None, mdx: bool = False) -> Document:
     """A Markdown (or, with `mdx`, MDX) page; llms-full.txt and OpenAPI texts use this too."""
     from .markdown import parse_markdown_blocks
@@ -92,6 +112,7 @@ def parse_markdown(rel_path: str, text: str, *, url: str | None = None, mdx: boo
     return _in_pieces(rel_path, text, url, lambda piece, n: parse_markdown_blocks(piece, mdx=mdx), markdown_boundaries)
 
 
+@_guarded
 def parse_rst(rel_path: str, text: str, *, url: str | None = None) -> Document:
     """A reStructuredText page, Sphinx directives and roles included."""
     from .rst import parse_rst_blocks
@@ -107,6 +128,7 @@ def parse_rst(rel_path: str, text: str, *, url: str | None = None) -> Document:
     return _in_pieces(rel_path, text, url, piece, rst_boundaries)
 
 
+@_guarded
 def parse_asciidoc(rel_path: str, text: str, *, url: str | None = None) -> Document:
     """An AsciiDoc page (see `asciidoc.py` for what is read and why not asciidoc3)."""
     from .asciidoc import parse_asciidoc_blocks
@@ -115,17 +137,15 @@ def parse_asciidoc(rel_path: str, text: str, *, url: str | None = None) -> Docum
     return _in_pieces(rel_path, text, url, lambda piece, n: parse_asciidoc_blocks(piece), asciidoc_boundaries)
 
 
+@_guarded
 def parse_html(rel_path: str, html: str, *, url: str | None = None) -> Document:
     """An HTML page: chrome removed, main content as headed Markdown blocks."""
     from .html import parse_html_blocks
 
-    try:
-        parsed = parse_html_blocks(html)
-    except RecursionError as exc:
-        raise ParseError(f"{rel_path}: HTML nested too deeply to read") from exc
-    return finish_document(rel_path, parsed, url=url)
+    return finish_document(rel_path, parse_html_blocks(html), url=url)
 
 
+@_guarded
 def parse_notebook(rel_path: str, text: str, *, url: str | None = None) -> Document:
     """A Jupyter notebook: Markdown cells and code cells, outputs dropped."""
     from .notebook import notebook_markdown
@@ -133,6 +153,7 @@ def parse_notebook(rel_path: str, text: str, *, url: str | None = None) -> Docum
     return parse_markdown(rel_path, notebook_markdown(text), url=url)
 
 
+@_guarded
 def parse_text(rel_path: str, text: str, *, url: str | None = None) -> Document:
     """Plain text: one introduction block, title from the file name."""
     from .text import parse_text_blocks

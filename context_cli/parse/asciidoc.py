@@ -114,7 +114,7 @@ class _Reader:
             return i + 1
         if not self.para and raw[:1] in (" ", "\t"):
             return self._literal_paragraph(i)
-        self.para.append(stripped if self.para and self.para[-1].lstrip().startswith(("- ", "1. ")) else line)
+        self.para.append(stripped)  # a paragraph line, or the lazy continuation of a list item
         return i + 1
 
     def _block_start(self, i: int, line: str, stripped: str) -> int | None:

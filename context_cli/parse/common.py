@@ -22,6 +22,10 @@ class ParseError(ContextError):
     """A file that cannot be decoded or parsed; the builder skips it and counts it."""
 
 
+class ParserFailure(ParseError):
+    """A parser failed in a way it did not foresee (a bug): still one skipped page, not a crash."""
+
+
 class Sink(Protocol):
     """Where a walker sends what it finds: headings and Markdown paragraphs."""
 

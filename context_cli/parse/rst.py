@@ -5,12 +5,16 @@ passthrough; this module writes the tree back out as Markdown blocks. Section le
 come from docutils' nesting, which follows the order title styles first appear.
 `doctitle_xform` is off (as in Sphinx): a lone top section stays an H1 block, and the
 shared title rules make it the page title, so a subtitle stays a section too.
+Only imported when an rst page (or a MyST `eval-rst` block) is parsed.
 """
 
 from __future__ import annotations
 
 import io
 from typing import Any
+
+from docutils import nodes
+from docutils.core import publish_doctree
 
 from .common import (
     BlockBuilder,
@@ -25,6 +29,7 @@ from .common import (
     list_item,
     table_rows,
 )
+from .rst_sphinx import HIGHLIGHT, register_for
 
 _SETTINGS = {
     "report_level": 5,
@@ -51,15 +56,11 @@ def parse_rst_blocks(text: str, *, prefix: str = "") -> Parsed:
 
 def render_rst(text: str, sink: Sink) -> None:
     """Write rst into a sink (a whole page, or a MyST `eval-rst` body inside Markdown)."""
-    from docutils.core import publish_doctree
-
-    from .rst_sphinx import register_for
-
     register_for(text)
     settings = dict(_SETTINGS, warning_stream=io.StringIO())
     try:
         doctree = publish_doctree(text, settings_overrides=settings)
-    except (Exception, RecursionError) as exc:  # docutils fails in many ways on broken input
+    except Exception as exc:  # docutils fails in many ways on broken input (RecursionError too)
         raise ParseError(f"reStructuredText could not be parsed: {type(exc).__name__}: {exc}") from exc
     _Writer().body(doctree, sink, depth=1)
 
@@ -80,10 +81,6 @@ class _Writer:
             self.element(child, sink, depth)
 
     def element(self, node: Any, sink: Sink, depth: int) -> None:
-        from docutils import nodes
-
-        from .rst_sphinx import HIGHLIGHT
-
         tag = node.tagname
         if isinstance(node, nodes.Text):
             sink.add(node.astext())
@@ -102,7 +99,7 @@ class _Writer:
             sink.add(fence(node.astext(), self._language(node)))
         elif tag in ("bullet_list", "enumerated_list"):
             sink.add(self._list(node, ordered=tag == "enumerated_list"))
-        elif tag in ("definition_list", "glossary"):
+        elif tag == "definition_list":
             sink.add(self._definitions(node))
         elif tag == "field_list":
             sink.add(self._fields(node))
@@ -209,8 +206,6 @@ class _Writer:
         return "".join(parts).strip()
 
     def _inline_child(self, child: Any) -> str:
-        from docutils import nodes
-
         tag = child.tagname
         if isinstance(child, nodes.Text):
             return child.astext()  # Text keeps backslash escapes as NULs; astext() drops them

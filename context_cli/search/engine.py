@@ -80,7 +80,7 @@ def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
             model, index = dense
             qv = query_vectors.get(id(model))
             if qv is None:
-                qv = query_vectors[id(model)] = model.encode([query])[0]
+                qv = query_vectors[id(model)] = model.encode([query])[0].astype("float32")
             scores = index.scores(qv)
             z_of = _zscores(index, scores)
             dense_hits = [(cid, z_of(cid) or 0.0) for cid, _ in index.top(scores, POOL)]

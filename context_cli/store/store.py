@@ -8,6 +8,7 @@ file leaves the store as it was.
 from __future__ import annotations
 
 import os
+import sqlite3
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -79,8 +80,8 @@ class Store:
                         meta = dict(pkg.meta)
                         meta.setdefault("chunk_count", str(pkg.chunk_count()))
                         found.append(Installed(pkg.id, path, meta))
-                except InvalidPackage:
-                    continue
+                except (InvalidPackage, sqlite3.DatabaseError):
+                    continue  # a damaged file must not hide every other package
         found.sort(key=lambda i: (i.id.name, i.id.registry, _neg(version_key(i.id.version))))
         return found
 

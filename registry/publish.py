@@ -1,0 +1,368 @@
+"""Publish package files to a registry server: one file, or a whole catalogue.
+
+`publish_file` uploads one `.db` with `POST /packages/R/N/V` and a bearer key. `publish_all`
+walks the definitions: it discovers the releases worth building, asks the server which it
+already has, builds the rest into a temp dir, uploads them, and returns a summary.
+
+What the server already has is skipped without building:
+
+* a versioned release that `GET /packages/R/N/V` finds (published versions are immutable);
+* an unversioned (`latest`) git source whose server copy has the `source_commit` that
+  `git ls-remote` reports for its branch now; an unversioned zip whose archive has the same
+  SHA-256 (recorded as `source_commit` `sha256:...`, checked after the download);
+* a release whose git tag does not exist (yet): a skip with its reason, not a failure.
+
+HTTP: 5xx, 429 and dropped connections are retried (bounded, with backoff); any other 4xx
+is final at once. A refused key (401/403) or an unreachable server stops the whole run,
+since every later upload would fail the same way; other 4xx answers (409 conflict, 413, 422)
+fail that one release and the run goes on. The run ends with counts and the failures' reasons.
+
+Server and key: `--server NAME` from `config.json`, else `REGISTRY_SERVER_URL` (Neuledge's
+name); the key from `REGISTRY_PUBLISH_KEY` (Neuledge's name), else `CONTEXT_REGISTRY_KEY`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+from urllib.parse import quote
+
+import requests
+
+from context_cli import __version__
+from context_cli.errors import ContextError, InvalidPackage, RegistryError
+from context_cli.package.identity import PackageId, check_identity
+
+from .definitions import Definition, GitSource, find_definition
+
+SERVER_URL_ENV = "REGISTRY_SERVER_URL"
+KEY_ENVS = ("REGISTRY_PUBLISH_KEY", "CONTEXT_REGISTRY_KEY")
+ATTEMPTS = 4  # one try and three retries on 5xx, 429 and dropped connections
+BACKOFF = 1.0  # seconds before the first retry; doubles after that
+TIMEOUT = (10, 600)  # connect, read: the server validates a large upload before answering
+_HEADERS = {"User-Agent": f"context-registry/{__version__}"}
+
+
+class PublishError(RegistryError):
+    """The server refused or failed; `fatal` means no later request can succeed either."""
+
+    def __init__(self, message: str, status: int | None = None, *, fatal: bool = False):
+        super().__init__(message)
+        self.status = status
+        self.fatal = fatal
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where to publish: the server's base URL, its name for messages, and the key."""
+
+    url: str
+    name: str
+    key: str | None = None
+
+
+def resolve_target(server: str | None = None, *, key: str | None = None,
+                   need_key: bool = True) -> Target:
+    """`--server NAME` from config.json, else $REGISTRY_SERVER_URL; the key from the env."""
+    from context_cli.remote.config import get_server
+
+    if server:
+        srv = get_server(server)
+        url, name = srv.url, srv.name
+    else:
+        url = os.environ.get(SERVER_URL_ENV, "").strip().rstrip("/")
+        if not url:
+            raise PublishError(f"no registry server to publish to: pass --server NAME "
+                               f"(from config.json) or set {SERVER_URL_ENV}")
+        if not re.match(r"^https?://[^/\s]+", url):
+            raise PublishError(f"{SERVER_URL_ENV}={url!r} is not an http(s) URL")
+        name = url
+    key = key or next((os.environ[k].strip() for k in KEY_ENVS if os.environ.get(k, "").strip()),
+                      None)
+    if need_key and not key:
+        raise PublishError(f"no publish key: set {KEY_ENVS[0]} (or {KEY_ENVS[1]})")
+    return Target(url, name, key)
+
+
+# ---- one file ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Published:
+    id: PackageId
+    status: str  # created | replaced | unchanged (the server's word)
+    sha256: str | None
+    size: int
+
+
+def publish_file(path: Path, target: Target, *, registry: str | None = None) -> Published:
+    """Upload one package file under its own name and version.
+
+    The registry is `registry`, else the file's own `registry` meta key; a file built with
+    `--registry local` (or a Context package, which records none) needs `registry`.
+    """
+    from context_cli.package.reader import open_package
+
+    try:
+        with open_package(Path(path), deep=True) as pkg:
+            meta = dict(pkg.meta)
+    except InvalidPackage as e:
+        raise PublishError(f"{e}; only package files made by `context` can be published") from None
+    own = meta.get("registry")
+    if registry and own and own not in ("local", registry):
+        raise PublishError(f"{Path(path).name} was built for registry {own!r}, not {registry!r}; "
+                           "rebuild it or drop --registry")
+    chosen = registry or (own if own and own != "local" else None)
+    if not chosen:
+        raise PublishError(f"{Path(path).name} names no registry; pass --registry "
+                           "(npm, pip, maven, ...)")
+    pid = check_identity(chosen, meta["name"], meta["version"])
+    body = upload(target, Path(path), pid)
+    return Published(pid, str(body.get("status", "created")), body.get("sha256"),
+                     Path(path).stat().st_size)
+
+
+def upload(target: Target, path: Path, pid: PackageId) -> dict[str, Any]:
+    """`POST /packages/R/N/V` with the file as the body; returns the server's JSON answer."""
+    if not target.key:
+        raise PublishError(f"no publish key: set {KEY_ENVS[0]} (or {KEY_ENVS[1]})")
+    headers = {"Authorization": f"Bearer {target.key}", "Content-Type": "application/octet-stream"}
+    resp = _send("POST", target, _package_path(pid), headers=headers, body=path,
+                 what=f"publishing {pid.qualified}")
+    with resp:
+        if resp.status_code in (401, 403):
+            raise PublishError(f"{target.name} refused the publish key ({resp.status_code} "
+                               f"{_error_text(resp)}); check {KEY_ENVS[0]}", resp.status_code,
+                               fatal=True)
+        if resp.status_code == 409:
+            raise PublishError(f"{pid.qualified} is already on {target.name} with different "
+                               "content; published versions cannot be replaced", 409)
+        if resp.status_code >= 400:
+            raise PublishError(f"{target.name} refused {pid.qualified}: {resp.status_code} "
+                               f"{_error_text(resp)}", resp.status_code)
+        try:
+            body = resp.json()
+        except ValueError:
+            body = {}
+    return body if isinstance(body, dict) else {}
+
+
+def server_metadata(target: Target, registry: str, name: str, version: str) -> dict[str, Any] | None:
+    """`GET /packages/R/N/V`: the server's metadata, or None when it does not have it."""
+    pid = check_identity(registry, name, version)
+    resp = _send("GET", target, _package_path(pid), what=f"checking {pid.qualified}")
+    with resp:
+        if resp.status_code == 404:
+            return None
+        if resp.status_code >= 400:
+            raise PublishError(f"{target.name} refused to look up {pid.qualified}: "
+                               f"{resp.status_code} {_error_text(resp)}", resp.status_code)
+        try:
+            data = resp.json()
+        except ValueError:
+            raise PublishError(f"{target.name} did not answer with JSON for {pid.qualified}") from None
+    if not isinstance(data, dict):
+        raise PublishError(f"{target.name} sent unexpected metadata for {pid.qualified}")
+    return data
+
+
+def _send(method: str, target: Target, path: str, *, what: str,
+          headers: dict[str, str] | None = None, body: Path | None = None) -> requests.Response:
+    """One request with bounded retries on 5xx, 429 and dropped connections.
+
+    Returns any answer below 500 (other than 429) for the caller to judge; raises
+    `PublishError` when the retries run out (fatal when the server could not be reached).
+    """
+    url = target.url + path
+    for attempt in range(1, ATTEMPTS + 1):
+        last = attempt == ATTEMPTS
+        try:
+            if body is not None:
+                with body.open("rb") as f:
+                    resp = requests.request(method, url, data=f, timeout=TIMEOUT,
+                                            headers={**_HEADERS, **(headers or {})})
+            else:
+                resp = requests.request(method, url, timeout=TIMEOUT,
+                                        headers={**_HEADERS, **(headers or {})})
+        except (requests.ConnectionError, requests.Timeout) as e:
+            if last:
+                raise PublishError(f"{what}: cannot reach registry server {target.url} "
+                                   f"({_reason(e)}) after {ATTEMPTS} attempts", fatal=True) from None
+            _sleep(BACKOFF * 2 ** (attempt - 1))
+            continue
+        except requests.RequestException as e:
+            raise PublishError(f"{what}: request to {target.url} failed ({_reason(e)})") from None
+        if resp.status_code != 429 and resp.status_code < 500:
+            return resp
+        message = _error_text(resp)
+        resp.close()
+        if last:
+            raise PublishError(f"{what}: {target.name} answered {resp.status_code} ({message}) "
+                               f"{ATTEMPTS} times; try again later", resp.status_code)
+        _sleep(BACKOFF * 2 ** (attempt - 1))
+    raise AssertionError("unreachable")
+
+
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def _package_path(pid: PackageId) -> str:
+    return "/packages/" + "/".join(quote(p, safe="") for p in (pid.registry, pid.name, pid.version))
+
+
+def _error_text(resp: requests.Response) -> str:
+    """The server's `{"error": ...}` message, else its reason phrase; one short line."""
+    try:
+        data = resp.json()
+    except ValueError:
+        data = None
+    message = data.get("error") if isinstance(data, dict) else None
+    text = message if isinstance(message, str) else (resp.reason or "")
+    return " ".join(text.split())[:200] or str(resp.status_code)
+
+
+def _reason(e: Exception) -> str:
+    if isinstance(e, requests.Timeout):
+        return "timed out"
+    match = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", str(e))
+    return match.group(1).strip().lower() if match else type(e).__name__
+
+
+# ---- the whole catalogue -------------------------------------------------------------------
+
+
+@dataclass
+class PublishAllOptions:
+    since_days: float | None = None
+    latest: int | None = None
+    only: str | None = None  # REGISTRY/NAME
+    dry_run: bool = False
+    embed: bool = True
+    embed_model: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    label: str  # registry/name@version (registry/name when discovery failed)
+    status: str  # published | skipped | failed | planned (dry run)
+    reason: str = ""
+
+    def line(self) -> str:
+        return f"{self.status:<9} {self.label}" + (f": {self.reason}" if self.reason else "")
+
+
+@dataclass
+class Summary:
+    outcomes: list[Outcome] = field(default_factory=list)
+    stopped: str | None = None  # why the run ended early
+
+    def count(self, status: str) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def ok(self) -> bool:
+        return not self.count("failed") and not self.stopped
+
+    def lines(self) -> list[str]:
+        """The closing report: counts, then each failure with its one-line reason."""
+        counts = [f"{self.count('published')} published", f"{self.count('skipped')} skipped",
+                  f"{self.count('failed')} failed"]
+        if self.count("planned"):
+            counts.insert(0, f"{self.count('planned')} to publish (dry run)")
+        out = ["Summary: " + ", ".join(counts)]
+        if self.stopped:
+            out.append(f"Stopped early: {self.stopped}")
+        failures = [o for o in self.outcomes if o.status == "failed"]
+        if failures:
+            out.append("Failures:")
+            out += [f"  {o.label}: {o.reason}" for o in failures]
+        return out
+
+
+Report = Callable[[Outcome], None]
+
+
+def publish_all(definitions: Iterable[Definition], target: Target,
+                opts: PublishAllOptions | None = None, report: Report | None = None) -> Summary:
+    """Discover, skip what the server has, build and publish the rest; never raises for one
+    release's failure (it is in the summary), only for a bad `only`."""
+    from .discovery import discover_for
+
+    opts = opts or PublishAllOptions()
+    defs = list(definitions)
+    if opts.only:
+        defs = [find_definition(defs, opts.only)]
+    summary = Summary()
+
+    def record(outcome: Outcome) -> None:
+        summary.outcomes.append(outcome)
+        if report:
+            report(outcome)
+
+    for definition in defs:
+        try:
+            versions = discover_for(definition, since_days=opts.since_days, latest=opts.latest)
+        except ContextError as e:
+            record(Outcome(definition.key, "failed", f"version discovery: {e}"))
+            continue
+        for found in versions:
+            try:
+                record(_publish_one(definition, found.version, target, opts))
+            except PublishError as e:  # fatal: a refused key or an unreachable server
+                label = f"{definition.key}@{found.version}"
+                record(Outcome(label, "failed", str(e)))
+                summary.stopped = str(e)
+                return summary
+    return summary
+
+
+def _publish_one(definition: Definition, version: str, target: Target,
+                 opts: PublishAllOptions) -> Outcome:
+    """One release: skip, build and upload, or fail with a one-line reason.
+
+    Raises only a fatal `PublishError` (the run cannot go on).
+    """
+    from .build import MissingRef, build_fetched, fetch_for, remote_head
+
+    label = f"{definition.key}@{version}"
+    try:
+        have = server_metadata(target, definition.registry, definition.name, version)
+        if have is not None and definition.versioned:
+            return Outcome(label, "skipped", "already on the server")
+        if have is not None and isinstance(definition.source, GitSource):
+            head = remote_head(definition.source.url, definition.source.ref)
+            if have.get("source_commit") == head.commit:
+                return Outcome(label, "skipped", f"unchanged (commit {head.commit[:12]})")
+        if opts.dry_run:
+            return Outcome(label, "planned", "not on the server" if have is None
+                           else "the source has changed")
+        fetched, source = fetch_for(definition, version)
+        try:
+            commit = fetched.source_commit
+            if have is not None and commit and have.get("source_commit") == commit:
+                return Outcome(label, "skipped", f"unchanged ({commit[:19]})")
+            with tempfile.TemporaryDirectory(prefix="context-publish-") as tmp:
+                result = build_fetched(definition, version, fetched, source, Path(tmp),
+                                       embed=opts.embed, embed_model=opts.embed_model)
+                size = result.path.stat().st_size
+                upload(target, result.path, result.id)
+        finally:
+            fetched.cleanup()
+        return Outcome(label, "published",
+                       f"{result.chunks} sections, {size / 1e6:.1f} MB, {result.seconds:.1f}s")
+    except MissingRef as e:
+        return Outcome(label, "skipped", f"source tag missing ({e})")
+    except PublishError as e:
+        if e.fatal:
+            raise
+        return Outcome(label, "failed", str(e))
+    except ContextError as e:
+        return Outcome(label, "failed", str(e))
+    except Exception as e:  # noqa: BLE001 - one broken release must not cost the others
+        return Outcome(label, "failed", f"unexpected {type(e).__name__}: {e}")
