@@ -12,20 +12,28 @@ echo "== build a package from docs/ (CONTEXT_HOME=$CONTEXT_HOME)"
 context add docs --name context-docs --pkg-version 0.1.0 --save "$work/context-docs.db"
 context list
 
-if command -v context-registry-server >/dev/null && [ -f registry_server/app.py ]; then
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  echo "== start a registry server on 127.0.0.1:$port and publish"
-  CONTEXT_REGISTRY_KEY=demo-key context-registry-server --data "$work/registry" --host 127.0.0.1 --port "$port" \
-    >"$work/server.log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
-  curl -sf -X POST -H "Authorization: Bearer demo-key" --data-binary @"$work/context-docs.db" \
-    "http://127.0.0.1:$port/packages/local/context-docs/0.1.0" >/dev/null
-  echo "== install it through the client from the registry"
-  context remove context-docs
-  printf '{"servers":[{"name":"demo","url":"http://127.0.0.1:%s","default":true}]}\n' "$port" > "$CONTEXT_HOME/config.json"
-  context install local/context-docs@0.1.0
-fi
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+echo "== start a registry server on 127.0.0.1:$port and publish"
+CONTEXT_REGISTRY_KEY=demo-key context-registry-server --data "$work/registry" --host 127.0.0.1 --port "$port" \
+  >"$work/server.log" 2>&1 &
+server_pid=$!
+python - "$port" "$work/context-docs.db" <<'PY'
+import sys, time, urllib.request
+base = f"http://127.0.0.1:{sys.argv[1]}"
+for _ in range(100):  # wait until the server answers
+  try:
+      urllib.request.urlopen(base + "/health", timeout=1)
+      break
+  except OSError:
+      time.sleep(0.1)
+req = urllib.request.Request(base + "/packages/local/context-docs/0.1.0", data=open(sys.argv[2], "rb").read(),
+                           headers={"Authorization": "Bearer demo-key"}, method="POST")
+print("published:", urllib.request.urlopen(req).status)
+PY
+echo "== install it through the client from the registry"
+context remove context-docs
+printf '{"servers":[{"name":"demo","url":"http://127.0.0.1:%s","default":true}]}\n' "$port" > "$CONTEXT_HOME/config.json"
+context install local/context-docs@0.1.0
 
 echo "== search it"
 context search "how are vectors stored in a package file?" --budget 800
