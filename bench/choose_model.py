@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sqlite3
 import sys
@@ -29,7 +30,7 @@ from context_cli.document import Chunk, estimate_tokens  # noqa: E402
 from context_cli.embed.model import DEFAULT_MODEL_DIR, Embedder, load_model  # noqa: E402
 from context_cli.embed.text import MAX_CHARS, TITLE_REPEAT, embed_text  # noqa: E402
 
-EVAL = Path("/work/shared/eval/anthropic-docs")
+EVAL = Path(os.environ.get("CONTEXT_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "eval" / "anthropic-docs"
 RRF_K = 60
 
 

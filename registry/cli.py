@@ -221,17 +221,16 @@ def build_cmd(spec: str, version: str | None, out_dir: Path, definitions_path: P
     Without VERSION a versioned definition builds its newest release; an unversioned one
     always builds `latest` from its branch.
     """
-    from .build import build_definition
+    from .build import build_definition, releases
     from .definitions import find_definition, load_definitions
-    from .discovery import discover_for
 
     definition = find_definition(load_definitions(_definitions_path(definitions_path)), _spec(spec))
     if definition.versioned and not version:
-        found = discover_for(definition, latest=1)
+        found = releases(definition, latest=1)
         if not found:
             raise click.ClickException(f"no releases of {definition.key} fall in its version "
                                        "ranges; give a VERSION")
-        version = found[0].version
+        version = found[0]
     result = build_definition(definition, version, out_dir, embed=not no_embed,
                               embed_model=embed_model)
     for note in result.notes:

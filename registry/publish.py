@@ -292,7 +292,7 @@ def publish_all(definitions: Iterable[Definition], target: Target,
                 opts: PublishAllOptions | None = None, report: Report | None = None) -> Summary:
     """Discover, skip what the server has, build and publish the rest; never raises for one
     release's failure (it is in the summary), only for a bad `only`."""
-    from .discovery import discover_for
+    from .build import releases
 
     opts = opts or PublishAllOptions()
     defs = list(definitions)
@@ -307,15 +307,15 @@ def publish_all(definitions: Iterable[Definition], target: Target,
 
     for definition in defs:
         try:
-            versions = discover_for(definition, since_days=opts.since_days, latest=opts.latest)
+            versions = releases(definition, since_days=opts.since_days, latest=opts.latest)
         except ContextError as e:
             record(Outcome(definition.key, "failed", f"version discovery: {e}"))
             continue
-        for found in versions:
+        for version in versions:
             try:
-                record(_publish_one(definition, found.version, target, opts))
+                record(_publish_one(definition, version, target, opts))
             except PublishError as e:  # fatal: a refused key or an unreachable server
-                label = f"{definition.key}@{found.version}"
+                label = f"{definition.key}@{version}"
                 record(Outcome(label, "failed", str(e)))
                 summary.stopped = str(e)
                 return summary

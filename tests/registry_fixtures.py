@@ -25,10 +25,12 @@ from context_cli.document import Chunk
 from context_cli.package.writer import write_package
 from registry_server.app import create_app
 
+from helpers import PEER_DB
+
 KEY = "test-publish-key"
 UPLOAD_LIMIT = 4 * 1024 * 1024
 AUTH = {"Authorization": f"Bearer {KEY}"}
-PEER_PACKAGE = Path("/work/shared/peer-data/anthropic-docs@2024.7.0.db")
+PEER_PACKAGE = PEER_DB
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -390,3 +390,11 @@ npm:
     source: {type: npm}
 """))
     assert find_definition(defs, "npm/@acme/widgets").name == "@acme/widgets"
+
+
+def test_embedding_is_on_by_default(artefacts: Artefacts, tmp_path: Path) -> None:
+    serve_pypi(artefacts, ("1.0",))
+    defs = load_definitions(write_yaml(tmp_path / "p.yaml",
+                                       "pip:\n  - name: demo\n    source: {type: pypi}\n"))
+    result = build_definition(defs[0], "1.0", tmp_path / "out")
+    assert result.embedding_model and meta(result.path)["embedding_model"] == result.embedding_model

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from helpers import SHARED
 from registry.cli import main
 from registry.definitions import (
     DefinitionError,
@@ -24,7 +25,7 @@ from registry.definitions import (
     matching_versions,
 )
 
-NEULEDGE = Path("/work/shared/peer-data/neuledge-registry")
+NEULEDGE = SHARED / "peer-data" / "neuledge-registry"
 
 
 def write(root: Path, rel: str, text: str) -> Path:
