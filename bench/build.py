@@ -39,12 +39,12 @@ def sdist(requirement: str) -> Path:
 
 
 def docs_tree(archive: Path) -> Path:
-    target = OUT / "trees" / archive.name.removesuffix(".tar.gz")
+    target = OUT / "trees" / archive.name.removesuffix(".tar.gz").lower()
     if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target.mkdir(parents=True)
         with tarfile.open(archive) as tf:
-            tf.extractall(target.parent, filter="data")
-    return target / "docs"
+            tf.extractall(target, filter="data")
+    return next(p for pattern in ("*/docs", "*/doc") for p in target.glob(pattern))
 
 
 def measure(name: str, docs: Path, embed: bool) -> dict:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does: see context_cli/surfaces/cli.py
 SHARED = Path(os.environ.get("CONTEXT_SHARED", ROOT.parent / "shared"))
 QUESTIONS = SHARED / "eval" / "anthropic-docs" / "questions.jsonl"
 CORPUS = SHARED / "eval" / "anthropic-docs" / "corpus"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does: see context_cli/surfaces/cli.py
 SHARED = Path(os.environ.get("CONTEXT_SHARED", ROOT.parent / "shared"))
 SETS = {
     "anthropic": (SHARED / "eval" / "anthropic-docs" / "corpus", SHARED / "eval" / "anthropic-docs" / "questions.jsonl"),

@@ -15,6 +15,7 @@ no longer be a duplicate.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,30 +168,78 @@ def _page_chunks(fetched: Fetched, opts: BuildOptions, pages: list[PageRecord], 
         return
     if fetched.folder is None:
         raise SourceError("the source has no documents")
-    from .parse import parse_file
-
     found = discover(fetched.folder, path=opts.path or fetched.docs_path, lang=opts.lang)
-    total = len(found.files)
-    for n, file in enumerate(found.files, start=1):
+    files = []  # (rel, data, digest, old page or None)
+    for file in found.files:
         rel = file.relative_to(found.root).as_posix()
         try:
             data = file.read_bytes()
-            digest = content_hash(data)
-            old = prev.take(rel, digest) if prev else None
-            doc = None if old is not None else parse_file(rel, data)
-        except Exception:  # noqa: BLE001 - one bad file must never abort the build
+        except OSError:
             skipped[0] += 1
             continue
-        if progress:
-            progress("parsing", n, total)
+        digest = content_hash(data)
+        files.append((rel, data, digest, prev.take(rel, digest) if prev else None))
+    todo = [(rel, data) for rel, data, _, old in files if old is None]
+    parsed = iter(parse_many(todo, progress))
+    for rel, _, digest, old in files:
         if old is not None:
             pages.append(PageRecord(rel, old.title, old.url, digest))
             yield from _reuse(old, reused)
+            continue
+        doc = next(parsed)
+        if isinstance(doc, Exception):
+            skipped[0] += 1
             continue
         if doc is None:
             continue
         pages.append(PageRecord(rel, doc.title, doc.url, digest))
         yield from chunk_document(doc)
+
+
+PARALLEL_MIN_FILES = 64
+
+
+def parse_many(items: list[tuple[str, bytes]], progress: Progress | None = None) -> list:
+    """Parse (rel_path, bytes) pairs in order: a Document, None (not docs) or the Exception.
+
+    Parsing (docutils above all) is the slow stage of a build, so big trees use one worker
+    process per core; small ones stay in-process, where a pool would cost more than it saves.
+    """
+    workers = min(os.cpu_count() or 1, 8)
+    if len(items) >= PARALLEL_MIN_FILES and workers > 1:
+        try:
+            return _parse_in_pool(items, workers, progress)
+        except (OSError, RuntimeError):  # BrokenProcessPool is a RuntimeError: parse here instead
+            pass
+    results = []
+    for n, item in enumerate(items, start=1):
+        results.append(_parse_one(item))
+        if progress:
+            progress("parsing", n, len(items))
+    return results
+
+
+def _parse_in_pool(items: list[tuple[str, bytes]], workers: int, progress: Progress | None) -> list:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawn, not fork: the caller may hold threads (a progress bar, an MCP server).
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        results = []
+        for n, result in enumerate(pool.map(_parse_one, items, chunksize=8), start=1):
+            results.append(result)
+            if progress:
+                progress("parsing", n, len(items))
+        return results
+
+
+def _parse_one(item: tuple[str, bytes]):
+    from .parse import parse_file
+
+    try:
+        return parse_file(*item)
+    except Exception as e:  # noqa: BLE001 - one bad file must never abort the build
+        return e
 
 
 def _reuse(old: "_OldPage", reused: dict[int, Any]) -> Iterator[Chunk]:

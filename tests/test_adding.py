@@ -26,3 +26,14 @@ def test_a_failed_build_installs_nothing(tmp_path):
         add_source(AddRequest(source=str(empty), name="x", version="1", embed=False))
     root = Store().root
     assert not root.exists() or not list(root.iterdir())  # no package, no temp file
+
+
+def test_big_trees_parse_in_worker_processes_in_order(tmp_path):
+    from context_cli.build import PARALLEL_MIN_FILES, parse_many
+
+    items = [(f"p{i:03}.md", f"# Page {i}\n\n## Section {i}\n\nBody of page number {i} with words.\n".encode())
+             for i in range(PARALLEL_MIN_FILES + 6)]
+    items.append(("bad.md", b"\x00\x01\x02" * 100))
+    docs = parse_many(items)
+    assert [d.title for d in docs[:-1]] == [f"Page {i}" for i in range(PARALLEL_MIN_FILES + 6)]
+    assert isinstance(docs[-1], Exception)

@@ -239,3 +239,15 @@ def test_split_without_headings_cuts_at_paragraphs():
     assert "".join(pieces) == text
     assert all(len(p) <= 560 for p in pieces)
     assert all(p.startswith("para ") for p in pieces)
+
+
+def test_txt_holding_rst_is_parsed_as_rst():
+    text = b"How to use sessions\n===================\n\nIntro.\n\nEnabling sessions\n-----------------\n\nUse :setting:`MIDDLEWARE`.\n"
+    doc = parse_file("topics/sessions.txt", text)
+    assert doc.title == "How to use sessions"
+    assert [b.title for b in doc.blocks if b.level] == ["Enabling sessions"]
+
+
+def test_plain_txt_stays_plain():
+    doc = parse_file("notes.txt", b"Just some notes.\n\n----\n\nNothing special.\n")
+    assert [b.level for b in doc.blocks] == [0]

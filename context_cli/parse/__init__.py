@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
+import re
 from typing import TYPE_CHECKING, Callable, ParamSpec
 
 from ..document import Block, Document
@@ -52,6 +53,8 @@ def parse_file(rel_path: str, data: bytes, *, url: str | None = None) -> Documen
     if suffix not in SUFFIXES:
         return None
     text = decode(data, rel_path, html=suffix in _HTML)
+    if suffix == ".txt" and _looks_like_rst(text):
+        suffix = ".rst"  # Django and other Sphinx projects keep reST in .txt files
     if suffix in _MARKDOWN:
         return parse_markdown(rel_path, text, url=url, mdx=suffix == ".mdx")
     if suffix in _RST:
@@ -88,6 +91,19 @@ def _guarded(func: Callable[_P, Document]) -> Callable[_P, Document]:
             raise ParserFailure(f"{rel_path}: could not be parsed ({type(exc).__name__}: {exc})") from exc
 
     return wrapper
+
+
+_RST_TITLE = re.compile(r"^(\S[^\n]{0,200})\n([=\-~^\"'*+#`:.])\2{2,}[ \t]*$", re.M)
+_RST_DIRECTIVE = re.compile(r"^\.\. [a-zA-Z][\w:-]*::", re.M)
+
+
+def _looks_like_rst(text: str) -> bool:
+    """A `.txt` file that is really reStructuredText: an underlined title or a directive
+    near the top (Django's whole documentation is written this way)."""
+    head = text[:8192]
+    if _RST_DIRECTIVE.search(head):
+        return True
+    return any(len(m.group(0).split("\n")[1].rstrip()) >= len(m.group(1).rstrip()) for m in _RST_TITLE.finditer(head))
 
 
 def _suffix(rel_path: str) -> str:
