@@ -398,3 +398,24 @@ def test_embedding_is_on_by_default(artefacts: Artefacts, tmp_path: Path) -> Non
                                        "pip:\n  - name: demo\n    source: {type: pypi}\n"))
     result = build_definition(defs[0], "1.0", tmp_path / "out")
     assert result.embedding_model and meta(result.path)["embedding_model"] == result.embedding_model
+
+
+def test_exclude_paths_never_touch_a_folder_that_was_not_fetched(tmp_path: Path) -> None:
+    from context_cli.errors import SourceError
+    from context_cli.sources.base import Fetched
+    from registry.build import drop_excluded
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "keep.md").write_text("# Mine\n")
+    users = Fetched(source_type="folder", source_url="docs", folder=tmp_path / "docs")
+    with pytest.raises(SourceError, match="fetched copy"):
+        drop_excluded(users, ("*.md",))
+    assert (tmp_path / "docs" / "keep.md").exists()
+
+
+@pytest.mark.parametrize("name", sorted(main.commands))
+def test_every_command_has_help_and_docs(name: str) -> None:
+    out = CliRunner().invoke(main, [name, "--help"]).output
+    assert "Usage:" in out and len(out.splitlines()) > 3
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "registry.md").read_text()
+    assert f"context-registry {name}" in docs

@@ -1,8 +1,8 @@
 """Hybrid search over one or many installed packages, answered as a context pack.
 
 Per package: BM25 (lexical) and cosine over the package's own vectors (dense), fused by
-reciprocal rank fusion; packages without usable vectors are searched lexically and the
-answer says so. Candidates from all packages are then ranked together, judged, and
+a measured score mix (see `fuse`); packages without usable vectors are searched lexically
+and the answer says so. Candidates from all packages are then ranked together, judged, and
 packed into the token budget (DESIGN §4).
 """
 
@@ -26,7 +26,8 @@ DEFAULT_BUDGET = 2000
 DEFAULT_LIMIT = 10
 MAX_QUERY_CHARS = 10_000
 POOL = 50  # candidates taken from each ranking
-JUDGED = 30  # candidates per package that get signals and may enter the pack
+JUDGED = 30  # candidates that get signals and may enter the pack, shared among the packages
+MIN_JUDGED_PER_PACKAGE = 8
 # Fusion (chosen with bench/retrieval.py; see docs/search.md): a convex mix of BM25 scaled
 # by the query's best BM25 score and the cosine z-score capped at Z_CAP.
 LEXICAL_WEIGHT = 0.7
@@ -90,7 +91,8 @@ def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
             if s.note and mode != "lexical":
                 notes.append(f"{s.label}: {s.note}")
         fused = fuse(lex, dense_hits)
-        top = sorted(fused, key=fused.__getitem__, reverse=True)[:JUDGED]
+        per_package = max(MIN_JUDGED_PER_PACKAGE, JUDGED // len(searchables))
+        top = sorted(fused, key=fused.__getitem__, reverse=True)[:per_package]
         candidates.extend(_judge(s, query, top, fused, z_of))
     if len(searchables) > 1:
         # Fused scores are scaled per package (its best BM25 hit is 1.0), so across packages
