@@ -36,4 +36,4 @@ printf '{"servers":[{"name":"demo","url":"http://127.0.0.1:%s","default":true}]}
 context install local/context-docs@0.1.0
 
 echo "== search it"
-context search "how are vectors stored in a package file?" --budget 800
+context search "how do I pin an MCP session to some packages?" --budget 800
