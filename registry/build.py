@@ -129,18 +129,9 @@ def build_fetched(definition: Definition, version: str, fetched: Fetched, source
 
 def releases(definition: Definition, *, since_days: float | None = None,
              latest: int | None = None) -> list[str]:
-    """The versions to build, newest first (`discover_for`'s choice).
-
-    An artefact source may name its package on PyPI/npm (`package:`) differently from the
-    definition; its releases are then that package's, so discovery asks under that name.
-    """
-    from dataclasses import replace
-
+    """The versions to build, newest first (`discover_for`'s choice)."""
     from .discovery import discover_for
 
-    packages = {getattr(r.source, "package", None) for r in definition.versions}
-    if len(packages) == 1 and None not in packages:
-        definition = replace(definition, name=packages.pop())
     found = discover_for(definition, since_days=since_days, latest=latest)
     return [d.version for d in found]
 

@@ -78,7 +78,7 @@ def discover_for(
         found = [DiscoveredVersion(v) for v in dict.fromkeys(explicit)]
         found.sort(key=lambda d: _order(d.version), reverse=True)
         return found[:latest] if latest else found
-    releases = fetch_releases(definition.registry, definition.name, base_urls=base_urls)
+    releases = fetch_releases(definition.registry, _lookup_name(definition), base_urls=base_urls)
     chosen = select(
         releases,
         keep=lambda v: definition.range_for(v) is not None,
@@ -89,6 +89,13 @@ def discover_for(
     chosen += [DiscoveredVersion(v) for v in explicit if v not in have]
     chosen.sort(key=lambda d: _order(d.version), reverse=True)
     return chosen[:latest] if latest else chosen
+
+
+def _lookup_name(definition: Definition) -> str:
+    """The name to ask the registry under: an artefact source may name its package on
+    PyPI/npm (`package:`) differently from the definition."""
+    packages = {getattr(r.source, "package", None) for r in definition.versions}
+    return packages.pop() if len(packages) == 1 and None not in packages else definition.name
 
 
 def select(
