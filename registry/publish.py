@@ -37,6 +37,7 @@ import requests
 from context_cli import __version__
 from context_cli.errors import ContextError, InvalidPackage, RegistryError
 from context_cli.package.identity import PackageId, check_identity
+from context_cli.retry import RetryPolicy, send
 
 from .definitions import Definition, GitSource, find_definition
 
@@ -46,6 +47,7 @@ ATTEMPTS = 4  # one try and three retries on 5xx, 429 and dropped connections
 BACKOFF = 1.0  # seconds before the first retry; doubles after that
 TIMEOUT = (10, 600)  # connect, read: the server validates a large upload before answering
 _HEADERS = {"User-Agent": f"context-registry/{__version__}"}
+_sleep = time.sleep  # tests replace it to record the waits
 
 
 class PublishError(RegistryError):
@@ -178,38 +180,28 @@ def _send(method: str, target: Target, path: str, *, what: str,
     Returns any answer below 500 (other than 429) for the caller to judge; raises
     `PublishError` when the retries run out (fatal when the server could not be reached).
     """
-    url = target.url + path
-    for attempt in range(1, ATTEMPTS + 1):
-        last = attempt == ATTEMPTS
-        try:
-            if body is not None:
-                with body.open("rb") as f:
-                    resp = requests.request(method, url, data=f, timeout=TIMEOUT,
-                                            headers={**_HEADERS, **(headers or {})})
-            else:
-                resp = requests.request(method, url, timeout=TIMEOUT,
-                                        headers={**_HEADERS, **(headers or {})})
-        except (requests.ConnectionError, requests.Timeout) as e:
-            if last:
-                raise PublishError(f"{what}: cannot reach registry server {target.url} "
-                                   f"({_reason(e)}) after {ATTEMPTS} attempts", fatal=True) from None
-            _sleep(BACKOFF * 2 ** (attempt - 1))
-            continue
-        except requests.RequestException as e:
-            raise PublishError(f"{what}: request to {target.url} failed ({_reason(e)})") from None
-        if resp.status_code != 429 and resp.status_code < 500:
-            return resp
-        message = _error_text(resp)
-        resp.close()
-        if last:
-            raise PublishError(f"{what}: {target.name} answered {resp.status_code} ({message}) "
-                               f"{ATTEMPTS} times; try again later", resp.status_code)
-        _sleep(BACKOFF * 2 ** (attempt - 1))
-    raise AssertionError("unreachable")
+    url, headers = target.url + path, {**_HEADERS, **(headers or {})}
 
+    def request() -> requests.Response:
+        if body is None:
+            return requests.request(method, url, timeout=TIMEOUT, headers=headers)
+        with body.open("rb") as f:
+            return requests.request(method, url, data=f, timeout=TIMEOUT, headers=headers)
 
-def _sleep(seconds: float) -> None:
-    time.sleep(seconds)
+    policy = RetryPolicy(ATTEMPTS, BACKOFF, honour_retry_after=False)
+    try:
+        resp = send(request, policy, sleep=_sleep)
+    except (requests.ConnectionError, requests.Timeout) as e:
+        raise PublishError(f"{what}: cannot reach registry server {target.url} "
+                           f"({_reason(e)}) after {ATTEMPTS} attempts", fatal=True) from None
+    except requests.RequestException as e:
+        raise PublishError(f"{what}: request to {target.url} failed ({_reason(e)})") from None
+    if not policy.retries_status(resp.status_code):
+        return resp
+    with resp:
+        raise PublishError(f"{what}: {target.name} answered {resp.status_code} "
+                           f"({_error_text(resp)}) {ATTEMPTS} times; try again later",
+                           resp.status_code)
 
 
 def _package_path(pid: PackageId) -> str:

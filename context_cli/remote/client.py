@@ -14,7 +14,6 @@ import hashlib
 import os
 import re
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 from urllib.parse import quote
@@ -25,6 +24,7 @@ from .. import __version__
 from ..errors import InvalidPackage, NotInstalled, RegistryError
 from ..package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 from ..package.reader import open_package
+from ..retry import RetryPolicy, parse_retry_after, send
 from ..store.store import Installed, Spec, Store
 from ..store.versions import version_key
 from .config import Server, get_server
@@ -212,29 +212,21 @@ def _receive(resp: requests.Response, fd: int, total: int | None, progress: Prog
 def _request(srv: Server, path: str, *, params: dict[str, str] | None = None,
              stream: bool = False) -> requests.Response:
     """GET with bounded retries for 429, 5xx and dropped connections; other answers returned."""
-    url = srv.url + path
-    for attempt in range(1, ATTEMPTS + 1):
-        delay = BACKOFF * 2 ** (attempt - 1)
-        try:
-            resp = requests.get(url, params=params, stream=stream, timeout=TIMEOUT, headers=HEADERS)
-        except (requests.ConnectionError, requests.Timeout) as e:
-            if attempt == ATTEMPTS:
-                raise RegistryError(f"cannot reach registry server {srv.url}: {_reason(e)}") from None
-            time.sleep(delay)
-            continue
-        except requests.RequestException as e:
-            raise RegistryError(f"request to registry server {srv.url} failed: {_reason(e)}") from None
-        if resp.status_code != 429 and resp.status_code < 500:
-            return resp
-        wait = _retry_after(resp)
-        message = _error_text(resp)
-        resp.close()
-        if attempt == ATTEMPTS or (wait is not None and wait > MAX_WAIT):
-            hint = f"retry in {wait:.0f} s" if wait else "try again later"
-            raise RegistryError(f"registry server {srv.url} answered {resp.status_code} "
-                                f"({message}); {hint}")
-        time.sleep(delay if wait is None else wait)
-    raise AssertionError("unreachable")
+    policy = RetryPolicy(ATTEMPTS, BACKOFF, max_retry_after=MAX_WAIT, give_up_beyond_max=True)
+    try:
+        resp = send(lambda: requests.get(srv.url + path, params=params, stream=stream,
+                                         timeout=TIMEOUT, headers=HEADERS), policy)
+    except (requests.ConnectionError, requests.Timeout) as e:
+        raise RegistryError(f"cannot reach registry server {srv.url}: {_reason(e)}") from None
+    except requests.RequestException as e:
+        raise RegistryError(f"request to registry server {srv.url} failed: {_reason(e)}") from None
+    if not policy.retries_status(resp.status_code):
+        return resp
+    wait = parse_retry_after(resp.headers.get("Retry-After"))
+    with resp:
+        hint = f"retry in {wait:.0f} s" if wait else "try again later"
+        raise RegistryError(f"registry server {srv.url} answered {resp.status_code} "
+                            f"({_error_text(resp)}); {hint}")
 
 
 def _json(resp: requests.Response, srv: Server) -> Any:
@@ -261,11 +253,6 @@ def _error_text(resp: requests.Response) -> str:
     match = re.search(r'"error"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
     message = match.group(1) if match else (resp.reason or "")
     return " ".join(message.split())[:200] or str(resp.status_code)
-
-
-def _retry_after(resp: requests.Response) -> float | None:
-    value = resp.headers.get("Retry-After", "").strip()
-    return float(value) if value.isdigit() else None
 
 
 def _content_length(resp: requests.Response) -> int | None:

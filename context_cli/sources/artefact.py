@@ -15,7 +15,6 @@ same registries with the same retry rules and the same base-URL overrides:
 from __future__ import annotations
 
 import base64
-import email.utils
 import hashlib
 import json
 import os
@@ -30,6 +29,7 @@ from urllib.parse import quote, urljoin, urlsplit
 import requests
 
 from ..errors import SourceError
+from ..retry import RetryPolicy, send
 from .archive import extract
 from .base import Fetched
 
@@ -46,6 +46,7 @@ ATTEMPTS = 4  # one try and three retries on 5xx, 429 and network errors
 RETRY_BACKOFF = 1.0  # seconds; doubles each retry
 MAX_RETRY_AFTER = 60.0  # a longer Retry-After is shortened to this
 TIMEOUT = (10, 60)  # connect, read
+_sleep = time.sleep  # tests replace it to skip or record the waits
 MAX_JSON_BYTES = 256 * 1024 * 1024  # npm documents of big packages run to tens of MB
 MAX_ARTEFACT_BYTES = 256 * 1024 * 1024
 DOCS_FOLDERS = ("docs", "doc", "documentation")
@@ -73,31 +74,23 @@ def http_get(url: str, *, what: str, not_found: str, stream: bool = False,
     `what` names the service in messages ("npm registry"); `not_found` is the whole message
     for a 404. Every failure is one `SourceError` line.
     """
-    host = urlsplit(url).netloc or url
-    for attempt in range(1, attempts + 1):
-        last = attempt == attempts
-        try:
-            r = requests.get(url, timeout=TIMEOUT, stream=stream, headers=_HEADERS)
-        except requests.RequestException as e:
-            if last:
-                raise SourceError(f"could not reach {what} at {host}: {_reason(e)}") from None
-            _sleep(RETRY_BACKOFF * 2 ** (attempt - 1))
-            continue
-        if r.status_code < 400:
-            return r
-        r.close()
-        if r.status_code == 404:
-            raise SourceError(not_found)
-        if r.status_code == 429 or r.status_code >= 500:
-            if last:
-                raise SourceError(
-                    f"{what} failed with HTTP {r.status_code} after {attempts} attempts ({url}); "
-                    "try again later"
-                )
-            _sleep(_retry_after(r, RETRY_BACKOFF * 2 ** (attempt - 1)))
-            continue
-        raise SourceError(f"{what} refused {url} with HTTP {r.status_code}")
-    raise AssertionError("unreachable")
+    policy = RetryPolicy(attempts, RETRY_BACKOFF, retry_on=(requests.RequestException,),
+                         max_retry_after=MAX_RETRY_AFTER)
+    try:
+        r = send(lambda: requests.get(url, timeout=TIMEOUT, stream=stream, headers=_HEADERS),
+                 policy, sleep=_sleep)
+    except requests.RequestException as e:
+        host = urlsplit(url).netloc or url
+        raise SourceError(f"could not reach {what} at {host}: {_reason(e)}") from None
+    if r.status_code < 400:
+        return r
+    r.close()
+    if r.status_code == 404:
+        raise SourceError(not_found)
+    if policy.retries_status(r.status_code):
+        raise SourceError(f"{what} failed with HTTP {r.status_code} after {attempts} attempts "
+                          f"({url}); try again later")
+    raise SourceError(f"{what} refused {url} with HTTP {r.status_code}")
 
 
 def get_json(url: str, *, what: str, not_found: str, max_bytes: int = MAX_JSON_BYTES) -> Any:
@@ -119,24 +112,6 @@ def _read_capped(r: requests.Response, max_bytes: int, label: str) -> bytes:
             raise SourceError(f"{label} is larger than {max_bytes} bytes; refusing it")
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _retry_after(r: requests.Response, default: float) -> float:
-    value = r.headers.get("Retry-After")
-    if not value:
-        return default
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
-        except (TypeError, ValueError):
-            seconds = default
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
-
-
-def _sleep(seconds: float) -> None:
-    time.sleep(seconds)
 
 
 def _reason(e: Exception) -> str:

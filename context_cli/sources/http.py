@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -24,6 +23,7 @@ import requests
 
 from .. import __version__
 from ..errors import SourceError
+from ..retry import RetryPolicy, send
 from .auth import AuthStore
 
 USER_AGENT = f"context-docs/{__version__} (documentation indexer)"
@@ -260,39 +260,18 @@ class HttpClient:
         raise FetchError(url, f"more than {self.opts.max_redirects} redirects")
 
     def _request_with_retries(self, url: str) -> requests.Response:
-        headers = {}
+        """The last answer whatever its status; read timeouts are not retried (see above)."""
         creds = self.auth.for_host(urlsplit(url).hostname)
-        if creds:
-            headers.update(creds.as_headers())
-        attempt = 0
-        while True:
-            try:
-                resp = self._session().get(
-                    url, headers=headers, stream=True, allow_redirects=False,
-                    timeout=(self.opts.connect_timeout, self.opts.read_timeout))
-            except requests.exceptions.ReadTimeout as e:
-                raise _network_error(url, e) from None
-            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as e:
-                if attempt >= self.opts.retries:
-                    raise _network_error(url, e) from None
-                self._sleep(attempt, None)
-                attempt += 1
-                continue
-            except requests.RequestException as e:
-                raise _network_error(url, e) from None
-            if (resp.status_code >= 500 or resp.status_code == 429) and attempt < self.opts.retries:
-                retry_after = resp.headers.get("Retry-After")
-                resp.close()
-                self._sleep(attempt, retry_after)
-                attempt += 1
-                continue
-            return resp
-
-    def _sleep(self, attempt: int, retry_after: str | None) -> None:
-        delay = self.opts.backoff * (2 ** attempt)
-        if retry_after and retry_after.strip().isdigit():
-            delay = max(delay, min(float(retry_after), 30.0))
-        time.sleep(delay)
+        headers = creds.as_headers() if creds else {}
+        retry_on = (requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
+        policy = RetryPolicy(self.opts.retries + 1, self.opts.backoff, retry_on=retry_on,
+                             backoff_is_minimum=True)
+        try:
+            return send(lambda: self._session().get(
+                url, headers=headers, stream=True, allow_redirects=False,
+                timeout=(self.opts.connect_timeout, self.opts.read_timeout)), policy)
+        except requests.RequestException as e:
+            raise _network_error(url, e) from None
 
     def _load_robots(self, key: str) -> RobotFileParser | None:
         """None means "everything allowed": no robots.txt, a 4xx, or an unreachable one
