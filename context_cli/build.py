@@ -169,6 +169,8 @@ def _page_chunks(fetched: Fetched, opts: BuildOptions, pages: list[PageRecord], 
     if fetched.folder is None:
         raise SourceError("the source has no documents")
     found = discover(fetched.folder, path=opts.path or fetched.docs_path, lang=opts.lang)
+    if found.narrowed_to:
+        fetched.notes.append(f"indexed the project's {found.narrowed_to}/ folder (use --path to choose another)")
     files = []  # (rel, data, digest, old page or None)
     for file in found.files:
         rel = file.relative_to(found.root).as_posix()

@@ -37,3 +37,15 @@ def test_big_trees_parse_in_worker_processes_in_order(tmp_path):
     docs = parse_many(items)
     assert [d.title for d in docs[:-1]] == [f"Page {i}" for i in range(PARALLEL_MIN_FILES + 6)]
     assert isinstance(docs[-1], Exception)
+
+
+def test_project_root_is_narrowed_to_its_docs_folder_and_says_so(tmp_path):
+    root = tmp_path / "proj"
+    (root / "docs").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "2.1.0"\n')
+    (root / "README.md").write_text("# Readme\n\n## Not docs\n\nThis readme should not be indexed at all.\n")
+    (root / "docs" / "guide.md").write_text("# Guide\n\n## Usage\n\nCall the thing with the right arguments.\n")
+    result = add_source(AddRequest(source=str(root), embed=False))
+    assert str(result.installed.id) == "proj@2.1.0"
+    assert result.build.pages == 1
+    assert any("docs/ folder" in n for n in result.notes)

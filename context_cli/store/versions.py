@@ -19,10 +19,6 @@ def version_key(version: str) -> tuple[Any, ...]:
         return (0, parts, ())
 
 
-def newest(versions: list[str]) -> str:
-    return max(versions, key=version_key)
-
-
 def is_prerelease(version: str) -> bool:
     try:
         v = Version(version)
