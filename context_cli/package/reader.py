@@ -42,6 +42,7 @@ class Package:
     id: PackageId
     db: sqlite3.Connection = field(repr=False)
     has_vectors: bool = False
+    has_bm25: bool = False  # our compact BM25 index is present and well-formed (else FTS5 is used)
 
     @property
     def name(self) -> str:
@@ -83,13 +84,13 @@ def open_package(path: Path, *, registry: str | None = None, deep: bool = False,
     except sqlite3.Error as e:
         raise InvalidPackage(f"{path.name}: cannot open as SQLite ({e})") from None
     try:
-        meta, has_vectors = _check(db, path.name, deep)
+        meta, has_vectors, has_bm25 = _check(db, path.name, deep)
         reg = registry or meta.get("registry") or "local"
         try:
             pid = check_identity(reg, meta["name"], meta["version"])
         except InvalidIdentity as e:
             raise InvalidPackage(f"{path.name}: {e}") from None
-        return Package(path=path, meta=meta, id=pid, db=db, has_vectors=has_vectors)
+        return Package(path=path, meta=meta, id=pid, db=db, has_vectors=has_vectors, has_bm25=has_bm25)
     except InvalidPackage:
         db.close()
         raise
@@ -114,7 +115,7 @@ def _check_header(path: Path) -> None:
         raise InvalidPackage(f"{path.name}: not a package (not an SQLite database)")
 
 
-def _check(db: sqlite3.Connection, label: str, deep: bool) -> tuple[dict[str, str], bool]:
+def _check(db: sqlite3.Connection, label: str, deep: bool) -> tuple[dict[str, str], bool, bool]:
     objects = {
         name: (kind, sql or "")
         for kind, name, sql in db.execute("SELECT type, name, sql FROM sqlite_master")
@@ -143,6 +144,7 @@ def _check(db: sqlite3.Connection, label: str, deep: bool) -> tuple[dict[str, st
     db.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH '\"the\"' LIMIT 1").fetchall()
 
     has_vectors = _check_vectors(db, objects, meta, label, deep)
+    has_bm25 = _check_bm25(db, objects, meta, label, deep)
     if deep:
         result = db.execute("PRAGMA quick_check").fetchone()[0]
         if result != "ok":
@@ -154,7 +156,25 @@ def _check(db: sqlite3.Connection, label: str, deep: bool) -> tuple[dict[str, st
         ).fetchone()[0]
         if bad:
             raise InvalidPackage(f"{label}: {bad} chunk row(s) have wrong value types")
-    return meta, has_vectors
+    return meta, has_vectors, has_bm25
+
+
+def _check_bm25(db: sqlite3.Connection, objects: dict, meta: dict[str, str], label: str, deep: bool) -> bool:
+    """Is our BM25 index usable? Absent or of another shape: no (FTS5 is used). At install
+    (`deep`), an index that is present but does not decode refuses the package."""
+    from ..search import bm25
+
+    if meta.get("bm25_index") != bm25.FORMAT or not bm25.has_tables(objects):
+        return False
+    for table, cols in (("bm25_terms", ["term", "df", "postings"]), ("bm25_lengths", ["field", "lengths"])):
+        if [r[1] for r in db.execute(f"PRAGMA table_info({table})")] != cols:
+            return False
+    if deep:
+        try:
+            bm25.check_all(db)
+        except bm25.MalformedIndex as e:
+            raise InvalidPackage(f"{label}: BM25 index is malformed ({e})") from None
+    return True
 
 
 def _check_vectors(db: sqlite3.Connection, objects: dict, meta: dict[str, str], label: str,

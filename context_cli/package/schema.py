@@ -27,10 +27,20 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
 """
 
 # Ours: one compact vector per chunk, and one row per page for incremental rebuilds.
+# The covering index answers "tokens in these pages" (the pack's savedPercent) without
+# reading every chunk's text; Context's client ignores it.
 EXTRA_DDL = """
 CREATE TABLE vectors (chunk_id INTEGER PRIMARY KEY, vector BLOB NOT NULL);
 CREATE TABLE pages (doc_path TEXT PRIMARY KEY, doc_title TEXT NOT NULL, url TEXT,
   content_hash TEXT NOT NULL);
+"""
+PAGE_TOKENS_DDL = "CREATE INDEX chunks_page_tokens ON chunks(doc_path, tokens);"
+
+# Ours, optional: a compact inverted index for BM25 without FTS5 at query time
+# (context_cli/search/bm25.py; docs/package-format.md). Packages without it use FTS5.
+BM25_DDL = """
+CREATE TABLE bm25_terms (term TEXT PRIMARY KEY, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE bm25_lengths (field TEXT PRIMARY KEY, lengths BLOB NOT NULL) WITHOUT ROWID;
 """
 
 REQUIRED_TABLES = {"meta": "table", "chunks": "table", "chunks_fts": "table"}
@@ -41,5 +51,5 @@ REQUIRED_META = ("name", "version")
 META_KEYS = (
     "name", "version", "registry", "format_version", "description", "source_type",
     "source_url", "source_commit", "built_at", "builder", "chunk_count",
-    "embedding_model", "embedding_fingerprint", "embedding_dim", "embedding_dtype",
+    "embedding_model", "embedding_fingerprint", "embedding_dim", "embedding_dtype", "bm25_index",
 )

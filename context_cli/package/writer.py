@@ -20,7 +20,7 @@ from .. import __version__
 from ..document import Chunk
 from . import vectors as vec
 from .identity import check_identity
-from .schema import CORE_DDL, EXTRA_DDL, FORMAT_VERSION
+from .schema import CORE_DDL, EXTRA_DDL, FORMAT_VERSION, PAGE_TOKENS_DDL
 
 if TYPE_CHECKING:
     import numpy as np
@@ -107,7 +107,14 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
             "INSERT OR REPLACE INTO pages(doc_path, doc_title, url, content_hash) VALUES (?, ?, ?, ?)",
             ((p.doc_path, p.doc_title, p.url, p.content_hash) for p in pages),
         )
+        db.execute(PAGE_TOKENS_DDL)
         db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
         db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+        # Our compact BM25 index (context_cli/search/bm25.py), built from the final chunk list
+        # and checked against the FTS5 index just built.
+        from ..search import bm25
+
+        bm25.build(db, [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)])
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bm25_index', ?)", (bm25.FORMAT,))
         db.commit()
         db.execute("VACUUM")

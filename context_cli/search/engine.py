@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Iterable
 from ..errors import ContextError
 from .fts import terms
 from .index import Searchable, open_searchable
-from .lexical import lexical, term_stats
 from .pack import Candidate, pack
 from .verdict import Signals, judge, overall
 
@@ -74,7 +73,7 @@ def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
     candidates: list[Candidate] = []
     for s in searchables:
         with s.lock:
-            lex = lexical(s.pkg.db, query, POOL) if mode != "dense" else []
+            lex = s.lexical(query, POOL) if mode != "dense" else []
         dense_hits, z_of = [], None
         dense = s.dense() if mode != "lexical" else None
         if dense is not None:
@@ -141,7 +140,7 @@ def _judge(s: Searchable, query: str, ids: list[int], fused: dict[int, float], z
     if not ids:
         return []
     with s.lock:
-        stats = term_stats(s.postings, query, ids)
+        stats = s.term_stats(query, ids)
         marks = ",".join(str(int(i)) for i in ids)
         rows = s.pkg.db.execute(
             "SELECT id, doc_path, doc_title, section_title, content, tokens, "

@@ -7,6 +7,7 @@ mtime, so a reinstalled package is reopened).
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +19,9 @@ from ..package.reader import Package, open_package
 if TYPE_CHECKING:
     from ..embed.model import Embedder
     from ..store.store import Installed
+    from .bm25 import Bm25Index
     from .dense import VectorIndex
-    from .lexical import Postings
+    from .lexical import Postings, TermStats
 
 
 @dataclass
@@ -31,14 +33,61 @@ class Searchable:
     _dense_checked: bool = False
     note: str | None = None  # why this package is searched lexically only
     _postings: "Postings | None" = None
+    _bm25: "Bm25Index | None" = None
+    _bm25_checked: bool = False
 
     @property
-    def postings(self) -> "Postings":
+    def bm25(self) -> "Bm25Index | None":
+        """The package's own BM25 index, or None (searched through FTS5). Call under `lock`."""
+        if not self._bm25_checked:
+            self._bm25_checked = True
+            if getattr(self.pkg, "has_bm25", False):
+                from .bm25 import Bm25Index, MalformedIndex
+                from .lexical import WEIGHTS
+
+                try:
+                    index = Bm25Index.load(self.pkg.db, WEIGHTS)
+                    self._bm25 = index if index.n >= 1 else None
+                except (MalformedIndex, sqlite3.Error, ValueError):
+                    self._bm25 = None
+        return self._bm25
+
+    @property
+    def postings(self) -> "Postings | Bm25Index":
+        index = self.bm25
+        if index is not None:
+            return index
         if self._postings is None:
             from .lexical import Postings
 
             self._postings = Postings(self.pkg.db)
         return self._postings
+
+    def lexical(self, query: str, limit: int) -> list[tuple[int, float]]:
+        """BM25 top `limit` (our index when the package has a sound one, else FTS5). Call under `lock`."""
+        from .bm25 import MalformedIndex
+        from .lexical import lexical
+
+        index = self.bm25
+        if index is not None:
+            try:
+                return lexical(self.pkg.db, query, limit, index)
+            except (MalformedIndex, sqlite3.Error, ValueError, IndexError):
+                self._bm25 = None  # a bad row found late: this package falls back to FTS5
+        return lexical(self.pkg.db, query, limit)
+
+    def term_stats(self, query: str, candidates: list[int]) -> "TermStats":
+        """The verdict's term statistics, from the same data as `lexical`. Call under `lock`."""
+        from .bm25 import MalformedIndex
+        from .lexical import term_stats
+
+        try:
+            return term_stats(self.postings, query, candidates)
+        except (MalformedIndex, sqlite3.Error, ValueError, IndexError):
+            if self._bm25 is None:
+                raise
+            self._bm25 = None
+            return term_stats(self.postings, query, candidates)
 
     @property
     def label(self) -> str:

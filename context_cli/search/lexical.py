@@ -1,4 +1,9 @@
-"""BM25 over a package's FTS5 index, and the term statistics the verdict needs."""
+"""BM25 over a package, and the term statistics the verdict needs.
+
+Our packages carry a compact BM25 index (`bm25.py`) scored in numpy; any other package
+(Neuledge Context's, older ours, or one whose index fails a check) is ranked by FTS5's
+`bm25()`. Both give the same ranking: the index reproduces FTS5's terms and formula.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,12 @@ import math
 import sqlite3
 from dataclasses import dataclass
 
-from .fts import build_match, terms
+from typing import TYPE_CHECKING
+
+from .fts import build_match, phrases, terms
+
+if TYPE_CHECKING:
+    from .bm25 import Bm25Index
 
 # bm25() column weights: doc_title, section_title, content (tuned with bench/retrieval.py).
 WEIGHTS = (5.0, 10.0, 1.0)
@@ -19,8 +29,15 @@ def search_sql(limit: int) -> str:
             f"WHERE chunks_fts MATCH ? ORDER BY score LIMIT {int(limit)}")
 
 
-def lexical(db: sqlite3.Connection, query: str, limit: int = 50) -> list[tuple[int, float]]:
-    """(chunk id, BM25 score; higher is better), best first."""
+def lexical(db: sqlite3.Connection, query: str, limit: int = 50,
+            index: "Bm25Index | None" = None) -> list[tuple[int, float]]:
+    """(chunk id, BM25 score; higher is better), best first: from `index` when given,
+    else from FTS5. The query units are the same either way (`fts.build_match`)."""
+    if index is not None:
+        ts = terms(query)
+        if not ts:
+            return []
+        return index.search(ts, [" ".join(p) for p in phrases(query)], limit)
     match = build_match(query)
     if match is None:
         return []
@@ -66,14 +83,17 @@ class Postings:
         return hit
 
 
-def term_stats(postings: Postings, query: str, candidates: list[int]) -> TermStats:
+def term_stats(postings: "Postings | Bm25Index", query: str, candidates: list[int]) -> TermStats:
     idf: dict[str, float] = {}
     present: dict[int, set[str]] = {}
     missing = []
     n = postings.n
-    for t in terms(query):
-        ids = postings.get(t)
-        df = len(ids)
+    ts = terms(query)
+    if isinstance(postings, Postings):
+        rows = [(t, len(ids), ids) for t in ts for ids in (postings.get(t),)]
+    else:
+        rows = postings.stats(ts, candidates)
+    for t, df, ids in rows:
         # Terms absent from the corpus weigh like the rarest possible term: the query asks
         # for something this package does not have.
         idf[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))

@@ -1,0 +1,237 @@
+"""Our compact BM25 index: built by the writer, ranks exactly as FTS5's bm25(), and any
+package without a sound index (Context's, older ours, tampered) is searched through FTS5."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from context_cli.adding import AddRequest, add_source
+from context_cli.build import BuildOptions, build
+from context_cli.errors import InvalidPackage
+from context_cli.package.reader import open_package
+from context_cli.search import bm25
+from context_cli.search.engine import search
+from context_cli.search.index import open_searchable
+from context_cli.search.lexical import WEIGHTS, Postings, lexical, term_stats
+from context_cli.sources.resolve import fetch_folder
+from context_cli.store.store import Store
+
+from helpers import EVAL_CORPUS, PEER_DB, make_package
+from test_fts import HOSTILE
+
+QUERIES = [
+    "how can I stop my pipeline halfway through?", "ERR_SINK_CLOSED", "retries with exponential backoff",
+    "install mylib with pip", "Pipeline.cancel() from another thread", "timeouts", "sinks flushed",
+    "what's a sink?", "kubernetes helm chart", "run() timeout=30", "naïve café", "the",
+]
+EVAL_QUERIES = [
+    "How do I stream a response?", "What is the max_tokens parameter?", "Claude's system prompt role",
+    "tool use with JSON schema", "content_block_delta event", "rate limits for claude-3-haiku-20240307",
+    "How can you create multiple test cases for an evaluation?", "embeddings provider domain-specific",
+    "prompt caching", "stop_reason tool_use", "What's the difference between Claude 3.5 Sonnet and Opus?",
+]
+
+
+def _add(folder: Path, name: str = "mylib"):
+    return add_source(AddRequest(source=str(folder), name=name, version="1.0.0", embed=False)).installed
+
+
+@pytest.fixture
+def lib(docs_folder):
+    return _add(docs_folder)
+
+
+def _same_ranking(db: sqlite3.Connection, index: bm25.Bm25Index, q: str, limit: int = 50) -> None:
+    fts = lexical(db, q, limit)
+    ours = lexical(db, q, limit, index)
+    assert len(ours) == len(fts)
+    if not fts:
+        return
+    by_id = dict(ours)
+    # Same scores for the same chunks; order may differ only among equal scores.
+    for cid, score in fts:
+        if cid in by_id:
+            assert by_id[cid] == pytest.approx(score, rel=1e-9, abs=1e-12)
+    assert [s for _, s in ours] == pytest.approx([s for _, s in fts], rel=1e-9, abs=1e-12)
+    top = {c for c, _ in fts[:5]}
+    assert len(top & {c for c, _ in ours[:5]}) >= len(top) - sum(
+        1 for _, s in fts if abs(s - fts[min(4, len(fts) - 1)][1]) < 1e-12)
+
+
+def test_writer_adds_the_index_and_it_round_trips(lib):
+    with open_package(lib.path, deep=True) as pkg:
+        assert pkg.has_bm25 and pkg.meta["bm25_index"] == bm25.FORMAT
+        index = bm25.Bm25Index.load(pkg.db, WEIGHTS)
+        n = pkg.chunk_count()
+        assert index.n == n
+        # Every term and per-column frequency is FTS5's own (fts5vocab is the ground truth).
+        truth: dict[tuple[str, int], list[int]] = {}
+        mem = sqlite3.connect(":memory:")
+        mem.execute(f"ATTACH DATABASE 'file:{pkg.path}?mode=ro' AS p")
+        mem.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(p, chunks_fts, instance)")
+        for term, doc, col in mem.execute("SELECT term, doc, col FROM temp.v"):
+            truth.setdefault((term, doc), [0, 0, 0])[bm25.FIELDS.index(col)] += 1
+        terms = sorted({t for t, _ in truth})
+        got = index.postings(terms)
+        for term in terms:
+            p = got[term]
+            assert p is not None
+            for cid, tf in zip(p.ids.tolist(), p.tfs.T.tolist()):
+                assert truth[(term, cid)] == tf
+            assert p.df == sum(1 for (t, _) in truth if t == term)
+        assert index.postings(["zzznotaterm"]) == {"zzznotaterm": None}
+
+
+def test_ranks_exactly_as_fts5_on_docs_folder(lib):
+    with open_package(lib.path) as pkg:
+        index = bm25.Bm25Index.load(pkg.db, WEIGHTS)
+        for q in QUERIES + HOSTILE:
+            _same_ranking(pkg.db, index, q)
+
+
+@pytest.mark.skipif(not EVAL_CORPUS.exists(), reason="eval corpus not present")
+def test_ranks_exactly_as_fts5_on_a_real_corpus():
+    inst = _add(EVAL_CORPUS, "anthropic")
+    with open_package(inst.path) as pkg:
+        index = bm25.Bm25Index.load(pkg.db, WEIGHTS)
+        for q in EVAL_QUERIES:
+            _same_ranking(pkg.db, index, q)
+            ids = [c for c, _ in lexical(pkg.db, q, 30)]
+            a, b = term_stats(Postings(pkg.db), q, ids), term_stats(index, q, ids)
+            assert (a.idf, a.present, a.missing) == (b.idf, b.present, b.missing)
+
+
+def test_engine_uses_the_index_and_answers_as_before(lib):
+    s = open_searchable(lib)
+    with s.lock:
+        assert s.bm25 is not None
+    answer = search("how can I stop my pipeline halfway through?", [lib])
+    assert answer["results"][0]["title"].startswith("Cancelling a pipeline > Stopping halfway")
+    assert search("ERR_SINK_CLOSED", [lib])["results"][0]["verdict"] == "STRONG"
+
+
+@pytest.mark.skipif(not PEER_DB.exists(), reason="peer package not present")
+def test_context_package_is_searched_through_fts5(tmp_path):
+    inst = Store(tmp_path / "store").install(PEER_DB)
+    with open_package(inst.path, deep=True) as pkg:
+        assert not pkg.has_bm25
+    s = open_searchable(inst)
+    with s.lock:
+        assert s.bm25 is None and isinstance(s.postings, Postings)
+    answer = search("How do I stream a response?", [inst])
+    assert answer["results"]
+
+
+def test_older_package_without_index_is_searched_through_fts5(lib, tmp_path):
+    old = tmp_path / "old.db"
+    shutil.copy(lib.path, old)
+    with sqlite3.connect(old) as c:
+        c.execute("DROP TABLE bm25_terms")
+        c.execute("DROP TABLE bm25_lengths")
+        c.execute("DELETE FROM meta WHERE key = 'bm25_index'")
+    with open_package(old, deep=True) as pkg:
+        assert not pkg.has_bm25
+
+
+def _tampered(lib, tmp_path: Path, sql: str, *params) -> Path:
+    bad = tmp_path / "bad.db"
+    shutil.copy(lib.path, bad)
+    with sqlite3.connect(bad) as c:
+        c.execute(sql, params)
+    return bad
+
+
+TAMPERING = [
+    ("UPDATE bm25_terms SET postings = substr(postings, 1, length(postings) - 3) WHERE term = 'pipelin'",),
+    ("UPDATE bm25_terms SET df = 1000000000000 WHERE term = 'pipelin'",),
+    ("UPDATE bm25_terms SET df = df + 1 WHERE term = 'pipelin'",),
+    ("UPDATE bm25_terms SET postings = ? WHERE term = 'pipelin'", b"\x00" * 64),
+    ("UPDATE bm25_terms SET postings = ? WHERE term = 'pipelin'", __import__("zlib").compress(b"\x00" * (1 << 20))),
+    ("UPDATE bm25_terms SET postings = 'text' WHERE term = 'pipelin'",),
+    ("UPDATE bm25_lengths SET lengths = x'0102' WHERE field = 'content'",),
+    ("DELETE FROM bm25_lengths WHERE field = 'doc_title'",),
+]
+
+
+@pytest.mark.parametrize("tamper", TAMPERING)
+def test_malformed_index_is_refused_at_install_and_falls_back_at_search(lib, tmp_path, tamper):
+    bad = _tampered(lib, tmp_path, *tamper)
+    with pytest.raises(InvalidPackage, match="BM25 index"):
+        open_package(bad, deep=True)
+    # Installed before it was tampered with: searching it falls back to FTS5, same answer.
+    expected = search("how can I stop my pipeline halfway through?", [lib])
+    shutil.copy(bad, lib.path)
+    answer = search("how can I stop my pipeline halfway through?", [lib])
+    assert [r["title"] for r in answer["results"]] == [r["title"] for r in expected["results"]]
+    s = open_searchable(lib)
+    with s.lock:
+        assert lexical(s.pkg.db, "pipeline", 50) == s.lexical("pipeline", 50)
+        assert s.bm25 is None  # the bad row was met: FTS5 from then on
+
+
+def test_index_as_a_view_is_ignored(lib, tmp_path):
+    bad = tmp_path / "view.db"
+    shutil.copy(lib.path, bad)
+    with sqlite3.connect(bad) as c:
+        c.execute("DROP TABLE bm25_terms")
+        c.execute("CREATE VIEW bm25_terms AS SELECT 'x' AS term, 1 AS df, x'00' AS postings")
+    with open_package(bad, deep=True) as pkg:
+        assert not pkg.has_bm25
+
+
+@pytest.mark.parametrize("q", HOSTILE)
+def test_hostile_queries_on_the_index_path(lib, q):
+    s = open_searchable(lib)
+    with s.lock:
+        assert s.bm25 is not None
+        _same_ranking(s.pkg.db, s.bm25, q)
+        s.term_stats(q, [1, 2, 3])
+    if q.strip():
+        assert isinstance(search(q, [lib])["results"], list)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=200))
+def test_any_string_ranks_as_fts5(lib, q):
+    s = open_searchable(lib)
+    with s.lock:
+        _same_ranking(s.pkg.db, s.bm25, q)
+        s.term_stats(q, [1, 2])
+
+
+def test_incremental_rebuild_indexes_reused_chunks(docs_folder, tmp_path):
+    first = tmp_path / "a.db"
+    build(fetch_folder(docs_folder), first, BuildOptions(embed=False))
+    again = build(fetch_folder(docs_folder), tmp_path / "b.db", BuildOptions(embed=False, previous=first))
+    assert again.reused_pages > 0
+    dump = []
+    for db in (first, tmp_path / "b.db"):
+        with sqlite3.connect(db) as c:
+            dump.append((c.execute("SELECT * FROM bm25_terms ORDER BY term").fetchall(),
+                         c.execute("SELECT * FROM bm25_lengths ORDER BY field").fetchall()))
+    assert dump[0] == dump[1] and dump[0][0]
+
+
+def test_stemmer_is_fts5s_own():
+    words = ["running", "runs", "Cancelling", "naïve", "CAFÉ", "ponies", "agreed", "x", "HTTPRequest", "über"]
+    toks = bm25.stemmer().tokens(words)
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+    for w in words:
+        db.execute("DELETE FROM t")
+        db.execute("INSERT INTO t(x) VALUES (?)", (w,))
+        assert toks[w] == tuple(r[0] for r in db.execute("SELECT term FROM v ORDER BY offset"))
+
+
+def test_lexical_package_built_by_helper_has_the_index(tmp_path):
+    path = make_package(tmp_path / "p.db", sections=[("a.md", "Alpha", "alpha beta gamma"), ("b.md", "Beta", "beta delta")])
+    with open_package(path, deep=True) as pkg:
+        assert pkg.has_bm25
+        index = bm25.Bm25Index.load(pkg.db, WEIGHTS)
+        _same_ranking(pkg.db, index, "beta alpha")
