@@ -26,12 +26,15 @@ class VectorIndex:
         matrix = vec.decode((r[1] for r in rows), dtype, dim) if rows else np.zeros((0, dim), np.float32)
         return cls(ids=ids, matrix=matrix)
 
-    def position(self, chunk_id: int) -> int | None:
-        """Row of a chunk id (ids are sorted, so a binary search)."""
+    def positions(self, chunk_ids: list[int]) -> "np.ndarray":
+        """Row of each chunk id, -1 where it has no vector (ids are sorted: binary search)."""
         import numpy as np
 
-        i = int(np.searchsorted(self.ids, chunk_id))
-        return i if i < len(self.ids) and int(self.ids[i]) == chunk_id else None
+        want = np.asarray(chunk_ids, dtype=np.int64)
+        rows = np.searchsorted(self.ids, want)
+        rows[rows >= len(self.ids)] = 0
+        found = self.ids[rows] == want if len(self.ids) else np.zeros(len(want), dtype=bool)
+        return np.where(found, rows, -1)
 
     def scores(self, query: "np.ndarray") -> "np.ndarray":
         return self.matrix @ query

@@ -83,7 +83,8 @@ def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
                 qv = query_vectors[id(model)] = model.encode([query])[0].astype("float32")
             scores = index.scores(qv)
             z_of = _zscores(index, scores)
-            dense_hits = [(cid, z_of(cid) or 0.0) for cid, _ in index.top(scores, POOL)]
+            hits = index.top(scores, POOL)
+            dense_hits = list(z_of([cid for cid, _ in hits]).items())
             modes[s.label] = "hybrid" if mode != "dense" else "dense"
         else:
             modes[s.label] = "lexical"
@@ -124,14 +125,15 @@ def fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[i
 
 
 def _zscores(index, scores):
+    """A function from chunk ids to their cosine z-scores within this query's distribution."""
     mean = float(scores.mean()) if len(scores) else 0.0
     std = float(scores.std()) if len(scores) > 1 else 0.0
 
-    def z_of(cid: int) -> float | None:
-        i = index.position(cid)
-        if i is None or std <= 1e-9:
-            return None
-        return (float(scores[i]) - mean) / std
+    def z_of(ids: list[int]) -> dict[int, float]:
+        if std <= 1e-9 or not ids:
+            return {}
+        rows = index.positions(ids)
+        return {cid: (float(scores[r]) - mean) / std for cid, r in zip(ids, rows) if r >= 0}
 
     return z_of
 
@@ -149,10 +151,11 @@ def _judge(s: Searchable, query: str, ids: list[int], fused: dict[int, float], z
     q = query.strip()
     identifier = q if _IDENTIFIER.match(q) else None
     n_terms = len(terms(query))
+    z_map = z_of(ids) if z_of else {}
     out = []
     for cid, doc_path, doc_title, section_title, content, tokens, url in rows:
         signals = Signals(
-            coverage=stats.coverage(cid), z=z_of(cid) if z_of else None, missing=stats.missing,
+            coverage=stats.coverage(cid), z=z_map.get(cid), missing=stats.missing,
             n_terms=n_terms, exact_phrase=bool(identifier and (identifier in content or identifier in section_title)),
         )
         out.append(Candidate(
