@@ -56,6 +56,7 @@ def test_remove_refuses_when_several_versions(tmp_path):
 def test_peer_package_installs():
     installed = Store().install(PEER_DB)
     assert str(installed.id) == "anthropic-docs@2024.7.0"
+    assert installed.meta["chunk_count"] == "384"
 
 
 def _corrupt(path, sql):

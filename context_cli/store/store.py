@@ -122,6 +122,7 @@ class Store:
         """Validate a file already inside the store folder and rename it into place."""
         with open_package(tmp, registry=registry, deep=True) as pkg:
             pid, meta = pkg.id, dict(pkg.meta)
+            meta.setdefault("chunk_count", str(pkg.chunk_count()))
         if registry:
             meta["registry"] = registry
         dest = self.root / pid.filename
