@@ -82,18 +82,18 @@ class Postings:
             self._cache[term] = hit
         return hit
 
+    def stats(self, words: list[str], candidates: list[int]) -> list[tuple[str, int, frozenset[int]]]:
+        """For each query word: its document frequency and the chunks containing it
+        (the same shape as `Bm25Index.stats`)."""
+        return [(w, len(ids), ids) for w in words for ids in (self.get(w),)]
+
 
 def term_stats(postings: "Postings | Bm25Index", query: str, candidates: list[int]) -> TermStats:
     idf: dict[str, float] = {}
     present: dict[int, set[str]] = {}
     missing = []
     n = postings.n
-    ts = terms(query)
-    if isinstance(postings, Postings):
-        rows = [(t, len(ids), ids) for t in ts for ids in (postings.get(t),)]
-    else:
-        rows = postings.stats(ts, candidates)
-    for t, df, ids in rows:
+    for t, df, ids in postings.stats(terms(query), candidates):
         # Terms absent from the corpus weigh like the rarest possible term: the query asks
         # for something this package does not have.
         idf[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
