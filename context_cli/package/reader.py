@@ -43,6 +43,7 @@ class Package:
     db: sqlite3.Connection = field(repr=False)
     has_vectors: bool = False
     has_bm25: bool = False  # our compact BM25 index is present and well-formed (else FTS5 is used)
+    has_url: bool = False  # chunks carry our `url` column (Context's packages do not)
 
     @property
     def name(self) -> str:
@@ -84,13 +85,14 @@ def open_package(path: Path, *, registry: str | None = None, deep: bool = False,
     except sqlite3.Error as e:
         raise InvalidPackage(f"{path.name}: cannot open as SQLite ({e})") from None
     try:
-        meta, has_vectors, has_bm25 = _check(db, path.name, deep)
+        found = _check(db, path.name, deep)
+        meta = found["meta"]
         reg = registry or meta.get("registry") or "local"
         try:
             pid = check_identity(reg, meta["name"], meta["version"])
         except InvalidIdentity as e:
             raise InvalidPackage(f"{path.name}: {e}") from None
-        return Package(path=path, meta=meta, id=pid, db=db, has_vectors=has_vectors, has_bm25=has_bm25)
+        return Package(path=path, id=pid, db=db, **found)
     except InvalidPackage:
         db.close()
         raise
@@ -115,7 +117,8 @@ def _check_header(path: Path) -> None:
         raise InvalidPackage(f"{path.name}: not a package (not an SQLite database)")
 
 
-def _check(db: sqlite3.Connection, label: str, deep: bool) -> tuple[dict[str, str], bool, bool]:
+def _check(db: sqlite3.Connection, label: str, deep: bool) -> dict:
+    """Check the file; return the Package fields it determines (meta and capability flags)."""
     objects = {
         name: (kind, sql or "")
         for kind, name, sql in db.execute("SELECT type, name, sql FROM sqlite_master")
@@ -156,7 +159,7 @@ def _check(db: sqlite3.Connection, label: str, deep: bool) -> tuple[dict[str, st
         ).fetchone()[0]
         if bad:
             raise InvalidPackage(f"{label}: {bad} chunk row(s) have wrong value types")
-    return meta, has_vectors, has_bm25
+    return {"meta": meta, "has_vectors": has_vectors, "has_bm25": has_bm25, "has_url": "url" in columns}
 
 
 def _check_bm25(db: sqlite3.Connection, objects: dict, meta: dict[str, str], label: str, deep: bool) -> bool:

@@ -146,7 +146,7 @@ def _judge(s: Searchable, query: str, ids: list[int], fused: dict[int, float], z
         marks = ",".join(str(int(i)) for i in ids)
         rows = s.pkg.db.execute(
             "SELECT id, doc_path, doc_title, section_title, content, tokens, "
-            + ("url" if _has_url(s) else "NULL") + f" FROM chunks WHERE id IN ({marks})"
+            + ("url" if s.pkg.has_url else "NULL") + f" FROM chunks WHERE id IN ({marks})"
         ).fetchall()
     q = query.strip()
     identifier = q if _IDENTIFIER.match(q) else None
@@ -164,15 +164,6 @@ def _judge(s: Searchable, query: str, ids: list[int], fused: dict[int, float], z
             score=fused[cid], verdict=judge(signals), signals=signals.as_dict(),
         ))
     return out
-
-
-def _has_url(s: Searchable) -> bool:
-    cached = getattr(s, "_has_url", None)
-    if cached is None:
-        cols = {r[1] for r in s.pkg.db.execute("PRAGMA table_info(chunks)")}
-        cached = "url" in cols
-        setattr(s, "_has_url", cached)
-    return cached
 
 
 def _answer(query: str, searchables: list[Searchable], chosen: list[Candidate], opts: SearchOptions,

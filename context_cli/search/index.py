@@ -41,7 +41,7 @@ class Searchable:
         """The package's own BM25 index, or None (searched through FTS5). Call under `lock`."""
         if not self._bm25_checked:
             self._bm25_checked = True
-            if getattr(self.pkg, "has_bm25", False):
+            if self.pkg.has_bm25:
                 from .bm25 import Bm25Index, MalformedIndex
                 from .lexical import WEIGHTS
 

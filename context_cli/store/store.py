@@ -77,9 +77,7 @@ class Store:
             for path in sorted(self.root.glob("*.db")):
                 try:
                     with open_package(path, registry=_registry_from_filename(path)) as pkg:
-                        meta = dict(pkg.meta)
-                        meta.setdefault("chunk_count", str(pkg.chunk_count()))
-                        found.append(Installed(pkg.id, path, meta))
+                        found.append(_describe(pkg, path))
                 except (InvalidPackage, sqlite3.DatabaseError):
                     continue  # a damaged file must not hide every other package
         found.sort(key=lambda i: (i.id.name, i.id.registry, _neg(version_key(i.id.version))))
@@ -121,13 +119,11 @@ class Store:
     def install_owned(self, tmp: Path, *, registry: str | None = None) -> Installed:
         """Validate a file already inside the store folder and rename it into place."""
         with open_package(tmp, registry=registry, deep=True) as pkg:
-            pid, meta = pkg.id, dict(pkg.meta)
-            meta.setdefault("chunk_count", str(pkg.chunk_count()))
+            installed = _describe(pkg, self.root / pkg.id.filename)
         if registry:
-            meta["registry"] = registry
-        dest = self.root / pid.filename
-        os.replace(tmp, dest)
-        return Installed(pid, dest, meta)
+            installed.meta["registry"] = registry
+        os.replace(tmp, installed.path)
+        return installed
 
     def remove(self, spec: str) -> Installed:
         """Remove one package; a bare name with several versions installed is refused."""
@@ -141,6 +137,14 @@ class Store:
                                    f"say which, e.g. `context remove {matches[0].label}`")
         matches[0].path.unlink()
         return matches[0]
+
+
+def _describe(pkg: Package, path: Path) -> Installed:
+    """What the store reports of a package: its meta, plus the section count that
+    Neuledge Context's files do not record."""
+    meta = dict(pkg.meta)
+    meta.setdefault("chunk_count", str(pkg.chunk_count()))
+    return Installed(pkg.id, path, meta)
 
 
 def _registry_from_filename(path: Path) -> str | None:
