@@ -1,0 +1,106 @@
+"""Atomic file replacement: the one way this project writes a file that others read.
+
+A temp file is made beside the target (same filesystem, so the rename is atomic), filled by
+the caller, flushed to disk and renamed over the target; on any failure it is removed.
+Temp names start with a dot and end with `TEMP_SUFFIX`, never `.db`, so a glob for packages
+never lists a half-written file, and `remove_stale` can find leftovers of a killed process.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+TEMP_SUFFIX = ".partial"
+# SQLite side files that a temp database may leave next to itself.
+_SIDE_FILES = ("-journal", "-wal", "-shm")
+
+
+@contextmanager
+def atomic_path(dest: Path | str, *, prefix: str = ".tmp-", mode: int | None = None) -> Iterator[Path]:
+    """Yield a fresh temp path beside `dest`; on a clean exit it replaces `dest` atomically.
+
+    The caller writes the temp file (or a SQLite database) however it likes; `mode` is set
+    on the temp file before anything is written (0o600 for secrets).
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=dest.parent)
+    tmp = Path(name)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        os.close(fd)
+        yield tmp
+        _fsync_file(tmp)
+        os.replace(tmp, dest)
+        _fsync_dir(dest.parent)
+    except BaseException:
+        _unlink_with_side_files(tmp)
+        raise
+    finally:
+        for side in _SIDE_FILES:
+            Path(f"{tmp}{side}").unlink(missing_ok=True)
+
+
+def write_bytes(dest: Path | str, data: bytes, *, mode: int | None = None) -> Path:
+    """Replace `dest` with `data` atomically."""
+    with atomic_path(dest, mode=mode) as tmp:
+        tmp.write_bytes(data)
+    return Path(dest)
+
+
+def write_text(dest: Path | str, text: str, *, mode: int | None = None) -> Path:
+    """Replace `dest` with `text` (UTF-8) atomically."""
+    return write_bytes(dest, text.encode("utf-8"), mode=mode)
+
+
+def remove_stale(folder: Path, older_than: float = 3600.0) -> int:
+    """Delete temp files (and their SQLite side files) a killed process left in `folder`.
+
+    Only files older than `older_than` seconds go, so a write in progress in another process
+    is left alone. Returns how many temp files were removed.
+    """
+    removed = 0
+    cutoff = time.time() - older_than
+    try:
+        leftovers = list(folder.glob(f".*{TEMP_SUFFIX}*"))
+    except OSError:
+        return 0
+    for path in leftovers:
+        try:
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed += path.name.endswith(TEMP_SUFFIX)
+        except OSError:
+            continue
+    return removed
+
+
+def _unlink_with_side_files(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    for side in _SIDE_FILES:
+        Path(f"{path}{side}").unlink(missing_ok=True)
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make the rename durable; not every platform can open a directory (Windows)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
