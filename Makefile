@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test bench lint clean
 
 $(BIN)/context: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,3 +24,7 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy

@@ -19,9 +19,8 @@ import os
 import re
 import sqlite3
 import sys
-from dataclasses import replace
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))

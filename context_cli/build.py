@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from .chunk.chunker import chunk_document, dedupe
 from .document import Chunk, Document
@@ -150,7 +151,7 @@ def embed_chunks(chunks: list[Chunk], model_spec: str | None,
 
 
 def _page_chunks(fetched: Fetched, opts: BuildOptions, pages: list[PageRecord], skipped: list[int],
-                 progress: Progress | None, prev: "_Previous | None",
+                 progress: Progress | None, prev: _Previous | None,
                  reused: dict[int, Any]) -> Iterator[Chunk]:
     """Chunks of every page in order, taken from `prev` for unchanged pages.
 
@@ -244,7 +245,7 @@ def _parse_one(item: tuple[str, bytes]):
         return e
 
 
-def _reuse(old: "_OldPage", reused: dict[int, Any]) -> Iterator[Chunk]:
+def _reuse(old: _OldPage, reused: dict[int, Any]) -> Iterator[Chunk]:
     for chunk, vector in old.chunks:
         reused[id(chunk)] = vector
         yield chunk
@@ -269,7 +270,7 @@ class _Previous:
         self.reused = 0
 
     @classmethod
-    def load(cls, path: Path, fingerprint: str | None) -> "_Previous | None":
+    def load(cls, path: Path, fingerprint: str | None) -> _Previous | None:
         """None when the file is missing, unreadable, from another builder, or has no pages.
 
         With `fingerprint` set (embedding on), pages are reusable only if the old package's

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import email.utils
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import requests
 

@@ -52,9 +52,10 @@ Version strings must be quoted in YAML (an unquoted `4.10` is the number 4.1).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, Iterable
+from typing import Any, ClassVar
 
 import yaml
 from packaging.version import InvalidVersion, Version

@@ -17,9 +17,9 @@ errors with backoff (honouring Retry-After), one clear error on any other 4xx.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Callable, Iterable, Mapping
+from datetime import UTC, datetime, timedelta
 from urllib.parse import quote, urlencode
 
 from packaging.version import Version
@@ -118,7 +118,7 @@ def select(
             newest[minor] = r
     found = list(newest.values())
     if since_days is not None:
-        cutoff = (now or datetime.now(timezone.utc)) - timedelta(days=since_days)
+        cutoff = (now or datetime.now(UTC)) - timedelta(days=since_days)
         found = [r for r in found if r.released_at is None or r.released_at >= cutoff]
     found.sort(key=lambda r: _order(r.version), reverse=True)
     return found[:latest] if latest else found
@@ -193,7 +193,7 @@ def _maven_dates(group: str, artifact: str, urls: Mapping[str, str]) -> dict[str
             response = doc.get("response") or {}
             for d in response.get("docs") or []:
                 if isinstance(d.get("timestamp"), (int, float)) and d.get("v"):
-                    dates[str(d["v"])] = datetime.fromtimestamp(d["timestamp"] / 1000, timezone.utc)
+                    dates[str(d["v"])] = datetime.fromtimestamp(d["timestamp"] / 1000, UTC)
             if (page + 1) * MAVEN_PAGE >= int(response.get("numFound") or 0):
                 break
     except (SourceError, ValueError, TypeError, AttributeError):
@@ -229,7 +229,7 @@ def _when(value: object) -> datetime | None:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _order(version: str) -> Version:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import hmac
 import logging
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 from urllib.parse import unquote
 
 from starlette.applications import Starlette
@@ -30,7 +31,7 @@ from starlette.types import Receive, Scope, Send
 from context_cli.package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 
 from . import pages
-from .storage import Conflict, MUTABLE_VERSIONS, Record, Rejected, Storage, Upload
+from .storage import MUTABLE_VERSIONS, Conflict, Record, Rejected, Storage, Upload
 
 WRITE_BUFFER = 1024 * 1024  # upload bytes gathered before one write in the threadpool
 MAX_PATH = 2048

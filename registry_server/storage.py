@@ -20,10 +20,11 @@ import os
 import re
 import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from context_cli.errors import InvalidPackage
 from context_cli.package.identity import PackageId
@@ -271,7 +272,7 @@ class Storage:
                 os.replace(tmp, blob)
                 _fsync_dir(blob.parent)
             description = meta.get("description", "")[:MAX_DESCRIPTION]
-            stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             meta_json = json.dumps(meta, ensure_ascii=False, sort_keys=True)
             with db:
                 if old:

@@ -14,18 +14,17 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 import requests
+from helpers import PEER_DB
 from starlette.testclient import TestClient
 
 from context_cli.document import Chunk
 from context_cli.package.writer import write_package
 from registry_server.app import create_app
-
-from helpers import PEER_DB
 
 KEY = "test-publish-key"
 UPLOAD_LIMIT = 4 * 1024 * 1024
@@ -96,7 +95,7 @@ class ServerProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 20.0) -> "ServerProcess":
+    def start(self, timeout: float = 20.0) -> ServerProcess:
         env = {k: v for k, v in os.environ.items() if k != "CONTEXT_REGISTRY_KEY"}
         if self.key:
             env["CONTEXT_REGISTRY_KEY"] = self.key
@@ -195,7 +194,7 @@ class FakeServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> FakeServer:
         self.thread.start()
         return self
 

@@ -8,7 +8,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from helpers import EVAL_CORPUS, PEER_DB, make_package
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_fts import HOSTILE
 
 from context_cli.adding import AddRequest, add_source
 from context_cli.build import BuildOptions, build
@@ -20,9 +23,6 @@ from context_cli.search.index import open_searchable
 from context_cli.search.lexical import WEIGHTS, Postings, lexical, term_stats
 from context_cli.sources.resolve import fetch_folder
 from context_cli.store.store import Store
-
-from helpers import EVAL_CORPUS, PEER_DB, make_package
-from test_fts import HOSTILE
 
 QUERIES = [
     "how can I stop my pipeline halfway through?", "ERR_SINK_CLOSED", "retries with exponential backoff",

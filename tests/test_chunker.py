@@ -1,6 +1,6 @@
 """Chunking rules, including those Neuledge Context's suite pins down."""
 
-from context_cli.chunk.chunker import MAX_TOKENS, TARGET_TOKENS, chunk_document, dedupe, split_text
+from context_cli.chunk.chunker import MAX_TOKENS, chunk_document, dedupe, split_text
 from context_cli.document import Block, Document, estimate_tokens
 
 

@@ -5,10 +5,9 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from helpers import PEER_DB, make_package
 
 from context_cli.surfaces.cli import COMMANDS, cli
-
-from helpers import PEER_DB, make_package
 
 
 def run(*args, ok=True):

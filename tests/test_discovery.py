@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -89,7 +89,7 @@ def versions(found: list[DiscoveredVersion]) -> list[str]:
 
 
 def utc(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 # ---- the four registries ---------------------------------------------------------------
@@ -99,7 +99,7 @@ def test_npm_stable_newest_patch_per_minor(server):
     server.add("/zod", (200, recorded("npm_zod.json"), {}))
     found = discover("npm", "zod", base_urls={"npm": server.url})
     assert versions(found) == ["4.6.7", "4.1.13", "4.0.17", "3.23.8", "3.22.4"]
-    assert found[0].released_at == datetime(2026, 10, 12, 16, 29, 37, tzinfo=timezone.utc)
+    assert found[0].released_at == datetime(2026, 10, 12, 16, 29, 37, tzinfo=UTC)
     assert server.log == ["/zod"]
 
 
@@ -115,7 +115,7 @@ def test_pypi_prereleases_dropped_and_dates_from_uploads(server):
     server.add("/pypi/flask/json", (200, recorded("pypi_flask.json"), {}))
     found = discover("pip", "flask", base_urls={"pypi": server.url})
     assert versions(found) == ["3.1.3", "3.0.3", "2.3.3", "2.0.0"]
-    assert found[0].released_at == datetime(2026, 2, 19, 5, 0, 56, 27585, tzinfo=timezone.utc)
+    assert found[0].released_at == datetime(2026, 2, 19, 5, 0, 56, 27585, tzinfo=UTC)
 
 
 def test_pypi_yanked_releases_are_skipped(server):

@@ -2,7 +2,8 @@
 
 import sqlite3
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from context_cli.search.fts import build_match, terms
 

@@ -3,12 +3,11 @@
 import sqlite3
 
 import pytest
+from helpers import PEER_DB
 
 from context_cli.adding import AddRequest, add_source
 from context_cli.search.engine import SearchOptions, search
 from context_cli.store.store import Store
-
-from helpers import PEER_DB
 
 
 @pytest.fixture

@@ -9,14 +9,23 @@ from pathlib import Path
 import pytest
 import requests
 from click.testing import CliRunner
+from registry_fixtures import (  # noqa: F401
+    AUTH,
+    PEER_PACKAGE,
+    FakeServer,
+    ServerProcess,
+    free_port,
+    http_response,
+    live_server,
+    make_package,
+    package_url,
+)
 
 from context_cli.errors import RegistryError
 from context_cli.remote import client as remote
 from context_cli.remote.config import DEFAULT_SERVERS, Server, get_server, load_servers, save_servers
 from context_cli.store.store import Store
 from context_cli.surfaces.cli import cli
-from registry_fixtures import (AUTH, PEER_PACKAGE, FakeServer, ServerProcess, free_port,  # noqa: F401
-                               http_response, live_server, make_package, package_url)
 
 
 @pytest.fixture(autouse=True)

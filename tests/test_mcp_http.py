@@ -10,9 +10,20 @@ from pathlib import Path
 import anyio
 import pytest
 import requests
-
-from mcp_fixtures import (anyio_backend, answer_of, build_package, http_server, http_session,  # noqa: F401
-                          is_list_changed, make_home, publish, registry_server, serve_env, text_of, tool_named)
+from mcp_fixtures import (  # noqa: F401
+    answer_of,
+    anyio_backend,
+    build_package,
+    http_server,
+    http_session,
+    is_list_changed,
+    make_home,
+    publish,
+    registry_server,
+    serve_env,
+    text_of,
+    tool_named,
+)
 
 pytestmark = pytest.mark.anyio
 

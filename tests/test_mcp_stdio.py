@@ -10,10 +10,22 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp_fixtures import (  # noqa: F401
+    answer_of,
+    anyio_backend,
+    build_package,
+    damage,
+    is_list_changed,
+    make_home,
+    publish,
+    registry_server,
+    serve_env,
+    stdio_session,
+    text_of,
+    tool_named,
+)
 
 from context_cli.store.store import Store
-from mcp_fixtures import (anyio_backend, answer_of, build_package, damage, is_list_changed, make_home, publish,  # noqa: F401
-                          registry_server, serve_env, stdio_session, text_of, tool_named)
 
 pytestmark = pytest.mark.anyio
 

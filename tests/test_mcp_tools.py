@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from mcp_fixtures import build_package, damage, make_home, publish, registry_server
 
 from context_cli.errors import NotInstalled
 from context_cli.mcp_server import tools
 from context_cli.mcp_server.tools import Catalog, ToolError
 from context_cli.store.store import Store
-from mcp_fixtures import build_package, damage, make_home, publish, registry_server
 
 
 @pytest.fixture

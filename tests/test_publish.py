@@ -10,21 +10,30 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import requests
 from click.testing import CliRunner
+from registry_fixtures import KEY, ServerProcess, live_server, make_package  # noqa: F401
+from test_registry_build import (  # noqa: F401
+    Artefacts,
+    artefacts,
+    commit_change,
+    git,
+    make_repo,
+    serve_npm,
+    serve_pypi,
+    serve_zip,
+    write_yaml,
+)
 
 from registry import publish
 from registry.cli import main
 from registry.definitions import load_definitions
 from registry.publish import PublishAllOptions, Target, publish_all
-from registry_fixtures import KEY, ServerProcess, live_server, make_package  # noqa: F401
-from test_registry_build import (Artefacts, artefacts, commit_change, git,  # noqa: F401
-                                 make_repo, serve_npm, serve_pypi, serve_zip, write_yaml)
 
 
 @pytest.fixture(autouse=True)

@@ -16,9 +16,9 @@ import subprocess
 import tarfile
 import threading
 import zipfile
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from click.testing import CliRunner

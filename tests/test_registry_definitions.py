@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from helpers import SHARED
+
 from registry.cli import main
 from registry.definitions import (
     DefinitionError,

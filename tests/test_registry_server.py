@@ -9,11 +9,22 @@ from pathlib import Path
 
 import pytest
 import requests
+from registry_fixtures import (  # noqa: F401
+    AUTH,
+    KEY,
+    PEER_PACKAGE,
+    UPLOAD_LIMIT,
+    ServerProcess,
+    app_client,
+    assert_error,
+    live_server,
+    make_package,
+    package_url,
+    publish,
+)
 from starlette.testclient import TestClient
 
 from registry_server.app import create_app
-from registry_fixtures import (AUTH, KEY, PEER_PACKAGE, ServerProcess, app_client, assert_error,  # noqa: F401
-                               UPLOAD_LIMIT, live_server, make_package, package_url, publish)
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from registry_fixtures import PEER_PACKAGE, make_package
 
 from context_cli.package.identity import PackageId
 from registry_server.storage import Conflict, Rejected, Storage, fts_query
-from registry_fixtures import PEER_PACKAGE, make_package
 
 
 @pytest.fixture

@@ -11,14 +11,13 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from helpers import make_package
+from web_fixtures import Route, Site, serve
 
 from context_cli.errors import SourceError
 from context_cli.sources.resolve import SourceOptions, fetch_source
 from context_cli.store.store import Store
 from context_cli.surfaces.cli import cli
-
-from helpers import make_package
-from web_fixtures import Route, Site, serve
 
 OPTS = SourceOptions(timeout=2)
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import email.utils
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 import requests
+from web_fixtures import Request, Route, Site, serve
 
 from context_cli.errors import SourceError
 from context_cli.retry import RetryPolicy, parse_retry_after, send
 from context_cli.sources import artefact
-from web_fixtures import Request, Route, Site, serve
 
 DROP = Route(status=0)  # the handler fails, so the server hangs up without an answer
 SLOW = Route(b"ok", delay=1.0)

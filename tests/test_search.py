@@ -1,15 +1,14 @@
 """Search: lexical now, the pack rules, hostile queries, several packages in one call."""
 
 import pytest
+from helpers import PEER_DB, make_package
+from test_fts import HOSTILE
 
 from context_cli.adding import AddRequest, add_source
 from context_cli.errors import ContextError
 from context_cli.search.engine import SearchOptions, search
 from context_cli.search.pack import Candidate, pack
 from context_cli.store.store import Store
-
-from helpers import PEER_DB, make_package
-from test_fts import HOSTILE
 
 
 @pytest.fixture

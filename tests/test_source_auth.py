@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from web_fixtures import Route, Site, other_host, serve
 
 from context_cli.sources.auth import AuthError, AuthStore, mask
 from context_cli.sources.http import FetchError, HttpClient, HttpOptions
 from context_cli.surfaces.cli import cli
-
-from web_fixtures import Route, Site, other_host, serve
 
 FAST = HttpOptions(connect_timeout=2, read_timeout=2, retries=0, backoff=0.01)
 

@@ -7,15 +7,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from web_fixtures import Route, Site, serve
 
 from context_cli.build import BuildOptions, build
 from context_cli.errors import SourceError
 from context_cli.package.reader import open_package
-from context_cli.sources.git import (clean_url, newest_tag, parse_git_url, repo_name,
-                                     version_from_ref)
+from context_cli.sources.git import clean_url, newest_tag, parse_git_url, repo_name, version_from_ref
 from context_cli.sources.resolve import SourceOptions, fetch_source
-
-from web_fixtures import Route, Site, serve
 
 
 def git(cwd: Path, *args: str) -> str:

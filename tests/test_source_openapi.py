@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from web_fixtures import Site, serve
 
 from context_cli.build import BuildOptions, build
 from context_cli.chunk.chunker import chunk_document
@@ -14,8 +15,6 @@ from context_cli.errors import SourceError
 from context_cli.package.reader import open_package
 from context_cli.sources.openapi import load_spec, spec_documents
 from context_cli.sources.resolve import SourceOptions, fetch_source
-
-from web_fixtures import Site, serve
 
 OPENAPI3 = {
     "openapi": "3.0.3",

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+from web_fixtures import Request, Route, Site, other_host, serve
 
 from context_cli.build import BuildOptions, build
 from context_cli.errors import SourceError
@@ -14,8 +15,6 @@ from context_cli.package.reader import open_package
 from context_cli.sources.http import FetchError, HttpClient, HttpOptions
 from context_cli.sources.resolve import SourceOptions, fetch_source
 from context_cli.sources.web import doc_path, site_name, split_llms_full
-
-from web_fixtures import Request, Route, Site, other_host, serve
 
 OPTS = SourceOptions(timeout=2)
 

@@ -3,12 +3,11 @@
 import sqlite3
 
 import pytest
+from helpers import PEER_DB, make_package
 
 from context_cli.errors import AmbiguousPackage, InvalidPackage, NotInstalled
 from context_cli.store.store import Spec, Store
 from context_cli.store.versions import version_key
-
-from helpers import PEER_DB, make_package
 
 
 def test_version_ordering():

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Iterator
 
 
 @dataclass
@@ -23,7 +23,7 @@ class Route:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     cookie: str | None = None  # "name=value" the request must carry, else 401
-    handler: Callable[["Request"], "Route"] | None = None  # computes the answer per request
+    handler: Callable[[Request], Route] | None = None  # computes the answer per request
 
 
 @dataclass
@@ -41,7 +41,7 @@ class Site:
         self.base = ""  # filled in by serve()
         self._lock = threading.Lock()
 
-    def add(self, path: str, body: str | bytes = b"", **kw: object) -> "Site":
+    def add(self, path: str, body: str | bytes = b"", **kw: object) -> Site:
         data = body.encode("utf-8") if isinstance(body, str) else body
         self.routes[path] = Route(body=data, **kw)  # type: ignore[arg-type]
         return self

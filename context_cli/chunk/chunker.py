@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 from ..document import Block, Chunk, Document, estimate_tokens
 
@@ -38,7 +38,7 @@ class _Node:
     level: int
     title: str
     text: str
-    children: list["_Node"] = field(default_factory=list)
+    children: list[_Node] = field(default_factory=list)
 
     def render(self, depth: int = 0) -> str:
         """The node as Markdown; subsection headings keep their relative depth."""

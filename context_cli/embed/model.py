@@ -20,9 +20,10 @@ import json
 import os
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from context_cli.errors import ModelUnavailable
 from context_cli.home import models_dir
@@ -37,7 +38,7 @@ DEFAULT_MODEL_DIR = Path(__file__).parent / "default_model"
 DEFAULT_MAX_LENGTH = 512  # model2vec's default when config.json has no max_length
 _BATCH = 1024  # texts per tokenizer call (the tokenizer spreads a batch over all cores)
 
-_cache: dict[str, "Embedder"] = {}
+_cache: dict[str, Embedder] = {}
 _lock = threading.Lock()
 
 
@@ -72,13 +73,13 @@ class Embedder:
     def __init__(
         self,
         name: str,
-        vectors: "np.ndarray",
-        tokenizer: "Tokenizer",
+        vectors: np.ndarray,
+        tokenizer: Tokenizer,
         *,
         normalize: bool = False,
         max_length: int | None = DEFAULT_MAX_LENGTH,
-        weights: "np.ndarray | None" = None,
-        mapping: "np.ndarray | None" = None,
+        weights: np.ndarray | None = None,
+        mapping: np.ndarray | None = None,
         fingerprint: str | None = None,
     ) -> None:
         import numpy as np
@@ -120,7 +121,7 @@ class Embedder:
     def __repr__(self) -> str:
         return f"Embedder({self.name!r}, dim={self.dim}, fingerprint={self.fingerprint!r})"
 
-    def encode(self, texts: Sequence[str], *, normalize: bool | None = True) -> "np.ndarray":
+    def encode(self, texts: Sequence[str], *, normalize: bool | None = True) -> np.ndarray:
         """Mean token vector per text, float32, one row per text; empty text gives a zero row.
 
         `normalize=True` (default) returns unit rows, which search needs; `None` follows the
@@ -162,7 +163,7 @@ class Embedder:
         encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
         return [e.ids for e in encode(texts, add_special_tokens=False)]
 
-    def _mean_vectors(self, texts: Sequence[str]) -> "np.ndarray":
+    def _mean_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Mean of each text's token vectors, leaving out the unknown token as model2vec does.
 
         A per-text `take(...).sum()` beats both model2vec's length buckets and one flat
@@ -195,7 +196,7 @@ class Embedder:
         return out
 
     @classmethod
-    def from_static_model(cls, model: Any, name: str) -> "Embedder":
+    def from_static_model(cls, model: Any, name: str) -> Embedder:
         """Wrap a model2vec `StaticModel` (used for hub ids fetched by model2vec itself)."""
         from tokenizers import Tokenizer
 
@@ -210,7 +211,7 @@ class Embedder:
         )
 
 
-def weights_fingerprint(vectors: "np.ndarray", weights: Any = None, mapping: Any = None) -> str:
+def weights_fingerprint(vectors: np.ndarray, weights: Any = None, mapping: Any = None) -> str:
     """sha256 of the stored weight bytes (as saved, before any upcast), first 16 hex chars.
 
     Identifies the exact vectors a package was embedded with, across processes and loaders.
@@ -225,7 +226,7 @@ def weights_fingerprint(vectors: "np.ndarray", weights: Any = None, mapping: Any
     return h.hexdigest()[:16]
 
 
-def _unk_token_id(tokenizer: "Tokenizer") -> int | None:
+def _unk_token_id(tokenizer: Tokenizer) -> int | None:
     """The id model2vec drops from every text (WordPiece/BPE/WordLevel unk, or Unigram unk_id)."""
     model = tokenizer.model
     if hasattr(model, "unk_token"):

@@ -63,7 +63,7 @@ class Package:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> "Package":
+    def __enter__(self) -> Package:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -6,7 +6,8 @@ needs directions, the scale is not stored and vectors are re-normalised when dec
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
@@ -18,7 +19,7 @@ def bytes_per_vector(dtype: str, dim: int) -> int:
     return DTYPES[dtype] * dim
 
 
-def encode(matrix: "np.ndarray", dtype: str = "int8") -> list[bytes]:
+def encode(matrix: np.ndarray, dtype: str = "int8") -> list[bytes]:
     """Rows of a float matrix to blobs."""
     import numpy as np
 
@@ -33,7 +34,7 @@ def encode(matrix: "np.ndarray", dtype: str = "int8") -> list[bytes]:
     raise ValueError(f"unknown vector dtype {dtype!r}")
 
 
-def decode(blobs: Iterable[bytes], dtype: str, dim: int) -> "np.ndarray":
+def decode(blobs: Iterable[bytes], dtype: str, dim: int) -> np.ndarray:
     """Blobs to an (n, dim) float32 matrix of unit rows (zero rows stay zero)."""
     import numpy as np
 

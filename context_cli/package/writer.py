@@ -10,11 +10,12 @@ import hashlib
 import os
 import sqlite3
 import tempfile
+from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..document import Chunk
@@ -47,7 +48,7 @@ def write_package(
     meta: dict[str, str],
     chunks: Sequence[Chunk],
     *,
-    vectors: "np.ndarray | None" = None,
+    vectors: np.ndarray | None = None,
     vector_dtype: str = "int8",
     pages: Sequence[PageRecord] = (),
 ) -> Path:
@@ -61,7 +62,7 @@ def write_package(
     full_meta = {
         "registry": "local",
         "format_version": FORMAT_VERSION,
-        "built_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "built_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "builder": f"context {__version__}",
         **{k: v for k, v in meta.items() if v is not None},
         "chunk_count": str(len(chunks)),
@@ -84,7 +85,7 @@ def write_package(
 
 
 def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
-          vectors: "np.ndarray | None", vector_dtype: str, pages: Sequence[PageRecord]) -> None:
+          vectors: np.ndarray | None, vector_dtype: str, pages: Sequence[PageRecord]) -> None:
     path.unlink(missing_ok=True)
     with closing(sqlite3.connect(path)) as db:
         db.execute("PRAGMA journal_mode=OFF")

@@ -14,7 +14,8 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from typing import TYPE_CHECKING, Callable, ParamSpec
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ParamSpec
 
 from ..document import Block, Document
 from .common import SPLIT_MARKER, Parsed, ParseError, ParserFailure, finish_document

@@ -11,7 +11,7 @@ anything else keeps its argument and Markdown body.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from .common import Sink, TextSink, code_span, fence
 from .sphinx import ADMONITIONS, CODE, CODE_LANG, HIDE_ARGUMENT, LABELS, MYST_DROP, SIGNATURE, VERSION, looks_like_code

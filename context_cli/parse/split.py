@@ -11,7 +11,7 @@ styles first appear, which `rst_style_prefix` replays at the top of later pieces
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from .common import SPLIT_MARKER
 

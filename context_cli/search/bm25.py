@@ -30,8 +30,9 @@ import sqlite3
 import threading
 import zlib
 from collections import Counter, OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..package.schema import BM25_DDL
 
@@ -111,7 +112,7 @@ def stemmer() -> Stemmer:
 
 # --- building (package writer) ---------------------------------------------------------------
 
-def _encode(ids: "np.ndarray", tfs: "np.ndarray", wide: bool) -> bytes:
+def _encode(ids: np.ndarray, tfs: np.ndarray, wide: bool) -> bytes:
     """zlib(id deltas as uint16, or uint32 past 65,535 chunks; then three uint8 tf columns)."""
     import numpy as np
 
@@ -215,7 +216,7 @@ def build(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]]) -> 
     return {"terms": len(post), "postings": sum(len(p[0]) for p in post.values()), "fixed": fixed}
 
 
-def _fts_lengths(db: sqlite3.Connection, n: int) -> "np.ndarray":
+def _fts_lengths(db: sqlite3.Connection, n: int) -> np.ndarray:
     """Tokens per chunk and column, as FTS5 counted them (its docsize table of varints)."""
     import numpy as np
 
@@ -240,9 +241,9 @@ def _fts_lengths(db: sqlite3.Connection, n: int) -> "np.ndarray":
 
 @dataclass
 class Posting:
-    ids: "np.ndarray"  # sorted chunk ids (int64)
-    tfs: "np.ndarray | None"  # (3, df) uint8: doc_title, section_title, content (None for a phrase)
-    contrib: "np.ndarray"  # this term's BM25 contribution to each of those chunks
+    ids: np.ndarray  # sorted chunk ids (int64)
+    tfs: np.ndarray | None  # (3, df) uint8: doc_title, section_title, content (None for a phrase)
+    contrib: np.ndarray  # this term's BM25 contribution to each of those chunks
 
     @property
     def df(self) -> int:
@@ -254,7 +255,7 @@ class Bm25Index:
 
     MAX_CACHED_POSTINGS = 2_000_000  # ids held across cached terms and phrases
 
-    def __init__(self, db: sqlite3.Connection, n: int, doc_len: "np.ndarray", weights: Sequence[float]) -> None:
+    def __init__(self, db: sqlite3.Connection, n: int, doc_len: np.ndarray, weights: Sequence[float]) -> None:
         import numpy as np
 
         self.db = db
@@ -270,7 +271,7 @@ class Bm25Index:
         self._last: tuple[tuple, list[Posting | None]] | None = None
 
     @classmethod
-    def load(cls, db: sqlite3.Connection, weights: Sequence[float]) -> "Bm25Index":
+    def load(cls, db: sqlite3.Connection, weights: Sequence[float]) -> Bm25Index:
         import numpy as np
 
         rows = dict(db.execute("SELECT field, lengths FROM bm25_lengths").fetchall())

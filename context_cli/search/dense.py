@@ -14,11 +14,11 @@ if TYPE_CHECKING:
 
 @dataclass
 class VectorIndex:
-    ids: "np.ndarray"  # chunk ids, aligned with rows
-    matrix: "np.ndarray"  # (n, dim) float32, unit rows
+    ids: np.ndarray  # chunk ids, aligned with rows
+    matrix: np.ndarray  # (n, dim) float32, unit rows
 
     @classmethod
-    def load(cls, db: sqlite3.Connection, dim: int, dtype: str) -> "VectorIndex":
+    def load(cls, db: sqlite3.Connection, dim: int, dtype: str) -> VectorIndex:
         import numpy as np
 
         rows = db.execute("SELECT chunk_id, vector FROM vectors ORDER BY chunk_id").fetchall()
@@ -26,7 +26,7 @@ class VectorIndex:
         matrix = vec.decode((r[1] for r in rows), dtype, dim) if rows else np.zeros((0, dim), np.float32)
         return cls(ids=ids, matrix=matrix)
 
-    def positions(self, chunk_ids: list[int]) -> "np.ndarray":
+    def positions(self, chunk_ids: list[int]) -> np.ndarray:
         """Row of each chunk id, -1 where it has no vector (ids are sorted: binary search)."""
         import numpy as np
 
@@ -36,10 +36,10 @@ class VectorIndex:
         found = self.ids[rows] == want if len(self.ids) else np.zeros(len(want), dtype=bool)
         return np.where(found, rows, -1)
 
-    def scores(self, query: "np.ndarray") -> "np.ndarray":
+    def scores(self, query: np.ndarray) -> np.ndarray:
         return self.matrix @ query
 
-    def top(self, scores: "np.ndarray", k: int) -> list[tuple[int, float]]:
+    def top(self, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(chunk id, cosine), best first."""
         import numpy as np
 

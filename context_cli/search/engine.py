@@ -9,8 +9,9 @@ packed into the token budget (DESIGN §4).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from ..errors import ContextError
 from .fts import terms
@@ -45,7 +46,7 @@ class SearchOptions:
     mode: str = "hybrid"  # hybrid | lexical | dense (the last two for benchmarks)
 
 
-def search(query: str, packages: Iterable["Installed"], opts: SearchOptions | None = None) -> dict:
+def search(query: str, packages: Iterable[Installed], opts: SearchOptions | None = None) -> dict:
     """Search `packages` for `query`; returns the DESIGN §4 JSON object."""
     opts = opts or SearchOptions()
     if not isinstance(query, str) or not query.strip():

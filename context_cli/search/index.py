@@ -28,16 +28,16 @@ if TYPE_CHECKING:
 class Searchable:
     pkg: Package
     lock: threading.Lock = field(default_factory=threading.Lock)
-    _vectors: "VectorIndex | None" = None
-    _model: "Embedder | None" = None
+    _vectors: VectorIndex | None = None
+    _model: Embedder | None = None
     _dense_checked: bool = False
     note: str | None = None  # why this package is searched lexically only
-    _postings: "Postings | None" = None
-    _bm25: "Bm25Index | None" = None
+    _postings: Postings | None = None
+    _bm25: Bm25Index | None = None
     _bm25_checked: bool = False
 
     @property
-    def bm25(self) -> "Bm25Index | None":
+    def bm25(self) -> Bm25Index | None:
         """The package's own BM25 index, or None (searched through FTS5). Call under `lock`."""
         if not self._bm25_checked:
             self._bm25_checked = True
@@ -53,7 +53,7 @@ class Searchable:
         return self._bm25
 
     @property
-    def postings(self) -> "Postings | Bm25Index":
+    def postings(self) -> Postings | Bm25Index:
         index = self.bm25
         if index is not None:
             return index
@@ -76,7 +76,7 @@ class Searchable:
                 self._bm25 = None  # a bad row found late: this package falls back to FTS5
         return lexical(self.pkg.db, query, limit)
 
-    def term_stats(self, query: str, candidates: list[int]) -> "TermStats":
+    def term_stats(self, query: str, candidates: list[int]) -> TermStats:
         """The verdict's term statistics, from the same data as `lexical`. Call under `lock`."""
         from .bm25 import MalformedIndex
         from .lexical import term_stats
@@ -93,7 +93,7 @@ class Searchable:
     def label(self) -> str:
         return self.pkg.label
 
-    def dense(self) -> "tuple[Embedder, VectorIndex] | None":
+    def dense(self) -> tuple[Embedder, VectorIndex] | None:
         """The package's model and vectors, or None (with `note` saying why)."""
         if not self._dense_checked:
             self._dense_checked = True
@@ -131,7 +131,7 @@ _CACHE: dict[Path, tuple[tuple[int, int], Searchable]] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def open_searchable(installed: "Installed") -> Searchable:
+def open_searchable(installed: Installed) -> Searchable:
     path = installed.path
     st = path.stat()
     key = (st.st_size, st.st_mtime_ns)

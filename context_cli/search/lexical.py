@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import sqlite3
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from .fts import build_match, phrases, terms
@@ -30,7 +29,7 @@ def search_sql(limit: int) -> str:
 
 
 def lexical(db: sqlite3.Connection, query: str, limit: int = 50,
-            index: "Bm25Index | None" = None) -> list[tuple[int, float]]:
+            index: Bm25Index | None = None) -> list[tuple[int, float]]:
     """(chunk id, BM25 score; higher is better), best first: from `index` when given,
     else from FTS5. The query units are the same either way (`fts.build_match`)."""
     if index is not None:
@@ -88,7 +87,7 @@ class Postings:
         return [(w, len(ids), ids) for w in words for ids in (self.get(w),)]
 
 
-def term_stats(postings: "Postings | Bm25Index", query: str, candidates: list[int]) -> TermStats:
+def term_stats(postings: Postings | Bm25Index, query: str, candidates: list[int]) -> TermStats:
     idf: dict[str, float] = {}
     present: dict[int, set[str]] = {}
     missing = []

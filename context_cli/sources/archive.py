@@ -26,9 +26,10 @@ import stat
 import tarfile
 import zipfile
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO
 
 from ..errors import SourceError
 

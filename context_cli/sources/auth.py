@@ -100,7 +100,7 @@ class AuthStore:
         self.entries: dict[str, Credentials] = entries or {}
 
     @classmethod
-    def load(cls, path: Path | None = None) -> "AuthStore":
+    def load(cls, path: Path | None = None) -> AuthStore:
         store = cls(path)
         try:
             raw = json.loads(store.path.read_text("utf-8"))

@@ -8,9 +8,9 @@ It also says what it knows of the package identity and provenance.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from ..document import Document
 

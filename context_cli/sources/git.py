@@ -198,7 +198,7 @@ def newest_tag(tags: list[str]) -> tuple[str, str, bool] | None:
     return tag, version, not stable
 
 
-def fetch_git(source: str, opts: "SourceOptions") -> Fetched:
+def fetch_git(source: str, opts: SourceOptions) -> Fetched:
     """Clone one ref of the repository into a temp dir and describe it as a Fetched."""
     spec = parse_git_url(source)
     if spec is None:
@@ -258,7 +258,7 @@ def _split_ref(spec: GitSpec) -> tuple[str, str | None]:
     return segments[0], "/".join(segments[1:]) or None
 
 
-def _pick_tag(url: str, opts: "SourceOptions", notes: list[str]) -> tuple[str, str] | None:
+def _pick_tag(url: str, opts: SourceOptions, notes: list[str]) -> tuple[str, str] | None:
     tags = list_tags(url)
     best = newest_tag(tags)
     if best is None:

@@ -53,7 +53,7 @@ class HttpOptions:
     user_agent: str = USER_AGENT
 
     @classmethod
-    def from_env(cls, **overrides: object) -> "HttpOptions":
+    def from_env(cls, **overrides: object) -> HttpOptions:
         """Defaults, then CONTEXT_HTTP_TIMEOUT / _RETRIES / _BACKOFF, then `overrides`."""
         env: dict[str, object] = {}
         if t := os.environ.get("CONTEXT_HTTP_TIMEOUT"):
@@ -136,7 +136,7 @@ class HttpClient:
         self._robots: dict[str, RobotFileParser | None] = {}
         self._lock = threading.Lock()
 
-    def __enter__(self) -> "HttpClient":
+    def __enter__(self) -> HttpClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

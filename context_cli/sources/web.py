@@ -17,10 +17,10 @@ label after generic ones such as www/docs/developer); IP hosts keep the address.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from posixpath import normpath
-from typing import Callable
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from ..document import Document

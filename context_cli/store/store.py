@@ -8,8 +8,8 @@ file leaves the store as it was.
 from __future__ import annotations
 
 import os
-import sqlite3
 import shutil
+import sqlite3
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +20,7 @@ from ..home import packages_dir
 from ..package.identity import PackageId
 from ..package.reader import Package, open_package
 from .versions import version_key
+
 
 @dataclass(frozen=True)
 class Installed:
@@ -43,7 +44,7 @@ class Spec:
     registry: str | None = None
 
     @classmethod
-    def parse(cls, text: str) -> "Spec":
+    def parse(cls, text: str) -> Spec:
         text = text.strip()
         registry = None
         head, sep, rest = text.partition("/")
@@ -156,7 +157,7 @@ def _registry_from_filename(path: Path) -> str | None:
     return unquote(head) if sep else None
 
 
-def _neg(key: tuple) -> "_Reverse":
+def _neg(key: tuple) -> _Reverse:
     return _Reverse(key)
 
 
@@ -168,7 +169,7 @@ class _Reverse:
     def __init__(self, key: tuple) -> None:
         self.key = key
 
-    def __lt__(self, other: "_Reverse") -> bool:
+    def __lt__(self, other: _Reverse) -> bool:
         return other.key < self.key
 
     def __eq__(self, other: object) -> bool:

@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from ..errors import ContextError
-from ..search.engine import DEFAULT_BUDGET, DEFAULT_LIMIT, SearchOptions, search as run_search
+from ..search.engine import DEFAULT_BUDGET, DEFAULT_LIMIT, SearchOptions
+from ..search.engine import search as run_search
 from ..store.store import Store
 from .render import to_markdown
 
