@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 import requests
-from helpers import PEER_DB
 from starlette.testclient import TestClient
 
 from context_cli.document import Chunk
@@ -29,8 +28,11 @@ from registry_server.app import create_app
 KEY = "test-publish-key"
 UPLOAD_LIMIT = 4 * 1024 * 1024
 AUTH = {"Authorization": f"Bearer {KEY}"}
-PEER_PACKAGE = PEER_DB
 REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
+# A package written by Neuledge Context's own CLI (see tests/fixtures/neuledge/README.md).
+PEER_PACKAGE = FIXTURES / "neuledge" / "anthropic-docs@2024.7.0.db"
+NEULEDGE_REGISTRY = FIXTURES / "neuledge" / "registry"
 
 
 def make_package(path: Path, name: str, version: str, *, registry: str | None = "npm",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import SHARED
+from registry_fixtures import NEULEDGE_REGISTRY
 
 from registry.cli import main
 from registry.definitions import (
@@ -25,7 +25,7 @@ from registry.definitions import (
     matching_versions,
 )
 
-NEULEDGE = SHARED / "peer-data" / "neuledge-registry"
+NEULEDGE = NEULEDGE_REGISTRY
 
 
 def write(root: Path, rel: str, text: str) -> Path:
@@ -35,7 +35,6 @@ def write(root: Path, rel: str, text: str) -> Path:
     return path
 
 
-@pytest.mark.skipif(not NEULEDGE.is_dir(), reason="Neuledge's definitions are not available")
 def test_all_neuledge_definitions_load():
     result = load(NEULEDGE)
     assert [str(e) for e in result.errors] == []
@@ -52,7 +51,6 @@ def test_all_neuledge_definitions_load():
     assert by_key["java/java"].versions[0].versions == ("25.0.2",)
 
 
-@pytest.mark.skipif(not NEULEDGE.is_dir(), reason="Neuledge's definitions are not available")
 def test_validate_cli_on_neuledge_tree():
     result = CliRunner().invoke(main, ["validate", str(NEULEDGE)])
     assert result.exit_code == 0
