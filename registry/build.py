@@ -22,9 +22,7 @@ Fetching and building are separate steps (`fetch_for`, `build_fetched`) so that
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +31,8 @@ from urllib.parse import unquote, urlsplit
 from context_cli.build import BuildOptions, BuildResult, Progress, build
 from context_cli.errors import SourceError
 from context_cli.package.identity import check_identity
-from context_cli.sources.base import Fetched
+from context_cli.sources.base import Fetched, SourceOptions
+from context_cli.sources.git import clean_url, fetch_git, ls_remote
 
 from .definitions import (
     Definition,
@@ -46,7 +45,6 @@ from .definitions import (
     is_excluded,
 )
 
-LS_REMOTE_TIMEOUT = 120
 MAX_ZIP_BYTES = 512 * 1024 * 1024
 
 
@@ -153,13 +151,11 @@ def _fetch_artefact(definition: Definition, source: PypiSource | NpmSource,
 
 
 def _fetch_git(definition: Definition, source: GitSource) -> Fetched:
-    from context_cli.sources.git import fetch_git
-    from context_cli.sources.resolve import SourceOptions
 
     if definition.versioned:
         assert source.ref is not None  # resolve_source filled in the tag
         if not remote_refs(source.url, f"refs/tags/{source.ref}"):
-            raise MissingRef(f"{_shown(source.url)} has no tag {source.ref!r}")
+            raise MissingRef(f"{clean_url(source.url)} has no tag {source.ref!r}")
         ref = source.ref
     else:
         ref = remote_head(source.url, source.ref).ref
@@ -170,58 +166,23 @@ def remote_head(url: str, ref: str | None = None) -> RemoteRef:
     """What an unversioned git source would build now: `ref` (a branch, else a tag) or the
     remote's default branch, with its commit. One `git ls-remote`, no clone."""
     if ref is None:
-        lines = _ls_remote(url, "HEAD", symref=True)
+        lines = ls_remote(url, "HEAD", symref=True)
         branch = next((r.removeprefix("ref: refs/heads/") for sha, r in lines
                        if sha == "" and r.startswith("ref: refs/heads/")), None)
         commit = next((sha for sha, r in lines if r == "HEAD" and sha), None)
         if not branch or not commit:
-            raise SourceError(f"{_shown(url)}: cannot tell the default branch (no HEAD)")
+            raise SourceError(f"{clean_url(url)}: cannot tell the default branch (no HEAD)")
         return RemoteRef(branch, commit)
     found = dict((r, sha) for sha, r in remote_refs(url, ref))
     for candidate in (f"refs/heads/{ref}", f"refs/tags/{ref}^{{}}", f"refs/tags/{ref}"):
         if candidate in found:
             return RemoteRef(ref, found[candidate])
-    raise MissingRef(f"{_shown(url)} has no branch or tag {ref!r}")
+    raise MissingRef(f"{clean_url(url)} has no branch or tag {ref!r}")
 
 
 def remote_refs(url: str, *patterns: str) -> list[tuple[str, str]]:
     """(commit, ref) pairs that `git ls-remote` lists for `patterns` (peeled tags included)."""
-    return [(sha, r) for sha, r in _ls_remote(url, *patterns) if sha]
-
-
-def _ls_remote(url: str, *patterns: str, symref: bool = False) -> list[tuple[str, str]]:
-    """Raw `git ls-remote` lines as (sha, ref); a `ref: ...` symref line has sha ''.
-
-    Never prompts for credentials; a failure is one `SourceError` line.
-    """
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": "",
-           "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=20", "LC_ALL": "C"}
-    try:
-        proc = subprocess.run(["git", "ls-remote", *(["--symref"] if symref else []), url, *patterns],
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=LS_REMOTE_TIMEOUT, env=env)
-    except FileNotFoundError:
-        raise SourceError("git is not installed; install git to build git sources") from None
-    except subprocess.TimeoutExpired:
-        raise SourceError(f"{_shown(url)}: git ls-remote timed out") from None
-    if proc.returncode != 0:
-        last = next((ln.strip() for ln in reversed(proc.stderr.splitlines()) if ln.strip()),
-                    "git ls-remote failed")
-        raise SourceError(f"{_shown(url)}: {last.removeprefix('fatal: ')}")
-    out = []
-    for line in proc.stdout.splitlines():
-        left, _, right = line.partition("\t")
-        if left.startswith("ref: "):
-            out.append(("", left))
-        elif right:
-            out.append((left.strip(), right.strip()))
-    return out
-
-
-def _shown(url: str) -> str:
-    from context_cli.sources.git import clean_url
-
-    return clean_url(url)
+    return [(sha, r) for sha, r in ls_remote(url, *patterns) if sha]
 
 
 # ---- zip -----------------------------------------------------------------------------------

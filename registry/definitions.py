@@ -223,15 +223,14 @@ def parse_version(text: str) -> Version | None:
 
 
 def is_stable(text: str) -> bool:
-    """A release, not a pre-release: semver's `-` suffix, PEP 440's a/b/rc/dev, local builds.
+    """A release: an orderable release number (Maven's `.Final`/`.RELEASE` count) that is not a
+    local build and that the project's one pre-release rule (`store.versions.is_prerelease`)
+    does not call a pre-release."""
+    from context_cli.store.versions import is_prerelease
 
-    A `-` always marks a pre-release (npm's `1.0.0-0`, which PEP 440 would read as a post
-    release); PEP 440 post releases such as `1.0.post1` count as stable.
-    """
-    if _NUMERIC_RE.match(text) or _MAVEN_FINAL_RE.match(text):
-        return True
+    m = _MAVEN_FINAL_RE.match(text)
     v = parse_version(text)
-    return v is not None and "-" not in text and not v.is_prerelease and v.local is None
+    return v is not None and v.local is None and not is_prerelease(m.group(1) if m else text)
 
 
 def matching_versions(

@@ -31,14 +31,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import requests
 
 from context_cli import __version__
 from context_cli.errors import ContextError, InvalidPackage, RegistryError
 from context_cli.package.identity import PackageId, check_identity
+from context_cli.remote.protocol import error_text, package_path
 from context_cli.retry import RetryPolicy, send
+from context_cli.sources.transfer import describe_error
 
 from .definitions import Definition, GitSource, find_definition
 
@@ -135,19 +136,19 @@ def upload(target: Target, path: Path, pid: PackageId) -> dict[str, Any]:
     if not target.key:
         raise PublishError(f"no publish key: set {KEY_ENVS[0]} (or {KEY_ENVS[1]})")
     headers = {"Authorization": f"Bearer {target.key}", "Content-Type": "application/octet-stream"}
-    resp = _send("POST", target, _package_path(pid), headers=headers, body=path,
+    resp = _send("POST", target, package_path(pid), headers=headers, body=path,
                  what=f"publishing {pid.qualified}")
     with resp:
         if resp.status_code in (401, 403):
             raise PublishError(f"{target.name} refused the publish key ({resp.status_code} "
-                               f"{_error_text(resp)}); check {KEY_ENVS[0]}", resp.status_code,
+                               f"{error_text(resp)}); check {KEY_ENVS[0]}", resp.status_code,
                                fatal=True)
         if resp.status_code == 409:
             raise PublishError(f"{pid.qualified} is already on {target.name} with different "
                                "content; published versions cannot be replaced", 409)
         if resp.status_code >= 400:
             raise PublishError(f"{target.name} refused {pid.qualified}: {resp.status_code} "
-                               f"{_error_text(resp)}", resp.status_code)
+                               f"{error_text(resp)}", resp.status_code)
         try:
             body = resp.json()
         except ValueError:
@@ -158,13 +159,13 @@ def upload(target: Target, path: Path, pid: PackageId) -> dict[str, Any]:
 def server_metadata(target: Target, registry: str, name: str, version: str) -> dict[str, Any] | None:
     """`GET /packages/R/N/V`: the server's metadata, or None when it does not have it."""
     pid = check_identity(registry, name, version)
-    resp = _send("GET", target, _package_path(pid), what=f"checking {pid.qualified}")
+    resp = _send("GET", target, package_path(pid), what=f"checking {pid.qualified}")
     with resp:
         if resp.status_code == 404:
             return None
         if resp.status_code >= 400:
             raise PublishError(f"{target.name} refused to look up {pid.qualified}: "
-                               f"{resp.status_code} {_error_text(resp)}", resp.status_code)
+                               f"{resp.status_code} {error_text(resp)}", resp.status_code)
         try:
             data = resp.json()
         except ValueError:
@@ -194,37 +195,15 @@ def _send(method: str, target: Target, path: str, *, what: str,
         resp = send(request, policy, sleep=_sleep)
     except (requests.ConnectionError, requests.Timeout) as e:
         raise PublishError(f"{what}: cannot reach registry server {target.url} "
-                           f"({_reason(e)}) after {ATTEMPTS} attempts", fatal=True) from None
+                           f"({describe_error(e)}) after {ATTEMPTS} attempts", fatal=True) from None
     except requests.RequestException as e:
-        raise PublishError(f"{what}: request to {target.url} failed ({_reason(e)})") from None
+        raise PublishError(f"{what}: request to {target.url} failed ({describe_error(e)})") from None
     if not policy.retries_status(resp.status_code):
         return resp
     with resp:
         raise PublishError(f"{what}: {target.name} answered {resp.status_code} "
-                           f"({_error_text(resp)}) {ATTEMPTS} times; try again later",
+                           f"({error_text(resp)}) {ATTEMPTS} times; try again later",
                            resp.status_code)
-
-
-def _package_path(pid: PackageId) -> str:
-    return "/packages/" + "/".join(quote(p, safe="") for p in (pid.registry, pid.name, pid.version))
-
-
-def _error_text(resp: requests.Response) -> str:
-    """The server's `{"error": ...}` message, else its reason phrase; one short line."""
-    try:
-        data = resp.json()
-    except ValueError:
-        data = None
-    message = data.get("error") if isinstance(data, dict) else None
-    text = message if isinstance(message, str) else (resp.reason or "")
-    return " ".join(text.split())[:200] or str(resp.status_code)
-
-
-def _reason(e: Exception) -> str:
-    if isinstance(e, requests.Timeout):
-        return "timed out"
-    match = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", str(e))
-    return match.group(1).strip().lower() if match else type(e).__name__
 
 
 # ---- the whole catalogue -------------------------------------------------------------------

@@ -199,7 +199,7 @@ def test_hostile_sdist_is_refused(server, isolated):
 
 def test_size_cap(server, isolated):
     serve_pypi(server)
-    with pytest.raises(SourceError, match=r"^demo 1.0 sdist is \d+ bytes, over the 100-byte limit$"):
+    with pytest.raises(SourceError, match=r"^download of demo 1.0 sdist: the server declares \d+ bytes, over the 100-byte limit$"):
         fetch_pypi("demo", "1.0", index_url=server.url, max_bytes=100)
     assert leftovers(isolated) == []
 

@@ -143,5 +143,5 @@ def test_a_caller_turns_the_final_error_into_one_line(script, monkeypatch):
     host = script.url.split("/")[2]
     with pytest.raises(SourceError) as err:
         artefact.http_get(script.url, what="PyPI", not_found="no such thing", attempts=2)
-    assert str(err.value) == f"could not reach PyPI at {host}: connection failed"
+    assert str(err.value) == f"could not reach PyPI at {host}: the connection was closed"
     assert script.hits == 2 and slept == [1.0]

@@ -2,7 +2,9 @@
 
 A download streams into a temp file inside the store folder, is checked against the
 server's SHA-256 (response header and/or search entry) and its Content-Length, is
-validated as a package naming what was asked for, and only then renamed into place by
+bounded in size (the server's declared size, else `max_download_bytes()`) and in time (an
+overall deadline, not only a per-read timeout), is never decoded (identity is asked for and
+an encoded answer refused), is validated as a package naming what was asked for, and only then renamed into place by
 `Store.install_owned`. Anything else raises `RegistryError` with one line and leaves the
 store exactly as it was. 429 and 5xx answers and dropped connections are retried a few
 times with backoff (honouring `Retry-After`); other 4xx answers are final.
@@ -12,23 +14,24 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import requests
 
 from .. import __version__
+from ..atomic import TEMP_SUFFIX
 from ..errors import InvalidPackage, NotInstalled, RegistryError
 from ..package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 from ..package.reader import open_package
 from ..retry import RetryPolicy, parse_retry_after, send
+from ..sources.transfer import IDENTITY, TransferError, describe_error, download_deadline, header_int, read_body
 from ..store.store import Installed, Spec, Store
 from ..store.versions import version_key
 from .config import Server, get_server
+from .protocol import SEARCH_PATH, SHA256_HEADER, download_path, error_text, package_path
 
 Progress = Callable[[int, "int | None"], None]
 """Called with (bytes received, total bytes or None) as a download proceeds."""
@@ -37,9 +40,9 @@ ATTEMPTS = 3           # tries per request for 429, 5xx and dropped connections
 BACKOFF = 0.5          # seconds before the 2nd try; doubles after that
 MAX_WAIT = 30.0        # a longer Retry-After is reported rather than waited for
 TIMEOUT = (10, 60)     # connect, read (between bytes) in seconds
-CHUNK = 64 * 1024
 MUTABLE_VERSIONS = frozenset({"latest"})
-HEADERS = {"User-Agent": f"context/{__version__}", "Accept-Encoding": "identity"}
+HEADERS = {"User-Agent": f"context/{__version__}", **IDENTITY}
+MAX_BYTES_ENV, DEFAULT_MAX_BYTES = "CONTEXT_MAX_DOWNLOAD_BYTES", 512 * 1024 * 1024
 
 
 class PackageNotFound(RegistryError):
@@ -54,7 +57,7 @@ def search_remote(registry: str, name: str, version: str | None = None,
     params = {"registry": registry, "name": name}
     if version:
         params["version"] = version
-    with _request(srv, "/search", params=params) as resp:
+    with _request(srv, SEARCH_PATH, params=params) as resp:
         data = _json(resp, srv)
     if not isinstance(data, list):
         raise RegistryError(f"{srv.url}/search did not answer with a list")
@@ -66,7 +69,7 @@ def package_info(registry: str, name: str, version: str,
     """`GET /packages/R/N/V`: the server's metadata for one version."""
     pid = _identity(registry, name, version)
     srv = get_server(server)
-    with _request(srv, _package_path(pid)) as resp:
+    with _request(srv, package_path(pid)) as resp:
         if resp.status_code == 404:
             raise PackageNotFound(f"{pid.qualified} is not on {srv.name} ({srv.url})")
         data = _json(resp, srv)
@@ -80,15 +83,15 @@ def download_and_install(registry: str, name: str, version: str | None = None, *
                          progress: Progress | None = None) -> Installed:
     """Install one package from a server; `version=None` means the newest it has."""
     srv = get_server(server)
-    expected = None
+    entry: dict[str, Any] = {}
     if version is None:
         entries = search_remote(registry, name, server=srv)
         if not entries:
             raise PackageNotFound(f"{registry}/{name} is not on {srv.name} ({srv.url})")
-        best = max(entries, key=lambda e: version_key(e["version"]))
-        version, expected = best["version"], best.get("sha256")
+        entry = max(entries, key=lambda e: version_key(e["version"]))
+        version = entry["version"]
     pid = _identity(registry, name, version)
-    return _download(pid, srv, store or Store(), expected, progress)
+    return _download(pid, srv, store or Store(), entry, progress)
 
 
 def update_all(names: Iterable[str] | None = None, *, server: str | Server | None = None,
@@ -142,38 +145,45 @@ def _update_one(old: Installed, srv: Server, store: Store,
         return None
     pid = _identity(old.id.registry, old.id.name, best["version"])
     progress = progress_for(pid) if progress_for else None
-    return _download(pid, srv, store, best.get("sha256"), progress)
+    return _download(pid, srv, store, best, progress)
 
 
 # -- downloading ----------------------------------------------------------------------
 
-def _download(pid: PackageId, srv: Server, store: Store, expected: str | None,
+def max_download_bytes() -> int:
+    """The size cap for a download whose size the server did not declare."""
+    return header_int(os.environ.get(MAX_BYTES_ENV)) or DEFAULT_MAX_BYTES
+
+
+def _download(pid: PackageId, srv: Server, store: Store, entry: dict[str, Any],
               progress: Progress | None) -> Installed:
-    with _request(srv, _package_path(pid) + "/download", stream=True) as resp:
+    """`entry` is the server's search entry for this version when we have it (sha256, size)."""
+    with _request(srv, download_path(pid), stream=True) as resp:
         if resp.status_code == 404:
             raise PackageNotFound(f"{pid.qualified} is not on {srv.name} ({srv.url})")
         _raise_for_status(resp, srv)
-        return _install_stream(resp, pid, srv, store, expected, progress)
+        return _install_stream(resp, pid, srv, store, entry, progress)
 
 
 def _install_stream(resp: requests.Response, pid: PackageId, srv: Server, store: Store,
-                    expected: str | None, progress: Progress | None) -> Installed:
-    header = (resp.headers.get("X-Content-SHA256") or "").strip().lower() or None
+                    entry: dict[str, Any], progress: Progress | None) -> Installed:
+    header = (resp.headers.get(SHA256_HEADER) or "").strip().lower() or None
+    expected = entry.get("sha256")
     expected = expected.strip().lower() if isinstance(expected, str) and expected else None
     if header and expected and header != expected:
         raise RegistryError(f"{srv.url} gave two different checksums for {pid.qualified}; "
                             "nothing was installed")
     want = header or expected
-    encoded = resp.headers.get("Content-Encoding", "identity").lower() not in ("", "identity")
-    total = None if encoded else _content_length(resp)
+    total = header_int(resp.headers.get("Content-Length"))
+    listed = entry.get("sizeBytes", entry.get("size"))
+    limit = listed if isinstance(listed, int) and not isinstance(listed, bool) and listed >= 0 \
+        else max_download_bytes()
     store.root.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=".downloading-", suffix=".db", dir=store.root)
+    # Named like every temp file of ours (never *.db): the store never lists it as a package.
+    fd, tmp_name = tempfile.mkstemp(prefix=".downloading-", suffix=TEMP_SUFFIX, dir=store.root)
     tmp = Path(tmp_name)
     try:
-        digest, size = _receive(resp, fd, total, progress, pid, srv)
-        if total is not None and size != total:
-            raise RegistryError(f"download of {pid.qualified} from {srv.url} was cut short "
-                                f"({size} of {total} bytes); nothing was installed")
+        digest = _receive(resp, fd, total, limit, progress, pid, srv)
         if want and digest != want:
             raise RegistryError(f"checksum mismatch for {pid.qualified} from {srv.url}: the file "
                                 "was altered or damaged; nothing was installed")
@@ -190,22 +200,22 @@ def _install_stream(resp: requests.Response, pid: PackageId, srv: Server, store:
         tmp.unlink(missing_ok=True)
 
 
-def _receive(resp: requests.Response, fd: int, total: int | None, progress: Progress | None,
-             pid: PackageId, srv: Server) -> tuple[str, int]:
+def _receive(resp: requests.Response, fd: int, total: int | None, limit: int,
+             progress: Progress | None, pid: PackageId, srv: Server) -> str:
+    """Stream the body into `fd` within the size cap and deadline; return its SHA-256."""
     digest, size = hashlib.sha256(), 0
     with os.fdopen(fd, "wb") as out:
         try:
-            for chunk in resp.iter_content(CHUNK):
+            for chunk in read_body(resp, limit=limit, deadline=download_deadline()):
                 out.write(chunk)
                 digest.update(chunk)
                 size += len(chunk)
                 if progress:
                     progress(size, total)
-        except requests.RequestException:
-            expected = f" (expected {total} bytes)" if total is not None else ""
-            raise RegistryError(f"download of {pid.qualified} from {srv.url} was interrupted"
-                                f"{expected}; nothing was installed") from None
-    return digest.hexdigest(), size
+        except TransferError as e:
+            raise RegistryError(f"download of {pid.qualified} from {srv.url}: {e}; "
+                                "nothing was installed") from None
+    return digest.hexdigest()
 
 
 # -- HTTP -----------------------------------------------------------------------------
@@ -218,16 +228,16 @@ def _request(srv: Server, path: str, *, params: dict[str, str] | None = None,
         resp = send(lambda: requests.get(srv.url + path, params=params, stream=stream,
                                          timeout=TIMEOUT, headers=HEADERS), policy)
     except (requests.ConnectionError, requests.Timeout) as e:
-        raise RegistryError(f"cannot reach registry server {srv.url}: {_reason(e)}") from None
+        raise RegistryError(f"cannot reach registry server {srv.url}: {describe_error(e)}") from None
     except requests.RequestException as e:
-        raise RegistryError(f"request to registry server {srv.url} failed: {_reason(e)}") from None
+        raise RegistryError(f"request to registry server {srv.url} failed: {describe_error(e)}") from None
     if not policy.retries_status(resp.status_code):
         return resp
     wait = parse_retry_after(resp.headers.get("Retry-After"))
     with resp:
         hint = f"retry in {wait:.0f} s" if wait else "try again later"
         raise RegistryError(f"registry server {srv.url} answered {resp.status_code} "
-                            f"({_error_text(resp)}); {hint}")
+                            f"({error_text(resp)}); {hint}")
 
 
 def _json(resp: requests.Response, srv: Server) -> Any:
@@ -241,44 +251,10 @@ def _json(resp: requests.Response, srv: Server) -> Any:
 def _raise_for_status(resp: requests.Response, srv: Server) -> None:
     if resp.status_code >= 400:
         raise RegistryError(f"registry server {srv.url} refused: {resp.status_code} "
-                            f"{_error_text(resp)}")
-
-
-def _error_text(resp: requests.Response) -> str:
-    """The server's `{"error": ...}` message, else its status reason; one short line."""
-    try:
-        raw = next(resp.iter_content(4096), b"")
-    except requests.RequestException:
-        raw = b""
-    text = raw.decode("utf-8", "replace")
-    match = re.search(r'"error"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
-    message = match.group(1) if match else (resp.reason or "")
-    return " ".join(message.split())[:200] or str(resp.status_code)
-
-
-def _content_length(resp: requests.Response) -> int | None:
-    value = resp.headers.get("Content-Length", "").strip()
-    return int(value) if value.isdigit() else None
-
-
-def _reason(e: Exception) -> str:
-    """`Connection refused` rather than urllib3's nested repr."""
-    if isinstance(e, requests.Timeout):
-        return "timed out"
-    match = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", str(e))
-    if match:
-        return match.group(1).strip().lower()
-    text = str(e)
-    if "RemoteDisconnected" in text or "Connection aborted" in text:
-        return "the connection was closed"
-    return type(e).__name__
+                            f"{error_text(resp)}")
 
 
 # -- small helpers --------------------------------------------------------------------
-
-def _package_path(pid: PackageId) -> str:
-    return "/packages/" + "/".join(quote(p, safe="") for p in (pid.registry, pid.name, pid.version))
-
 
 def _identity(registry: str, name: str, version: str) -> PackageId:
     try:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..atomic import write_text
 from ..errors import RegistryError
 from ..home import config_path
 
@@ -65,7 +66,6 @@ def load_servers(path: Path | None = None) -> list[Server]:
 def save_servers(servers: list[Server], path: Path | None = None) -> Path:
     """Write the list in Context's format (Context's client reads the same file)."""
     path = path or config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = {"servers": [s.as_json() for s in servers]}
     if path.exists():
         try:
@@ -74,10 +74,7 @@ def save_servers(servers: list[Server], path: Path | None = None) -> Path:
                 data = {**old, **data}  # keep keys other tools put there
         except (OSError, ValueError):
             pass
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text(path, json.dumps(data, indent=2) + "\n")
 
 
 def get_server(name: str | Server | None = None) -> Server:

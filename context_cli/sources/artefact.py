@@ -32,6 +32,8 @@ from ..errors import SourceError
 from ..retry import RetryPolicy, send
 from .archive import extract
 from .base import Fetched
+from .folder import DOC_SUFFIXES
+from .transfer import IDENTITY, TransferError, describe_error, download_deadline, read_body
 
 DEFAULT_URLS = {
     "npm": ("CONTEXT_NPM_REGISTRY_URL", "https://registry.npmjs.org"),
@@ -50,7 +52,8 @@ _sleep = time.sleep  # tests replace it to skip or record the waits
 MAX_JSON_BYTES = 256 * 1024 * 1024  # npm documents of big packages run to tens of MB
 MAX_ARTEFACT_BYTES = 256 * 1024 * 1024
 DOCS_FOLDERS = ("docs", "doc", "documentation")
-DOC_SUFFIXES = {".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc", ".html", ".htm", ".ipynb"}
+# The registry each artefact kind is filed under, in the publisher's names (packages.yaml keys).
+REGISTRY_OF = {"pypi": "pip", "npm": "npm"}
 
 _PYPI_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9_][a-z0-9._~-]*$", re.IGNORECASE)
@@ -68,7 +71,7 @@ def base_url(kind: str, override: str | None = None) -> str:
 
 
 def http_get(url: str, *, what: str, not_found: str, stream: bool = False,
-             attempts: int = ATTEMPTS) -> requests.Response:
+             attempts: int = ATTEMPTS, headers: dict[str, str] | None = None) -> requests.Response:
     """GET with bounded retries on 5xx, 429 and network errors; other 4xx stop at once.
 
     `what` names the service in messages ("npm registry"); `not_found` is the whole message
@@ -77,11 +80,11 @@ def http_get(url: str, *, what: str, not_found: str, stream: bool = False,
     policy = RetryPolicy(attempts, RETRY_BACKOFF, retry_on=(requests.RequestException,),
                          max_retry_after=MAX_RETRY_AFTER)
     try:
-        r = send(lambda: requests.get(url, timeout=TIMEOUT, stream=stream, headers=_HEADERS),
-                 policy, sleep=_sleep)
+        r = send(lambda: requests.get(url, timeout=TIMEOUT, stream=stream,
+                                      headers={**_HEADERS, **(headers or {})}), policy, sleep=_sleep)
     except requests.RequestException as e:
         host = urlsplit(url).netloc or url
-        raise SourceError(f"could not reach {what} at {host}: {_reason(e)}") from None
+        raise SourceError(f"could not reach {what} at {host}: {describe_error(e)}") from None
     if r.status_code < 400:
         return r
     r.close()
@@ -114,19 +117,7 @@ def _read_capped(r: requests.Response, max_bytes: int, label: str) -> bytes:
     return b"".join(chunks)
 
 
-def _reason(e: Exception) -> str:
-    if isinstance(e, requests.Timeout):
-        return "timed out"
-    if isinstance(e, requests.ConnectionError):
-        return "connection failed"
-    return " ".join(str(e).split())[:200] or type(e).__name__
-
-
 # ---- specs -------------------------------------------------------------------------------
-
-
-def is_artefact_spec(spec: str) -> bool:
-    return spec.startswith(("pypi:", "npm:"))
 
 
 def parse_artefact_spec(spec: str) -> tuple[str, str, str | None]:
@@ -196,6 +187,7 @@ def fetch_pypi(name: str, version: str | None = None, *, index_url: str | None =
         expected=("sha256", digest, "hex") if digest else None, docs_path=docs_path,
     )
     fetched.source_type = "pypi"
+    fetched.registry = REGISTRY_OF["pypi"]
     fetched.name = canonicalize_name(name)
     fetched.version = version
     fetched.source_url = f"pypi:{fetched.name}=={version}"
@@ -256,6 +248,7 @@ def fetch_npm(name: str, version: str | None = None, *, registry_url: str | None
         prefix="context-npm-", max_bytes=max_bytes, expected=_npm_digest(dist), docs_path=docs_path,
     )
     fetched.source_type = "npm"
+    fetched.registry = REGISTRY_OF["npm"]
     fetched.name = name
     fetched.version = resolved
     fetched.source_url = f"npm:{name}@{resolved}"
@@ -315,23 +308,17 @@ def _fetch_archive(url: Any, label: str, *, prefix: str, max_bytes: int,
 
 
 def _download(url: str, dest: Path, label: str, max_bytes: int, algo: str) -> Any:
+    """Stream the artefact to `dest` raw (never decoded), within `max_bytes` and the deadline."""
     r = http_get(url, what=f"download of {label}", not_found=f"{label}: download not found ({url})",
-                 stream=True)
+                 stream=True, headers=IDENTITY)
     digest = hashlib.new(algo)
     with r, dest.open("wb") as out:
-        declared = r.headers.get("Content-Length")
-        if declared and declared.isdigit() and int(declared) > max_bytes:
-            raise SourceError(f"{label} is {declared} bytes, over the {max_bytes}-byte limit")
-        total = 0
         try:
-            for chunk in r.iter_content(1024 * 1024):
-                total += len(chunk)
-                if total > max_bytes:
-                    raise SourceError(f"{label} is over the {max_bytes}-byte limit")
+            for chunk in read_body(r, limit=max_bytes, deadline=download_deadline()):
                 digest.update(chunk)
                 out.write(chunk)
-        except requests.RequestException as e:
-            raise SourceError(f"download of {label} failed: {_reason(e)}") from None
+        except TransferError as e:
+            raise SourceError(f"download of {label}: {e}") from None
     return digest
 
 

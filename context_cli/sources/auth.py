@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..atomic import write_text
 from ..errors import ContextError
 from ..home import auth_path
 
@@ -120,20 +119,9 @@ class AuthStore:
 
     def save(self) -> None:
         """Write with mode 0600 from the first byte, then rename over the old file."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"domains": {d: {"headers": c.headers, "cookies": c.cookies}
                             for d, c in sorted(self.entries.items())}}
-        fd, tmp = tempfile.mkstemp(prefix=".auth-", suffix=".json", dir=self.path.parent)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=2)
-                f.write("\n")
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        os.chmod(self.path, 0o600)
+        write_text(self.path, json.dumps(data, indent=2) + "\n", mode=0o600)
 
     def add(self, domain: str, cookies: str | None = None, headers: list[str] | tuple[str, ...] = ()) -> str:
         """Merge cookies and headers into the domain's entry; returns the normalised domain."""

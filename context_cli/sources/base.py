@@ -8,7 +8,7 @@ It also says what it knows of the package identity and provenance.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +29,9 @@ class Fetched:
     version: str | None = None
     description: str | None = None
     source_commit: str | None = None
+    # The registry a released artefact belongs to, in the publisher's names ("pip" for a PyPI
+    # sdist, "npm"), so `context add pypi:NAME` is filed where `context install pip/NAME` looks.
+    registry: str | None = None
     notes: list[str] = field(default_factory=list)  # things to tell the user ("using tag v2.1.0")
     temp_dirs: list[Path] = field(default_factory=list)
     skipped: int = 0  # pages that failed to fetch or parse
@@ -37,3 +40,17 @@ class Fetched:
         for d in self.temp_dirs:
             shutil.rmtree(d, ignore_errors=True)
         self.temp_dirs.clear()
+
+
+@dataclass
+class SourceOptions:
+    """How to fetch a source: what `context add` and the publisher may say beyond SOURCE."""
+
+    tag: str | None = None
+    path: str | None = None
+    interactive: bool = False
+    # Called with (version-like tags newest first, suggested tag) when interactive on a TTY.
+    choose_tag: Callable[[list[str], str], str] | None = None
+    timeout: float | None = None  # seconds for connect and read; default from HttpOptions
+    max_pages: int | None = None  # website crawl bound
+    progress: Callable[[str, int, int], None] | None = None  # same shape as build's Progress

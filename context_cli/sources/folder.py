@@ -1,4 +1,4 @@
-"""Find the documentation files in a folder (DESIGN §5).
+"""Find the documentation files in a folder (the files `context add FOLDER` indexes).
 
 A project root with a docs folder is narrowed to it; hidden entries, `.gitignore`d paths,
 build/vendor/test/example folders, changelogs, licences and non-English locale folders
@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SourceError
+from ..parse import SUFFIXES as DOC_SUFFIXES  # a document is a file we can parse: one list
 
-DOC_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".asciidoc",
-                          ".asc", ".html", ".htm", ".ipynb"})
 PROJECT_MARKERS = (".git", "pyproject.toml", "package.json", "setup.py")
 DOCS_DIRS = ("docs", "doc", "documentation", "Documentation")
 SKIP_DIRS = frozenset({

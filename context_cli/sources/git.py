@@ -33,18 +33,14 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from ..errors import SourceError
 from ..package.identity import VERSION_RE
 from ..store.versions import is_prerelease, version_key
-from .base import Fetched
+from .base import Fetched, SourceOptions
 from .folder import DOCS_DIRS
 from .http import safe_url
-
-if TYPE_CHECKING:
-    from .resolve import SourceOptions
 
 FORGES = {"github.com", "gitlab.com", "bitbucket.org", "codeberg.org"}
 DEFAULT_BRANCHES = {"main", "master", "trunk", "default", "develop", "HEAD"}
@@ -164,23 +160,34 @@ def version_from_ref(ref: str) -> str | None:
     return None
 
 
+def ls_remote(url: str, *patterns: str, options: tuple[str, ...] = (),
+              symref: bool = False) -> list[tuple[str, str]]:
+    """`git ls-remote` lines as (sha, ref); with `symref`, a `ref: refs/heads/x` line has sha ''.
+
+    The one way this project asks a remote what it has (the publisher too): same environment,
+    retries and one-line errors as every other git call here.
+    """
+    args = ["ls-remote", *options, *(["--symref"] if symref else []), url, *patterns]
+    out = []
+    for line in run_git(args, timeout=LS_TIMEOUT, what=url).splitlines():
+        left, _, right = line.partition("\t")
+        if left.startswith("ref: "):
+            out.append(("", left))
+        elif right:
+            out.append((left.strip(), right.strip()))
+    return out
+
+
 def list_tags(url: str) -> list[str]:
     """Tag names of a remote (peeled duplicates folded), via `git ls-remote --tags`."""
-    out = _run_git(["ls-remote", "--tags", "--refs", url], timeout=LS_TIMEOUT, what=url)
-    tags = []
-    for line in out.splitlines():
-        _, _, ref = line.partition("\t")
-        if ref.startswith("refs/tags/"):
-            tags.append(ref[len("refs/tags/"):])
-    return tags
+    return [ref[len("refs/tags/"):] for _, ref in ls_remote(url, options=("--tags", "--refs"))
+            if ref.startswith("refs/tags/")]
 
 
 def list_refs(url: str) -> set[str]:
     """Branch and tag names (used to split `/tree/feature/x/docs` into ref and path)."""
-    out = _run_git(["ls-remote", "--heads", "--tags", "--refs", url], timeout=LS_TIMEOUT, what=url)
     refs = set()
-    for line in out.splitlines():
-        ref = line.partition("\t")[2]
+    for _, ref in ls_remote(url, options=("--heads", "--tags", "--refs")):
         for prefix in ("refs/heads/", "refs/tags/"):
             if ref.startswith(prefix):
                 refs.add(ref[len(prefix):])
@@ -228,7 +235,7 @@ def fetch_git(source: str, opts: SourceOptions) -> Fetched:
     checkout = tmp / "repo"
     try:
         _clone(spec.url, ref, checkout, docs_path)
-        commit = _run_git(["-C", str(checkout), "rev-parse", "HEAD"], timeout=60, what=source).strip()
+        commit = run_git(["-C", str(checkout), "rev-parse", "HEAD"], timeout=60, what=source).strip()
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -264,7 +271,7 @@ def _pick_tag(url: str, opts: SourceOptions, notes: list[str]) -> tuple[str, str
     if best is None:
         return None
     tag, version, pre = best
-    chooser = getattr(opts, "choose_tag", None)
+    chooser = opts.choose_tag
     if opts.interactive and chooser is not None and sys.stdin.isatty():
         choice = chooser(sorted((t for t in tags if version_from_ref(t)),
                                 key=lambda t: version_key(version_from_ref(t) or ""), reverse=True), tag)
@@ -282,14 +289,14 @@ def _clone(url: str, ref: str | None, dest: Path, docs_path: str | None) -> None
         _fetch_commit(url, ref, dest)
     else:
         try:
-            _run_git(["clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch",
+            run_git(["clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch",
                       "--filter=blob:none", "--sparse", *branch, url, str(dest)],
                      timeout=CLONE_TIMEOUT, what=url, ref=ref)
         except SourceError as e:
             if getattr(e, "fatal", False):
                 raise
             shutil.rmtree(dest, ignore_errors=True)
-            _run_git(["clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch", *branch,
+            run_git(["clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch", *branch,
                       url, str(dest)], timeout=CLONE_TIMEOUT, what=url, ref=ref)
             return
     _narrow(dest, docs_path)
@@ -297,11 +304,11 @@ def _clone(url: str, ref: str | None, dest: Path, docs_path: str | None) -> None
 
 def _fetch_commit(url: str, sha: str, dest: Path) -> None:
     dest.mkdir(parents=True)
-    _run_git(["-C", str(dest), "init", "--quiet"], timeout=60, what=url)
-    _run_git(["-C", str(dest), "remote", "add", "origin", url], timeout=60, what=url)
-    _run_git(["-C", str(dest), "fetch", "--quiet", "--depth", "1", "origin", sha],
+    run_git(["-C", str(dest), "init", "--quiet"], timeout=60, what=url)
+    run_git(["-C", str(dest), "remote", "add", "origin", url], timeout=60, what=url)
+    run_git(["-C", str(dest), "fetch", "--quiet", "--depth", "1", "origin", sha],
              timeout=CLONE_TIMEOUT, what=url, ref=sha)
-    _run_git(["-C", str(dest), "checkout", "--quiet", "FETCH_HEAD"], timeout=CLONE_TIMEOUT, what=url)
+    run_git(["-C", str(dest), "checkout", "--quiet", "FETCH_HEAD"], timeout=CLONE_TIMEOUT, what=url)
 
 
 def _narrow(dest: Path, docs_path: str | None) -> None:
@@ -310,13 +317,13 @@ def _narrow(dest: Path, docs_path: str | None) -> None:
         return
     target = docs_path.strip("/") if docs_path else None
     if not target:
-        listing = _run_git(["-C", str(dest), "ls-tree", "-d", "--name-only", "HEAD"],
+        listing = run_git(["-C", str(dest), "ls-tree", "-d", "--name-only", "HEAD"],
                            timeout=60, what=str(dest)).split()
         target = next((d for d in DOCS_DIRS if d in listing), None)
     if target:
-        _run_git(["-C", str(dest), "sparse-checkout", "set", target], timeout=CLONE_TIMEOUT, what=str(dest))
+        run_git(["-C", str(dest), "sparse-checkout", "set", target], timeout=CLONE_TIMEOUT, what=str(dest))
     else:
-        _run_git(["-C", str(dest), "sparse-checkout", "disable"], timeout=CLONE_TIMEOUT, what=str(dest))
+        run_git(["-C", str(dest), "sparse-checkout", "disable"], timeout=CLONE_TIMEOUT, what=str(dest))
 
 
 def _git_env() -> dict[str, str]:
@@ -341,8 +348,8 @@ class GitError(SourceError):
         self.fatal = fatal
 
 
-def _run_git(args: list[str], *, timeout: float, what: str, ref: str | None = None,
-             retries: int = 2) -> str:
+def run_git(args: list[str], *, timeout: float, what: str, ref: str | None = None,
+            retries: int = 2) -> str:
     """Run git; transient network failures are retried, the rest become one clear line."""
     shown = clean_url(what) if "://" in what or "@" in what else what
     for attempt in range(retries + 1):

@@ -120,7 +120,6 @@ class _Resolver:
 
     def __init__(self, spec: Json):
         self.spec = spec
-        self.swagger2 = "swagger" in spec
 
     def deref(self, obj: Any, depth: int = 0) -> tuple[Any, str | None]:
         """Follow refs (a chain of them too); returns the target and the last ref's name."""

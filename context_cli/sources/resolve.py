@@ -10,25 +10,17 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..errors import SourceError
-from .base import Fetched
+from .base import Fetched, SourceOptions
 
+if TYPE_CHECKING:
+    from .http import HttpClient
 
-@dataclass
-class SourceOptions:
-    tag: str | None = None
-    path: str | None = None
-    interactive: bool = False
-    # Called with (version-like tags newest first, suggested tag) when interactive on a TTY.
-    choose_tag: Callable[[list[str], str], str] | None = None
-    timeout: float | None = None  # seconds for connect and read; default from HttpOptions
-    max_pages: int | None = None  # website crawl bound
-    progress: Callable[[str, int, int], None] | None = None  # same shape as build's Progress
+__all__ = ["SourceOptions", "fetch_file", "fetch_folder", "fetch_source"]  # SourceOptions: old home
 
 
 def fetch_source(source: str, opts: SourceOptions | None = None) -> Fetched:
@@ -95,7 +87,7 @@ def _fetch_http(url: str, opts: SourceOptions) -> Fetched:
         return fetch_website(url, client, limits)
 
 
-def _download_db(url: str, client) -> Fetched:
+def _download_db(url: str, client: HttpClient) -> Fetched:
     """Stream a package file to a temp dir (size-capped); the installer validates it."""
     from .http import safe_url
 

@@ -1,0 +1,111 @@
+"""Reading an HTTP answer from a stranger's server within bounds: size, time and encoding.
+
+Every download in the project (registry packages, sdists and tarballs, zipped doc sites, `.db`
+URLs) goes through `read_body`, so one set of rules holds everywhere:
+
+* bytes are read raw and never decoded: we ask for `Accept-Encoding: identity`, and an answer
+  compressed anyway is refused (`check_identity`), since a 200 KB gzip can stand for 200 MB;
+* the size is capped before and while reading (a declared `Content-Length` over the cap is
+  refused at once; a body without one is cut off at the cap);
+* an overall deadline bounds the whole transfer, not just the wait between two reads, so a
+  server dripping a byte every few seconds cannot keep a download alive forever (a read
+  blocks at most the caller's read timeout, so the deadline is overshot by at most that);
+* header numbers are read strictly (ASCII digits only): `Content-Length: ²` is no number.
+
+Errors are `TransferError`, one short line without the URL; callers add what and where.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import time
+from collections.abc import Iterator
+
+import requests
+
+from ..errors import ContextError
+
+IDENTITY = {"Accept-Encoding": "identity"}
+DEADLINE_ENV, DEFAULT_DEADLINE = "CONTEXT_DOWNLOAD_DEADLINE", 900  # seconds for one whole download
+_CHUNK = 64 * 1024
+_MAX_DIGITS = 19  # anything longer is not a size we would accept anyway
+
+
+class TransferError(ContextError):
+    """A body that broke a bound (size, deadline, encoding) or was cut off."""
+
+
+def header_int(value: str | None) -> int | None:
+    """A non-negative number from a header or setting, ASCII digits only; None otherwise."""
+    text = (value or "").strip()
+    if not text or len(text) > _MAX_DIGITS or not text.isascii() or not text.isdigit():
+        return None
+    return int(text)
+
+
+def download_deadline() -> float:
+    """Seconds one whole download may take (`CONTEXT_DOWNLOAD_DEADLINE` overrides)."""
+    return float(header_int(os.environ.get(DEADLINE_ENV)) or DEFAULT_DEADLINE)
+
+
+def check_identity(resp: requests.Response) -> None:
+    """Refuse a body the server encoded although we asked for identity (a compression bomb)."""
+    encoding = resp.headers.get("Content-Encoding", "").strip().lower()
+    if encoding not in ("", "identity"):
+        raise TransferError(f"the server sent {clip(encoding, 40)!r}-encoded data although "
+                            "identity was asked for; refusing it")
+
+
+def read_body(resp: requests.Response, *, limit: int, deadline: float | None = None,
+              chunk: int = _CHUNK) -> Iterator[bytes]:
+    """The raw body in pieces; raises `TransferError` past `limit` bytes or `deadline` seconds,
+    for an encoded body, or when fewer bytes arrive than `Content-Length` declared."""
+    check_identity(resp)
+    declared = header_int(resp.headers.get("Content-Length"))
+    if declared is not None and declared > limit:
+        raise TransferError(f"the server declares {declared} bytes, over the {limit}-byte limit")
+    start, total = time.monotonic(), 0
+    raw = resp.raw
+    read1 = getattr(raw, "read1", None)  # one socket read at most: the deadline gets a say
+    while True:
+        if deadline is not None and time.monotonic() - start > deadline:
+            raise TransferError(f"took longer than {deadline:g} s in all; stopped")
+        try:
+            data = read1(chunk, decode_content=False) if read1 else raw.read(chunk, decode_content=False)
+        except (requests.RequestException, http.client.HTTPException, OSError, ValueError) as e:
+            raise TransferError(f"interrupted ({describe_error(e)})") from None
+        except Exception as e:  # urllib3's own errors (ProtocolError, ReadTimeoutError)
+            if type(e).__module__.startswith("urllib3"):
+                raise TransferError(f"interrupted ({describe_error(e)})") from None
+            raise
+        if not data:
+            break
+        total += len(data)
+        if total > limit:
+            raise TransferError(f"more than {limit} bytes; stopped")
+        yield data
+    if declared is not None and total != declared:
+        raise TransferError(f"cut short ({total} of {declared} bytes)")
+
+
+def describe_error(e: BaseException) -> str:
+    """`connection refused` rather than urllib3's nested repr: one short lower-case phrase."""
+    if isinstance(e, requests.Timeout) or "timed out" in str(e).lower() or "ReadTimeout" in type(e).__name__:
+        return "timed out"
+    text = str(e)
+    match = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", text)
+    if match:
+        return clip(match.group(1).strip().lower(), 100)
+    if "RemoteDisconnected" in text or "Connection aborted" in text or "IncompleteRead" in text:
+        return "the connection was closed"
+    if isinstance(e, requests.ConnectionError):
+        return "connection failed"
+    return type(e).__name__
+
+
+def clip(text: str, n: int = 100) -> str:
+    """At most `n` characters of one line: what a hostile name may take up in a message."""
+    one = " ".join(str(text).split())
+    return one if len(one) <= n else one[: n - 1] + "…"
