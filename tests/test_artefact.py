@@ -137,6 +137,7 @@ def test_fetch_pypi_latest_stable_sdist(server, isolated):
     fetched = fetch_pypi("demo", index_url=server.url)
     try:
         assert fetched.source_type == "pypi"
+        assert fetched.registry == "pip"  # filed where `context install pip/demo` looks
         assert fetched.source_url == "pypi:demo==1.0"
         assert (fetched.name, fetched.version, fetched.description) == ("demo", "1.0", "A demo package")
         assert fetched.folder is not None and fetched.folder.name == "demo-1.0"
@@ -252,7 +253,7 @@ NPM_README_ONLY = targz({"package/package.json": "{}", "package/Readme.markdown"
 def test_fetch_npm_latest_with_docs_folder(server, isolated):
     serve_npm(server, "demo", {"1.0.0": NPM_README_ONLY, "1.1.0": NPM_WITH_DOCS})
     fetched = fetch_npm("demo", registry_url=server.url)
-    assert (fetched.source_type, fetched.source_url) == ("npm", "npm:demo@1.1.0")
+    assert (fetched.source_type, fetched.source_url, fetched.registry) == ("npm", "npm:demo@1.1.0", "npm")
     assert fetched.folder is not None and fetched.folder.name == "package"
     assert fetched.docs_path == "docs"
     assert fetched.description == "demo 1.1.0"

@@ -63,6 +63,7 @@ def test_local_db_and_folder(tmp_path: Path, docs_folder: Path) -> None:
     assert (f.source_type, f.db_file, f.source_url) == ("db", db, "x.db")
     f = fetch_source(str(docs_folder))
     assert f.source_type == "folder" and f.source_url == "mylib-docs"
+    assert f.registry is None  # only released artefacts name a registry
 
 
 def test_unknown_forms(tmp_path: Path) -> None:
