@@ -241,3 +241,64 @@ def test_any_member_name_stays_inside_or_is_refused(names):
         outside = [p for p in base.rglob("*") if p != archive and p != dest.parent
                    and not p.is_relative_to(dest)]
         assert outside == []
+
+
+def _header_bomb(path: Path, header_type: bytes, size: int) -> Path:
+    """A .tgz whose first header (GNU long name, pax) declares `size` bytes of one letter."""
+    import gzip
+
+    info = tarfile.TarInfo("././@LongLink")
+    info.type, info.size = header_type, size
+    block = b"a" * (1 << 20)
+    with gzip.open(path, "wb", compresslevel=6) as f:
+        f.write(info.tobuf(format=tarfile.GNU_FORMAT))
+        for left in range(size, 0, -len(block)):
+            f.write(block[:left])
+        f.write(b"\0" * ((512 - size % 512) % 512))
+        real = tarfile.TarInfo("x.md")
+        real.size = 1
+        f.write(real.tobuf() + b"x" + b"\0" * 511 + b"\0" * 1024)
+    return path
+
+
+@pytest.mark.parametrize("header_type, kind", [
+    (tarfile.GNUTYPE_LONGNAME, "GNU long-name"), (tarfile.GNUTYPE_LONGLINK, "GNU long-link"),
+    (tarfile.XHDTYPE, "pax"), (tarfile.XGLTYPE, "pax global"),
+])
+def test_oversized_long_name_and_pax_headers_are_refused_before_reading(tmp_path, header_type, kind):
+    """A 64 MiB header in a ~64 KB .tgz: tarfile would read it whole (and echo it as a name)."""
+    import tracemalloc
+
+    bomb = _header_bomb(tmp_path / "bomb.tgz", header_type, 64 * 1024 * 1024)
+    assert bomb.stat().st_size < 400_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(SourceError) as e:
+            extract(bomb, tmp_path / "out")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024  # the header is never read (it would take 64 MiB and more)
+    assert str(e.value) == (f"refusing archive bomb.tgz: a {kind} header of 67108864 bytes "
+                            "(over the 1048576-byte cap)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_long_hostile_member_name_is_clipped_in_the_error(tmp_path):
+    name = "../" + "x" * 100_000
+    with pytest.raises(SourceError) as e:
+        extract(make_tar(tmp_path / "a.tgz", [("file", name, "hi")]), tmp_path / "out")
+    assert len(str(e.value)) < 250 and "escapes the destination" in str(e.value)
+
+
+def test_a_long_name_within_the_cap_still_extracts(tmp_path):
+    name = "docs/" + "d" * 150 + "/guide.md"  # over tar's 100-byte field: a GNU/pax long name
+    for fmt in (tarfile.GNU_FORMAT, tarfile.PAX_FORMAT):
+        archive = tmp_path / f"ok-{fmt}.tar"
+        with tarfile.open(archive, "w", format=fmt) as tf:
+            info = tarfile.TarInfo(name)
+            info.size = 2
+            tf.addfile(info, io.BytesIO(b"ok"))
+        out = tmp_path / f"out-{fmt}"
+        extract(archive, out)
+        assert (out / name).read_bytes() == b"ok"

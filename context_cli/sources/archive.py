@@ -11,11 +11,13 @@ at a time and refuses anything that could write outside the destination or exhau
 * device files and FIFOs: refused;
 * decompression bombs: a cap on the total uncompressed bytes, on the number of members, and
   on the ratio of uncompressed bytes to the archive's size (checked once the output passes
-  `RATIO_FLOOR_BYTES`, so tiny archives of padding are not flagged).
+  `RATIO_FLOOR_BYTES`, so tiny archives of padding are not flagged);
+* header bombs: tar reads a GNU long-name/long-link or pax header into memory whole, so
+  their declared size is capped (`MAX_HEADER_BYTES`) before tarfile reads them.
 
 Files are written with mode 0644 and directories 0755 whatever the archive says. On any
 failure the partial output is removed and `SourceError` carries one line naming the archive
-and the member.
+and the member (names are clipped: a hostile name never floods the terminal).
 """
 
 from __future__ import annotations
@@ -32,11 +34,15 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from ..errors import SourceError
+from .transfer import clip
 
 MAX_BYTES = 512 * 1024 * 1024  # total uncompressed output
 MAX_FILES = 50_000  # members of any kind
 MAX_RATIO = 200  # uncompressed bytes / archive bytes
 RATIO_FLOOR_BYTES = 8 * 1024 * 1024  # below this much output the ratio is not judged
+MAX_HEADER_BYTES = 1024 * 1024  # a GNU long name/link or pax header; real ones are a few KB
+_LONG_HEADERS = {tarfile.GNUTYPE_LONGNAME: "GNU long-name", tarfile.GNUTYPE_LONGLINK: "GNU long-link",
+                 tarfile.XHDTYPE: "pax", tarfile.XGLTYPE: "pax global", tarfile.SOLARIS_XHDTYPE: "pax"}
 _CHUNK = 1024 * 1024
 # What a corrupt or truncated archive raises from tarfile, zipfile and the decompressors.
 _BROKEN: tuple[type[BaseException], ...] = (
@@ -157,10 +163,20 @@ def _members(archive: Path) -> Iterator[_Member]:
         raise _Refused("not a tar or zip archive")
 
 
+class _CappedTarInfo(tarfile.TarInfo):
+    """A TarInfo that refuses an oversized long-name/pax header before tarfile reads it."""
+
+    def _proc_member(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+        kind = _LONG_HEADERS.get(self.type)
+        if kind and self.size > MAX_HEADER_BYTES:
+            raise _Refused(f"a {kind} header of {self.size} bytes (over the {MAX_HEADER_BYTES}-byte cap)")
+        return super()._proc_member(tarfile)  # type: ignore[misc, no-any-return]
+
+
 def _tar_members(archive: Path) -> Iterator[_Member]:
     # Iterating a TarFile reads headers lazily, so a bomb is caught while streaming rather
     # than after the whole member list has been decompressed.
-    with tarfile.open(archive, mode="r:*") as tf:
+    with tarfile.open(archive, mode="r:*", tarinfo=_CappedTarInfo) as tf:
         for info in tf:
             if info.isreg():
                 yield _Member(info.name, "file", info.size, open=lambda i=info: _tar_file(tf, i))
@@ -175,7 +191,7 @@ def _tar_members(archive: Path) -> Iterator[_Member]:
 def _tar_file(tf: tarfile.TarFile, info: tarfile.TarInfo) -> BinaryIO:
     fh = tf.extractfile(info)
     if fh is None:  # only for non-regular members, which never get here
-        raise _Refused(f"member {info.name!r} has no content")
+        raise _Refused(f"member {_name(info.name)} has no content")
     return fh  # type: ignore[return-value]
 
 
@@ -185,12 +201,12 @@ def _zip_members(archive: Path) -> Iterator[_Member]:
         for info in infos:
             mode = info.external_attr >> 16
             if info.flag_bits & 0x1:
-                raise _Refused(f"member {info.filename!r} is encrypted")
+                raise _Refused(f"member {_name(info.filename)} is encrypted")
             if info.is_dir():
                 yield _Member(info.filename, "dir", 0)
             elif stat.S_ISLNK(mode):
                 if info.file_size > 4096:
-                    raise _Refused(f"member {info.filename!r} is an oversized link")
+                    raise _Refused(f"member {_name(info.filename)} is an oversized link")
                 target = zf.read(info).decode("utf-8", "replace")
                 yield _Member(info.filename, "link", 0, link_target=target)
             elif mode and (stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode)):
@@ -202,13 +218,13 @@ def _zip_members(archive: Path) -> Iterator[_Member]:
 def _safe_parts(name: str) -> tuple[str, ...]:
     """The path components of a member name, or `_Refused` if it could leave the tree."""
     if "\x00" in name:
-        raise _Refused(f"member name {name!r} contains a NUL byte")
+        raise _Refused(f"member name {_name(name)} contains a NUL byte")
     unified = name.replace("\\", "/")
     if unified.startswith("/") or (len(unified) > 1 and unified[1] == ":"):
-        raise _Refused(f"member {name!r} has an absolute path")
+        raise _Refused(f"member {_name(name)} has an absolute path")
     parts = tuple(p for p in PurePosixPath(unified).parts if p not in ("", "."))
     if ".." in parts:
-        raise _Refused(f"member {name!r} escapes the destination ('..' in its path)")
+        raise _Refused(f"member {_name(name)} escapes the destination ('..' in its path)")
     return parts
 
 
@@ -235,11 +251,11 @@ def _write(member: _Member, dest: Path, budget: _Budget) -> int:
     budget.count_member()
     parts = _safe_parts(member.name)
     if member.kind == "special":
-        raise _Refused(f"member {member.name!r} is a device file or FIFO")
+        raise _Refused(f"member {_name(member.name)} is a device file or FIFO")
     if member.kind == "link":
         if _link_leaves_tree(parts, member.link_target or "", member.hard):
             raise _Refused(
-                f"link {member.name!r} points outside the destination ({member.link_target!r})"
+                f"link {_name(member.name)} points outside the destination ({_name(member.link_target or '')})"
             )
         return 1
     if not parts:
@@ -251,10 +267,10 @@ def _write(member: _Member, dest: Path, budget: _Budget) -> int:
     if member.size > budget.max_bytes:
         cap = budget.max_bytes
         size = member.size
-        raise _Refused(f"member {member.name!r} declares {size} bytes, over the {cap}-byte cap")
+        raise _Refused(f"member {_name(member.name)} declares {size} bytes, over the {cap}-byte cap")
     target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
     if target.is_dir():
-        raise _Refused(f"member {member.name!r} would replace a folder")
+        raise _Refused(f"member {_name(member.name)} would replace a folder")
     assert member.open is not None
     src = member.open()
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
@@ -278,5 +294,9 @@ def _remove_partial(dest: Path, created: bool) -> None:
 
 
 def _one_line(e: BaseException) -> str:
-    text = str(e) or type(e).__name__
-    return " ".join(text.split())
+    return clip(str(e) or type(e).__name__, 200)
+
+
+def _name(name: str) -> str:
+    """A member name as shown in a message: quoted, at most about 100 characters."""
+    return repr(clip(name, 100))
