@@ -7,6 +7,7 @@ the last answer whatever its status, raises the last retryable exception, any ot
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,14 +44,14 @@ class RetryPolicy:
 
 def parse_retry_after(value: str | None) -> float | None:
     """`Retry-After` (seconds or an HTTP date) as seconds from now, >= 0; None if unreadable."""
+    text = (value or "").strip()
+    if re.fullmatch(r"-?[0-9]{1,12}(\.[0-9]{1,6})?", text):  # ASCII only: `²`, `1e9`, `nan` are no delay
+        return max(float(text), 0.0)
     try:
-        seconds = float(value or "")
-    except ValueError:
-        try:
-            seconds = email.utils.parsedate_to_datetime(value or "").timestamp() - time.time()
-        except (TypeError, ValueError):
-            return None
-    return max(seconds, 0.0) if seconds == seconds else None  # NaN is unreadable too
+        seconds = email.utils.parsedate_to_datetime(text).timestamp() - time.time()
+    except (TypeError, ValueError, OverflowError, IndexError):
+        return None
+    return max(seconds, 0.0)
 
 
 def send(request: Callable[[], requests.Response], policy: RetryPolicy, *,

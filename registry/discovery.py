@@ -194,7 +194,8 @@ def _maven_dates(group: str, artifact: str, urls: Mapping[str, str]) -> dict[str
             for d in response.get("docs") or []:
                 if isinstance(d.get("timestamp"), (int, float)) and d.get("v"):
                     dates[str(d["v"])] = datetime.fromtimestamp(d["timestamp"] / 1000, UTC)
-            if (page + 1) * MAVEN_PAGE >= int(response.get("numFound") or 0):
+            found = response.get("numFound")
+            if not isinstance(found, int) or (page + 1) * MAVEN_PAGE >= found:
                 break
     except (SourceError, ValueError, TypeError, AttributeError):
         pass

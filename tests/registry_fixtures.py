@@ -155,11 +155,13 @@ Handler = Callable[[str, str], list[bytes]]
 
 
 def http_response(status: int, body: bytes = b"", headers: dict[str, str] | None = None,
-                  *, content_length: int | None = None) -> bytes:
+                  *, content_length: int | str | None = None) -> bytes:
+    """A whole answer; `content_length=""` leaves the header out (the body ends at close)."""
     reason = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error",
               503: "Service Unavailable"}.get(status, "Status")
-    lines = [f"HTTP/1.1 {status} {reason}", "Connection: close",
-             f"Content-Length: {len(body) if content_length is None else content_length}"]
+    lines = [f"HTTP/1.1 {status} {reason}", "Connection: close"]
+    if content_length != "":
+        lines.append(f"Content-Length: {len(body) if content_length is None else content_length}")
     lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
@@ -170,17 +172,21 @@ class FakeServer:
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
         self.requests: list[tuple[str, str]] = []
+        self.headers: list[dict[str, str]] = []  # each request's headers, names in lower case
         outer = self
 
         class RequestHandler(socketserver.StreamRequestHandler):
             def handle(self) -> None:
                 line = self.rfile.readline().decode("latin-1").strip()
-                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                    pass
+                headers = {}
+                while (raw := self.rfile.readline()) not in (b"\r\n", b"\n", b""):
+                    name, _, value = raw.decode("latin-1").partition(":")
+                    headers[name.strip().lower()] = value.strip()
                 if not line:
                     return
                 method, path, _ = line.split(" ", 2)
                 outer.requests.append((method, path))
+                outer.headers.append(headers)
                 for part in outer.handler(method, path):
                     self.wfile.write(part)
                     self.wfile.flush()

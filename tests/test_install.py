@@ -282,6 +282,98 @@ def test_unreachable_server_names_its_url(home, monkeypatch):
     assert r.exit_code == 1 and url in r.output and r.output.count("\n") == 1
 
 
+def _leftovers(home: Path) -> list[str]:
+    folder = home / "packages"
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) if folder.exists() else []
+
+
+def test_download_without_length_is_capped(home, tmp_path, installed_old, monkeypatch):
+    """No Content-Length: the body is cut off at the configured cap, not streamed forever."""
+    pkg = make_package(tmp_path / "new.db", "zod", "3.1.0")
+    before = installed_old.read_bytes()
+    endless = lambda: [http_response(200, b"", content_length=""), *([b"x" * 65536] * 64)]  # noqa: E731
+    monkeypatch.setenv("CONTEXT_MAX_DOWNLOAD_BYTES", "300000")
+    with fake_registry(pkg, endless) as fake:
+        monkeypatch.setenv("CONTEXT_REGISTRY_URL", fake.url)
+        with pytest.raises(RegistryError, match=r"larger than 300000 bytes; stopped; nothing was installed"):
+            remote.download_and_install("npm", "zod", "3.1.0")
+    assert_untouched(home, installed_old, before)
+    assert _leftovers(home) == []
+
+
+def test_the_listed_size_caps_the_download(home, tmp_path, installed_old, monkeypatch):
+    """The search entry says how big the file is: a longer body is refused at that size."""
+    pkg = make_package(tmp_path / "new.db", "zod", "3.1.0")
+    data, before = pkg.read_bytes(), installed_old.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    entry = json.dumps([{"name": "zod", "registry": "npm", "version": "3.1.0", "sha256": sha,
+                         "size": 1000}]).encode()
+
+    def handler(method: str, path: str) -> list[bytes]:
+        if path.startswith("/search"):
+            return [http_response(200, entry, {"Content-Type": "application/json"})]
+        return [http_response(200, data, content_length="")]
+
+    with FakeServer(handler) as fake:
+        monkeypatch.setenv("CONTEXT_REGISTRY_URL", fake.url)
+        with pytest.raises(RegistryError, match="larger than 1000 bytes"):
+            remote.download_and_install("npm", "zod")
+    assert_untouched(home, installed_old, before)
+
+
+def test_an_encoding_not_asked_for_is_refused(home, tmp_path, installed_old, monkeypatch):
+    """identity is asked for; a gzip answer (a 200 KB stand-in for 200 MB) is never decoded."""
+    import gzip
+
+    pkg = make_package(tmp_path / "new.db", "zod", "3.1.0")
+    before = installed_old.read_bytes()
+    bomb = gzip.compress(b"\0" * (20 * 1024 * 1024))
+    gz = lambda: [http_response(200, bomb, {"Content-Encoding": "gzip"})]  # noqa: E731
+    with fake_registry(pkg, gz) as fake:
+        monkeypatch.setenv("CONTEXT_REGISTRY_URL", fake.url)
+        with pytest.raises(RegistryError, match="'gzip'-encoded data although identity was asked for"):
+            remote.download_and_install("npm", "zod")
+        assert all(h.get("accept-encoding") == "identity" for h in fake.headers)
+    assert_untouched(home, installed_old, before)
+
+
+def test_a_dripping_server_meets_the_overall_deadline(home, tmp_path, installed_old, monkeypatch):
+    """One byte every 0.3 s never trips a per-read timeout; the 2 s deadline stops it."""
+    import time
+
+    pkg = make_package(tmp_path / "new.db", "zod", "3.1.0")
+    before = installed_old.read_bytes()
+
+    def drip():
+        yield http_response(200, b"", content_length=100_000)
+        for _ in range(100):
+            time.sleep(0.3)
+            yield b"x"
+
+    monkeypatch.setenv("CONTEXT_DOWNLOAD_DEADLINE", "2")
+    with fake_registry(pkg, drip) as fake:
+        monkeypatch.setenv("CONTEXT_REGISTRY_URL", fake.url)
+        start = time.monotonic()
+        with pytest.raises(RegistryError, match="took longer than 2 s in all"):
+            remote.download_and_install("npm", "zod")
+        assert time.monotonic() - start < 5
+    assert_untouched(home, installed_old, before)
+
+
+@pytest.mark.parametrize("length", ["\u00b2", "-1", "12abc", "1e3"])
+def test_an_unreadable_content_length_is_one_clear_error(home, tmp_path, installed_old, monkeypatch, length):
+    pkg = make_package(tmp_path / "new.db", "zod", "3.1.0")
+    before = installed_old.read_bytes()
+    odd = lambda: [http_response(200, pkg.read_bytes(), content_length=length)]  # noqa: E731
+    with fake_registry(pkg, odd) as fake:
+        monkeypatch.setenv("CONTEXT_REGISTRY_URL", fake.url)
+        with pytest.raises(RegistryError, match="unreadable Content-Length"):
+            remote.download_and_install("npm", "zod")
+        r = CliRunner().invoke(cli, ["install", "npm/zod"])
+        assert r.exit_code == 1 and r.output.count("\n") == 1 and "Traceback" not in r.output
+    assert_untouched(home, installed_old, before)
+
+
 # -- config.json ----------------------------------------------------------------------
 
 def test_config_defaults_and_file(home, monkeypatch):

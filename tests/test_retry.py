@@ -145,3 +145,22 @@ def test_a_caller_turns_the_final_error_into_one_line(script, monkeypatch):
         artefact.http_get(script.url, what="PyPI", not_found="no such thing", attempts=2)
     assert str(err.value) == f"could not reach PyPI at {host}: the connection was closed"
     assert script.hits == 2 and slept == [1.0]
+
+
+@pytest.mark.parametrize("text", ["\u00b2", "\u0661\u0662", "\uff11\uff12", "1e3", "inf", "0x10", "1_000", " "])
+def test_numbers_from_strangers_are_ascii_digits_only(text, monkeypatch):
+    """`int("١٢")` is 12 and `"²".isdigit()` is True: neither may reach a size or a delay."""
+    from context_cli.errors import SourceError
+    from context_cli.sources.git import version_from_ref
+    from context_cli.sources.http import HttpOptions
+    from context_cli.sources.transfer import header_int
+
+    assert header_int(text) is None
+    assert parse_retry_after(text) is None
+    if not text.isascii():
+        assert version_from_ref(f"v{text}") is None
+    monkeypatch.setenv("CONTEXT_HTTP_TIMEOUT", text)
+    if text.strip():
+        with pytest.raises(SourceError, match="CONTEXT_HTTP_TIMEOUT=.* is not a number"):
+            HttpOptions.from_env()
+    assert header_int(" 42 ") == 42 and parse_retry_after("42") == 42.0

@@ -36,15 +36,44 @@ def test_domain_matching_covers_one_parent_level_only() -> None:
     store = AuthStore()
     store.add("example.com", cookies="a=parent")
     store.add("docs.example.com", cookies="a=own")
-    assert store.for_host("example.com").cookies == {"a": "parent"}
-    assert store.for_host("api.example.com").cookies == {"a": "parent"}
-    assert store.for_host("docs.example.com").cookies == {"a": "own"}  # most specific wins
-    assert store.for_host("a.b.example.com") is None  # two levels down
-    assert store.for_host("example.org") is None
-    assert store.for_host("notexample.com") is None
+    assert store.for_url("https://example.com/x").cookies == {"a": "parent"}
+    assert store.for_url("https://api.example.com/").cookies == {"a": "parent"}
+    assert store.for_url("https://docs.example.com/").cookies == {"a": "own"}  # most specific wins
+    assert store.for_url("https://a.b.example.com/") is None  # two levels down
+    assert store.for_url("https://example.org/") is None
+    assert store.for_url("https://notexample.com/") is None
     store.add("127.0.0.1", cookies="ip=1")
-    assert store.for_host("127.0.0.1") is not None
-    assert store.for_host("localhost") is None
+    assert store.for_url("https://127.0.0.1/") is not None
+    assert store.for_url("https://localhost/") is None
+
+
+def test_credentials_are_scoped_to_scheme_and_port_like_an_origin() -> None:
+    store = AuthStore()
+    assert store.add("https://docs.example.com:8443/guide", cookies="a=1") == "docs.example.com:8443"
+    store.add("example.com", headers=["Authorization: Bearer t"])
+    assert store.for_url("https://docs.example.com:8443/x").cookies == {"a": "1"}
+    assert store.for_url("https://docs.example.com:9443/x") is None  # the parent covers :443 only
+    assert store.for_url("https://docs.example.com/x").headers == {"Authorization": "Bearer t"}
+    assert store.for_url("https://example.com:443/").headers  # the default port, written out
+    assert store.for_url("http://example.com/") is None  # never over plain http by default
+    assert store.for_url("http://docs.example.com:8443/x") is None
+    assert store.for_url("ftp://example.com/") is None
+    store.add("example.com", cookies="s=2", allow_http=True)
+    assert store.for_url("http://example.com/").cookies == {"s": "2"}
+    assert store.for_url("http://example.com:8080/") is None
+    assert store.add("http://127.0.0.1:8000", cookies="x=1") == "127.0.0.1:8000"  # an http URL says so
+    assert store.for_url("http://127.0.0.1:8000/p").cookies == {"x": "1"}
+    assert store.for_url("http://127.0.0.1:8001/p") is None
+
+
+def test_allow_http_survives_a_save(context_home: Path) -> None:
+    store = AuthStore.load()
+    store.add("http://127.0.0.1:8000", cookies="x=1")
+    store.add("example.com", cookies="y=2")
+    store.save()
+    again = AuthStore.load()
+    assert again.entries["127.0.0.1:8000"].allow_http and not again.entries["example.com"].allow_http
+    assert again.for_url("http://127.0.0.1:8000/").cookies == {"x": "1"}
 
 
 def test_rejects_malformed_input() -> None:
@@ -104,7 +133,11 @@ def test_credentials_sent_only_to_their_domain() -> None:
             with pytest.raises(FetchError) as e:
                 client.get(base + "/private")
             assert e.value.status == 401 and "context auth add" in str(e.value)
-        store.add("127.0.0.1", cookies="sid=ok", headers=["X-Api-Key: k1"])
+        store.add("127.0.0.1", cookies="sid=ok", headers=["X-Api-Key: k1"])  # https only, port 443
+        with HttpClient(FAST, auth=store) as client:
+            with pytest.raises(FetchError):
+                client.get(base + "/private")
+        store.add(base, cookies="sid=ok", headers=["X-Api-Key: k1"])  # this http origin, said so
         with HttpClient(FAST, auth=store) as client:
             assert b"Secret" in client.get(base + "/private").body
             with pytest.raises(FetchError):
@@ -123,11 +156,26 @@ def test_redirect_to_another_domain_drops_credentials() -> None:
         site.add("/start", status=302, headers={"Location": other_host(base) + "/landing"}, cookie="sid=ok")
         site.add("/landing", "<html><body><h1>Landing</h1><p>public page text</p></body></html>")
         store = AuthStore()
-        store.add("127.0.0.1", cookies="sid=ok", headers=["Authorization: Bearer t"])
+        store.add(base, cookies="sid=ok", headers=["Authorization: Bearer t"])
         with HttpClient(FAST, auth=store) as client:
             resp = client.get(base + "/start")
     assert b"Landing" in resp.body
     landing = [r for r in site.requests if r.path == "/landing"]
+    assert landing and "Cookie" not in landing[0].headers and "Authorization" not in landing[0].headers
+
+
+def test_redirect_to_another_port_of_the_same_host_drops_credentials() -> None:
+    first, second = Site(), Site()
+    with serve(first) as base, serve(second) as other:
+        first.add("/start", status=302, headers={"Location": other + "/landing"}, cookie="sid=ok")
+        second.add("/landing", "<html><body><h1>Landing</h1><p>public page text</p></body></html>")
+        store = AuthStore()
+        store.add(base, cookies="sid=ok", headers=["Authorization: Bearer t"])
+        with HttpClient(FAST, auth=store) as client:
+            assert b"Landing" in client.get(base + "/start").body
+    start = [r for r in first.requests if r.path == "/start"]
+    landing = [r for r in second.requests if r.path == "/landing"]
+    assert "sid=ok" in start[0].headers.get("Cookie", "")
     assert landing and "Cookie" not in landing[0].headers and "Authorization" not in landing[0].headers
 
 
@@ -143,7 +191,7 @@ def test_private_site_added_after_auth(context_home: Path) -> None:
         with pytest.raises(FetchError) as e:
             fetch_source(base + "/guide", SourceOptions(timeout=2))
         assert "401" in str(e.value)
-        r = CliRunner().invoke(cli, ["auth", "add", "127.0.0.1", "--cookies", "sid=member"])
+        r = CliRunner().invoke(cli, ["auth", "add", base, "--cookies", "sid=member"])
         assert r.exit_code == 0, r.output
         fetched = fetch_source(base + "/guide", SourceOptions(timeout=2))
     assert fetched.documents and "signing keys" in json.dumps([b.text for d in fetched.documents for b in d.blocks])

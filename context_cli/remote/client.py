@@ -174,7 +174,7 @@ def _install_stream(resp: requests.Response, pid: PackageId, srv: Server, store:
         raise RegistryError(f"{srv.url} gave two different checksums for {pid.qualified}; "
                             "nothing was installed")
     want = header or expected
-    total = header_int(resp.headers.get("Content-Length"))
+    total = header_int(resp.headers.get("Content-Length"))  # for progress; read_body judges it
     listed = entry.get("sizeBytes", entry.get("size"))
     limit = listed if isinstance(listed, int) and not isinstance(listed, bool) and listed >= 0 \
         else max_download_bytes()

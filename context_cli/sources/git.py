@@ -45,7 +45,7 @@ from .http import safe_url
 FORGES = {"github.com", "gitlab.com", "bitbucket.org", "codeberg.org"}
 DEFAULT_BRANCHES = {"main", "master", "trunk", "default", "develop", "HEAD"}
 _SCP_RE = re.compile(r"^(?P<user>[A-Za-z0-9._-]+)@(?P<host>[A-Za-z0-9.-]+):(?P<path>[^/].*)$")
-_VERSION_TAIL_RE = re.compile(r"\d+(?:\.\d+)*(?:[-._+]?[0-9A-Za-z][0-9A-Za-z.+_-]*)?")
+_VERSION_TAIL_RE = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:[-._+]?[0-9A-Za-z][0-9A-Za-z.+_-]*)?")
 _SHA_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")  # full ids only: servers refuse short ones
 _TRANSIENT = ("could not resolve host", "connection timed out", "connection reset",
               "early eof", "the remote end hung up unexpectedly", "rpc failed",
@@ -147,7 +147,7 @@ def version_from_ref(ref: str) -> str | None:
     if "@" in s.lstrip("@"):
         s = s.rsplit("@", 1)[1]
     for i, ch in enumerate(s):
-        if not ch.isdigit():
+        if ch not in "0123456789":  # ASCII digits only: a `²` in a tag is no version
             continue
         prev = s[i - 1] if i else ""
         if i and prev not in "-_/@v":

@@ -25,6 +25,7 @@ from .. import __version__
 from ..errors import SourceError
 from ..retry import RetryPolicy, send
 from .auth import AuthStore
+from .transfer import IDENTITY, TransferError, clip, content_length, download_deadline, read_body
 
 USER_AGENT = f"context-docs/{__version__} (documentation indexer)"
 ROBOTS_AGENT = "context-docs"
@@ -35,7 +36,6 @@ TEXT_TYPES = frozenset({
 _MAGIC = (b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"BZh",
           b"\xfd7zXZ", b"7z\xbc\xaf", b"Rar!", b"\x7fELF", b"MZ", b"SQLite format 3", b"RIFF",
           b"\x00\x00\x01\x00", b"wOFF", b"wOF2", b"OggS", b"ID3", b"\xca\xfe\xba\xbe")
-_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,7 @@ class HttpOptions:
     read_timeout: float = 30.0
     max_bytes: int = 10 * 1024 * 1024  # one text page
     max_download_bytes: int = 1024 * 1024 * 1024  # one .db file
+    page_deadline: float = 120.0  # seconds for one whole page, however steadily it trickles
     retries: int = 2
     backoff: float = 0.5  # seconds before the first retry; doubles each time
     max_redirects: int = 5
@@ -56,12 +57,12 @@ class HttpOptions:
     def from_env(cls, **overrides: object) -> HttpOptions:
         """Defaults, then CONTEXT_HTTP_TIMEOUT / _RETRIES / _BACKOFF, then `overrides`."""
         env: dict[str, object] = {}
-        if t := os.environ.get("CONTEXT_HTTP_TIMEOUT"):
-            env["connect_timeout"] = env["read_timeout"] = float(t)
-        if r := os.environ.get("CONTEXT_HTTP_RETRIES"):
+        if (t := _env_number("CONTEXT_HTTP_TIMEOUT")) is not None:
+            env["connect_timeout"] = env["read_timeout"] = t
+        if (r := _env_number("CONTEXT_HTTP_RETRIES")) is not None:
             env["retries"] = int(r)
-        if b := os.environ.get("CONTEXT_HTTP_BACKOFF"):
-            env["backoff"] = float(b)
+        if (b := _env_number("CONTEXT_HTTP_BACKOFF")) is not None:
+            env["backoff"] = b
         env.update({k: v for k, v in overrides.items() if v is not None})
         return replace(cls(), **env)  # type: ignore[arg-type]
 
@@ -162,10 +163,8 @@ class HttpClient:
             _check_length(url, resp, limit)
             body = bytearray()
             sniffed = not text_only
-            for part in resp.iter_content(_CHUNK):
+            for part in read_body(resp, limit=limit, deadline=self.opts.page_deadline, decode=True):
                 body += part
-                if len(body) > limit:
-                    raise FetchError(url, f"larger than {_mb(limit)}; not fetched")
                 if not sniffed and len(body) >= 1024:
                     _sniff(url, body, ctype)
                     sniffed = True
@@ -173,29 +172,27 @@ class HttpClient:
                 _sniff(url, body, ctype)
             return Response(url=resp.url, status=resp.status_code, content_type=ctype,
                             charset=charset, body=bytes(body))
+        except TransferError as e:
+            raise FetchError(url, f"{_mb_text(e, limit)}; not fetched") from None
         except requests.RequestException as e:
             raise _network_error(url, e) from None
         finally:
             resp.close()
 
     def download(self, url: str, dest: Path, *, max_bytes: int | None = None) -> Path:
-        """Stream a binary file to `dest` with the download cap; a partial file is removed."""
+        """Stream a binary file to `dest` raw (identity asked for, never decoded) within the
+        download cap and the overall deadline; a partial file is removed."""
         limit = max_bytes or self.opts.max_download_bytes
-        resp = self._open(url, check_robots=False)
+        resp = self._open(url, check_robots=False, headers=IDENTITY)
         dest = Path(dest)
         try:
-            _check_length(url, resp, limit)
-            size = 0
             with open(dest, "wb") as f:
-                for part in resp.iter_content(_CHUNK):
-                    size += len(part)
-                    if size > limit:
-                        raise FetchError(url, f"larger than {_mb(limit)}; not downloaded")
+                for part in read_body(resp, limit=limit, deadline=download_deadline()):
                     f.write(part)
             return dest
-        except requests.RequestException as e:
+        except TransferError as e:
             dest.unlink(missing_ok=True)
-            raise _network_error(url, e) from None
+            raise FetchError(url, f"download {e}") from None
         except BaseException:
             dest.unlink(missing_ok=True)
             raise
@@ -234,7 +231,8 @@ class HttpClient:
                 self._sessions.append(s)
         return s
 
-    def _open(self, url: str, check_robots: bool) -> requests.Response:
+    def _open(self, url: str, check_robots: bool,
+              headers: dict[str, str] | None = None) -> requests.Response:
         """Follow redirects by hand (credentials per hop); return a streaming 2xx response."""
         current = url
         for _ in range(self.opts.max_redirects + 1):
@@ -243,7 +241,7 @@ class HttpClient:
                 raise FetchError(url, f"refusing to fetch a {scheme or 'schemeless'} URL")
             if check_robots and not self.allowed(current):
                 raise FetchError(current, "disallowed by robots.txt", status=403)
-            resp = self._request_with_retries(current)
+            resp = self._request_with_retries(current, headers or {})
             if resp.is_redirect or resp.status_code in (301, 302, 303, 307, 308):
                 location = resp.headers.get("Location")
                 resp.close()
@@ -259,10 +257,10 @@ class HttpClient:
             return resp
         raise FetchError(url, f"more than {self.opts.max_redirects} redirects")
 
-    def _request_with_retries(self, url: str) -> requests.Response:
+    def _request_with_retries(self, url: str, extra: dict[str, str]) -> requests.Response:
         """The last answer whatever its status; read timeouts are not retried (see above)."""
-        creds = self.auth.for_host(urlsplit(url).hostname)
-        headers = creds.as_headers() if creds else {}
+        creds = self.auth.for_url(url)
+        headers = {**extra, **(creds.as_headers() if creds else {})}
         retry_on = (requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
         policy = RetryPolicy(self.opts.retries + 1, self.opts.backoff, retry_on=retry_on,
                              backoff_is_minimum=True)
@@ -298,9 +296,22 @@ def _sniff(url: str, body: bytearray, ctype: str) -> None:
 
 
 def _check_length(url: str, resp: requests.Response, limit: int) -> None:
-    length = resp.headers.get("Content-Length", "")
-    if length.isdigit() and int(length) > limit:
-        raise FetchError(url, f"larger than {_mb(limit)} ({_mb(int(length))}); not fetched")
+    try:
+        length = content_length(resp)
+    except TransferError as e:
+        raise FetchError(url, str(e)) from None
+    if length is not None and length > limit:
+        raise FetchError(url, f"larger than {_mb(limit)} ({_mb(length)}); not fetched")
+
+
+def _env_number(name: str) -> float | None:
+    """A number from the environment, ASCII only (`CONTEXT_HTTP_TIMEOUT=²` is an error)."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", value):
+        raise SourceError(f"{name}={clip(value, 20)!r} is not a number of seconds or tries")
+    return float(value)
 
 
 def _network_error(url: str, e: Exception) -> FetchError:
@@ -314,6 +325,12 @@ def _network_error(url: str, e: Exception) -> FetchError:
             return FetchError(url, "connection refused", network=True)
         return FetchError(url, "cannot connect", network=True)
     return FetchError(url, f"request failed ({type(e).__name__})", network=True)
+
+
+def _mb_text(e: TransferError, limit: int) -> str:
+    """A size error in megabytes (`larger than 10 MB`); other transfer errors as they are."""
+    text = str(e)
+    return f"larger than {_mb(limit)}" if text.startswith("larger than") else text.removesuffix("; stopped")
 
 
 def _mb(n: int) -> str:

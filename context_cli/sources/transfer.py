@@ -45,6 +45,17 @@ def header_int(value: str | None) -> int | None:
     return int(text)
 
 
+def content_length(resp: requests.Response) -> int | None:
+    """The declared body size, None when absent; an unreadable one (`²`, `-1`) is refused."""
+    value = resp.headers.get("Content-Length")
+    if value is None:
+        return None
+    length = header_int(value)
+    if length is None:
+        raise TransferError(f"the server sent an unreadable Content-Length ({clip(value, 40)!r})")
+    return length
+
+
 def download_deadline() -> float:
     """Seconds one whole download may take (`CONTEXT_DOWNLOAD_DEADLINE` overrides)."""
     return float(header_int(os.environ.get(DEADLINE_ENV)) or DEFAULT_DEADLINE)
@@ -59,11 +70,16 @@ def check_identity(resp: requests.Response) -> None:
 
 
 def read_body(resp: requests.Response, *, limit: int, deadline: float | None = None,
-              chunk: int = _CHUNK) -> Iterator[bytes]:
-    """The raw body in pieces; raises `TransferError` past `limit` bytes or `deadline` seconds,
-    for an encoded body, or when fewer bytes arrive than `Content-Length` declared."""
-    check_identity(resp)
-    declared = header_int(resp.headers.get("Content-Length"))
+              decode: bool = False, chunk: int = _CHUNK) -> Iterator[bytes]:
+    """The body in pieces; raises `TransferError` past `limit` bytes or `deadline` seconds, or
+    when fewer bytes arrive than `Content-Length` declared.
+
+    Raw bytes by default, and an encoded body is refused; `decode=True` (web pages, which sites
+    compress whatever we ask) decodes gzip/deflate, and then `limit` counts decoded bytes.
+    """
+    if not decode:
+        check_identity(resp)
+    declared = content_length(resp)
     if declared is not None and declared > limit:
         raise TransferError(f"the server declares {declared} bytes, over the {limit}-byte limit")
     start, total = time.monotonic(), 0
@@ -73,10 +89,10 @@ def read_body(resp: requests.Response, *, limit: int, deadline: float | None = N
         if deadline is not None and time.monotonic() - start > deadline:
             raise TransferError(f"took longer than {deadline:g} s in all; stopped")
         try:
-            data = read1(chunk, decode_content=False) if read1 else raw.read(chunk, decode_content=False)
+            data = read1(chunk, decode_content=decode) if read1 else raw.read(chunk, decode_content=decode)
         except (requests.RequestException, http.client.HTTPException, OSError, ValueError) as e:
             raise TransferError(f"interrupted ({describe_error(e)})") from None
-        except Exception as e:  # urllib3's own errors (ProtocolError, ReadTimeoutError)
+        except Exception as e:  # urllib3's own errors (ProtocolError, ReadTimeoutError, DecodeError)
             if type(e).__module__.startswith("urllib3"):
                 raise TransferError(f"interrupted ({describe_error(e)})") from None
             raise
@@ -84,9 +100,9 @@ def read_body(resp: requests.Response, *, limit: int, deadline: float | None = N
             break
         total += len(data)
         if total > limit:
-            raise TransferError(f"more than {limit} bytes; stopped")
+            raise TransferError(f"larger than {limit} bytes; stopped")
         yield data
-    if declared is not None and total != declared:
+    if declared is not None and not decode and total != declared:
         raise TransferError(f"cut short ({total} of {declared} bytes)")
 
 
