@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import InvalidPackage
+from . import bm25
 from .identity import InvalidIdentity, PackageId, check_identity
 from .schema import REQUIRED_CHUNK_COLUMNS, REQUIRED_META
 from .vectors import DTYPES, bytes_per_vector
@@ -162,19 +163,15 @@ def _check(db: sqlite3.Connection, label: str, deep: bool) -> dict:
     return {"meta": meta, "has_vectors": has_vectors, "has_bm25": has_bm25, "has_url": "url" in columns}
 
 
-def _check_bm25(db: sqlite3.Connection, objects: dict, meta: dict[str, str], label: str, deep: bool) -> bool:
+def _check_bm25(db: sqlite3.Connection, objects: dict[str, tuple[str, str]], meta: dict[str, str],
+                label: str, deep: bool) -> bool:
     """Is our BM25 index usable? Absent or of another shape: no (FTS5 is used). At install
     (`deep`), an index that is present but does not decode refuses the package."""
-    from ..search import bm25
-
-    if meta.get("bm25_index") != bm25.FORMAT or not bm25.has_tables(objects):
+    if not bm25.present(db, objects, meta):
         return False
-    for table, cols in (("bm25_terms", ["term", "df", "postings"]), ("bm25_lengths", ["field", "lengths"])):
-        if [r[1] for r in db.execute(f"PRAGMA table_info({table})")] != cols:
-            return False
     if deep:
         try:
-            bm25.check_all(db)
+            bm25.check(db)
         except bm25.MalformedIndex as e:
             raise InvalidPackage(f"{label}: BM25 index is malformed ({e})") from None
     return True

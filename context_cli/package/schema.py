@@ -37,7 +37,7 @@ CREATE TABLE pages (doc_path TEXT PRIMARY KEY, doc_title TEXT NOT NULL, url TEXT
 PAGE_TOKENS_DDL = "CREATE INDEX chunks_page_tokens ON chunks(doc_path, tokens);"
 
 # Ours, optional: a compact inverted index for BM25 without FTS5 at query time
-# (context_cli/search/bm25.py; docs/package-format.md). Packages without it use FTS5.
+# (context_cli/package/bm25.py; docs/package-format.md). Packages without it use FTS5.
 BM25_DDL = """
 CREATE TABLE bm25_terms (term TEXT PRIMARY KEY, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE bm25_lengths (field TEXT PRIMARY KEY, lengths BLOB NOT NULL) WITHOUT ROWID;

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..document import Chunk
+from . import bm25
 from . import vectors as vec
 from .identity import check_identity
 from .schema import CORE_DDL, EXTRA_DDL, FORMAT_VERSION, PAGE_TOKENS_DDL
@@ -111,11 +112,9 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
         db.execute(PAGE_TOKENS_DDL)
         db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
         db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
-        # Our compact BM25 index (context_cli/search/bm25.py), built from the final chunk list
-        # and checked against the FTS5 index just built.
-        from ..search import bm25
-
-        bm25.build(db, [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)])
+        # Our compact BM25 index, built from the final chunk list and checked against the
+        # FTS5 index just built.
+        bm25.write(db, [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)])
         db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bm25_index', ?)", (bm25.FORMAT,))
         db.commit()
         db.execute("VACUUM")

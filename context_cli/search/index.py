@@ -42,7 +42,8 @@ class Searchable:
         if not self._bm25_checked:
             self._bm25_checked = True
             if self.pkg.has_bm25:
-                from .bm25 import Bm25Index, MalformedIndex
+                from ..package.bm25 import MalformedIndex
+                from .bm25 import Bm25Index
                 from .lexical import WEIGHTS
 
                 try:
@@ -65,7 +66,7 @@ class Searchable:
 
     def lexical(self, query: str, limit: int) -> list[tuple[int, float]]:
         """BM25 top `limit` (our index when the package has a sound one, else FTS5). Call under `lock`."""
-        from .bm25 import MalformedIndex
+        from ..package.bm25 import MalformedIndex
         from .lexical import lexical
 
         index = self.bm25
@@ -78,7 +79,7 @@ class Searchable:
 
     def term_stats(self, query: str, candidates: list[int]) -> TermStats:
         """The verdict's term statistics, from the same data as `lexical`. Call under `lock`."""
-        from .bm25 import MalformedIndex
+        from ..package.bm25 import MalformedIndex
         from .lexical import term_stats
 
         try:
