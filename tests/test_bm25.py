@@ -175,13 +175,22 @@ def test_malformed_index_is_refused_at_install_and_falls_back_at_search(lib, tmp
         assert s.bm25 is None  # the bad row was met: FTS5 from then on
 
 
-def test_index_as_a_view_is_ignored(lib, tmp_path):
+def test_index_as_a_view_is_refused(lib, tmp_path):
     bad = tmp_path / "view.db"
     shutil.copy(lib.path, bad)
     with sqlite3.connect(bad) as c:
         c.execute("DROP TABLE bm25_terms")
         c.execute("CREATE VIEW bm25_terms AS SELECT 'x' AS term, 1 AS df, x'00' AS postings")
-    with open_package(bad, deep=True) as pkg:
+    with pytest.raises(InvalidPackage, match="may not contain a view"):
+        open_package(bad)
+
+
+def test_index_tables_of_another_shape_are_ignored(lib, tmp_path):
+    odd = tmp_path / "odd.db"
+    shutil.copy(lib.path, odd)
+    with sqlite3.connect(odd) as c:
+        c.execute("ALTER TABLE bm25_terms ADD COLUMN extra")
+    with open_package(odd, deep=True) as pkg:
         assert not pkg.has_bm25
 
 
