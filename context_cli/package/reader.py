@@ -184,7 +184,7 @@ def open_package(path: Path, *, registry: str | None = None, deep: bool = False,
 
 
 def read_meta(path: Path) -> dict[str, str]:
-    """Validate a package file and return its meta (used by install and the registry server)."""
+    """Validate a package file deeply and return its meta."""
     with open_package(path, deep=True) as pkg:
         return dict(pkg.meta)
 

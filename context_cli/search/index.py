@@ -149,7 +149,7 @@ class Searchable:
             from ..embed.model import find_model
 
             model = find_model(name, meta.get("embedding_fingerprint"))
-        except (ModelUnavailable, ImportError, OSError, ValueError) as e:
+        except (ModelUnavailable, OSError, ValueError) as e:
             model, self.note = None, f"embedding model {name!r} unavailable ({e}); searched lexically"
         if model is None:
             self.note = self.note or f"embedding model {name!r} is not available here; searched lexically"
