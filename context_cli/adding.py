@@ -11,7 +11,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .atomic import TEMP_SUFFIX, atomic_path
 from .build import BuildOptions, BuildResult, Progress, build
+from .sources.base import Fetched
 from .sources.resolve import SourceOptions, fetch_source
 from .store.store import Installed, Spec, Store
 
@@ -60,17 +62,15 @@ def add_source(req: AddRequest, *, store: Store | None = None, progress: Progres
             if req.save:
                 _save_copy(installed.path, req.save)
             return AddResult(installed=installed, notes=list(fetched.notes))
-        store.root.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=".building-", suffix=".db", dir=store.root)
-        os.close(fd)
-        tmp = Path(tmp_name)
+        opts = BuildOptions(
+            name=req.name, version=req.version, registry=req.registry, path=req.path,
+            lang=req.lang, description=req.description, embed=req.embed, embed_model=req.model,
+            previous=_installed_path(store, req, fetched),
+        )
+        # One temp file: the build writes into it and the store validates and renames it.
+        tmp = _temp_in(store.root)
         try:
-            opts = BuildOptions(
-                name=req.name, version=req.version, registry=req.registry, path=req.path,
-                lang=req.lang, description=req.description, embed=req.embed, embed_model=req.model,
-                previous=_installed_path(store, req, fetched),
-            )
-            result = build(fetched, tmp, opts, progress)
+            result = build(fetched, tmp, opts, progress, in_place=True)
             installed = store.install_owned(tmp, registry=req.registry)
         finally:
             tmp.unlink(missing_ok=True)
@@ -82,7 +82,7 @@ def add_source(req: AddRequest, *, store: Store | None = None, progress: Progres
         fetched.cleanup()
 
 
-def _installed_path(store: Store, req: AddRequest, fetched) -> Path | None:
+def _installed_path(store: Store, req: AddRequest, fetched: Fetched) -> Path | None:
     """The installed package this build replaces, if any: its unchanged pages are reused."""
     name, version = req.name or fetched.name, req.version or fetched.version
     if not name or not version:
@@ -91,15 +91,16 @@ def _installed_path(store: Store, req: AddRequest, fetched) -> Path | None:
     return found[0].path if found else None
 
 
-def _save_copy(src: Path, dest: Path) -> None:
-    """Write a shareable copy atomically (a temp file beside the target, then rename)."""
-    dest = dest.expanduser()
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=".saving-", suffix=".db", dir=dest.parent)
+def _temp_in(folder: Path) -> Path:
+    """A fresh temp file in `folder`, named as `atomic.py` names its own (never `*.db`, so it is
+    never listed as a package, and `remove_stale` clears it if this process is killed)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=".building-", suffix=TEMP_SUFFIX, dir=folder)
     os.close(fd)
-    try:
-        shutil.copyfile(src, tmp_name)
-        os.replace(tmp_name, dest)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    return Path(name)
+
+
+def _save_copy(src: Path, dest: Path) -> None:
+    """Write a shareable copy atomically."""
+    with atomic_path(dest.expanduser(), prefix=".saving-") as tmp:
+        shutil.copyfile(src, tmp)

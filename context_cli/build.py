@@ -17,18 +17,25 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .chunk.chunker import chunk_document, dedupe
 from .document import Chunk, Document
-from .errors import SourceError
+from .errors import ContextError, SourceError
 from .package.identity import PackageId, check_identity
-from .package.writer import PageRecord, content_hash, write_package
+from .package.reader import open_package
+from .package.schema import PageRecord
+from .package.writer import content_hash, fill_package, write_package
 from .sources.base import Fetched
 from .sources.folder import discover
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .embed.model import Embedder
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -60,8 +67,10 @@ class BuildOptions:
     previous: Path | None = None  # an earlier package of this identity: unchanged pages are reused
 
 
-def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress | None = None) -> BuildResult:
-    """Build `fetched` into the package file `dest` (written atomically)."""
+def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress | None = None,
+          *, in_place: bool = False) -> BuildResult:
+    """Build `fetched` into the package file `dest`: written atomically, or, with `in_place`,
+    straight into `dest`, a fresh temp file the caller owns and renames itself."""
     start = time.perf_counter()
     name = opts.name or fetched.name
     version = opts.version or fetched.version
@@ -72,14 +81,13 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
     pid = check_identity(opts.registry, name, version)
     model = _load_model(opts.embed_model) if opts.embed else None
     prev = _Previous.load(opts.previous, model.fingerprint if model else None) if opts.previous else None
-    pages: list[PageRecord] = []
-    skipped = [fetched.skipped]
-    reused: dict[int, Any] = {}  # id(chunk) -> its previous vector (None when not reusable)
-    found = list(_page_chunks(fetched, opts, pages, skipped, progress, prev, reused))
-    chunks = list(dedupe(found))
+    found = _collect(fetched, opts, progress, prev)
+    kept = dedupe(s.chunk for s in found.sections)
+    sections = [found.sections[i] for i in kept]
+    chunks = [s.chunk for s in sections]
     if not chunks:
         raise SourceError("no documentation found in the source (no parsable docs files)")
-    deduped_pages = _lost_to_other_pages(found, chunks)
+    deduped_pages = _lost_to_other_pages(found.sections, kept)
     meta = {
         "name": pid.name, "version": pid.version, "registry": pid.registry,
         "description": opts.description or fetched.description or "",
@@ -89,51 +97,81 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
     }
     vectors, model_name = None, None
     if model is not None:
-        vectors = _vectors(chunks, model, reused, progress)
+        vectors = _vectors(sections, model, progress)
         meta.update({"embedding_model": model.name, "embedding_fingerprint": model.fingerprint})
         model_name = model.name
-    write_package(dest, meta, chunks, vectors=vectors, pages=pages)
+    write = fill_package if in_place else write_package
+    write(dest, meta, chunks, vectors=vectors, pages=found.pages)
     return BuildResult(
-        path=dest, id=pid, pages=len(pages), chunks=len(chunks),
-        tokens=sum(c.tokens for c in chunks), skipped=skipped[0],
+        path=dest, id=pid, pages=len(found.pages), chunks=len(chunks),
+        tokens=sum(c.tokens for c in chunks), skipped=found.skipped,
         seconds=time.perf_counter() - start, embedding_model=model_name, notes=list(fetched.notes),
-        reused_pages=prev.reused if prev else 0,
+        reused_pages=found.reused_pages,
     )
 
 
-def _lost_to_other_pages(found: list[Chunk], kept: list[Chunk]) -> list[str]:
+@dataclass
+class _Section:
+    """A chunk in reading order, with its vector when an earlier build's can be reused."""
+
+    chunk: Chunk
+    vector: np.ndarray | None = None
+
+
+@dataclass
+class _Collected:
+    """Everything the pages of a source gave: sections in reading order, one record per
+    page, and counts of pages that failed and of pages reused from the previous build."""
+
+    sections: list[_Section] = field(default_factory=list)
+    pages: list[PageRecord] = field(default_factory=list)
+    skipped: int = 0
+    reused_pages: int = 0
+
+    def add_page(self, record: PageRecord, chunks: Iterable[Chunk]) -> None:
+        self.pages.append(record)
+        self.sections.extend(_Section(c) for c in chunks)
+
+    def reuse_page(self, record: PageRecord, old: _OldPage) -> None:
+        self.pages.append(record)
+        self.sections.extend(_Section(c, v) for c, v in old.chunks)
+        self.reused_pages += 1
+
+
+def _lost_to_other_pages(found: list[_Section], kept: list[int]) -> list[str]:
     """Pages that lost a section to a copy on another page (same-page copies are harmless:
     the page is rebuilt whenever it changes). Unknown owners count as other pages."""
-    kept_ids = {id(c) for c in kept}
-    owner = {" ".join(c.content.split()): c.doc_path for c in kept}
-    return sorted({c.doc_path for c in found
-                   if id(c) not in kept_ids and owner.get(" ".join(c.content.split())) != c.doc_path})
+    kept_set = set(kept)
+    owner = {" ".join(found[i].chunk.content.split()): found[i].chunk.doc_path for i in kept}
+    return sorted({s.chunk.doc_path for i, s in enumerate(found)
+                   if i not in kept_set and owner.get(" ".join(s.chunk.content.split())) != s.chunk.doc_path})
 
 
-def _load_model(spec: str | None):
+def _load_model(spec: str | None) -> Embedder:
     from .embed.model import load_model
 
     return load_model(spec)
 
 
-def _vectors(chunks: list[Chunk], model, reused: dict[int, Any], progress: Progress | None):
-    """One row per chunk: reused rows where the previous package had them, the rest embedded."""
+def _vectors(sections: list[_Section], model: Embedder, progress: Progress | None) -> np.ndarray:
+    """One row per section: reused rows where the previous package had them, the rest embedded."""
     import numpy as np
 
-    todo = [i for i, c in enumerate(chunks) if reused.get(id(c)) is None]
-    matrix = np.zeros((len(chunks), model.dim), dtype=np.float32)
-    for i, c in enumerate(chunks):
-        row = reused.get(id(c))
-        if row is not None:
-            matrix[i] = row
+    matrix = np.zeros((len(sections), model.dim), dtype=np.float32)
+    todo = []
+    for i, s in enumerate(sections):
+        if s.vector is None:
+            todo.append(i)
+        else:
+            matrix[i] = s.vector
     if todo:
-        fresh, _ = embed_chunks([chunks[i] for i in todo], None, progress, model=model)
+        fresh, _ = embed_chunks([sections[i].chunk for i in todo], None, progress, model=model)
         matrix[todo] = fresh
     return matrix
 
 
-def embed_chunks(chunks: list[Chunk], model_spec: str | None,
-                 progress: Progress | None = None, batch: int = 1024, *, model=None):
+def embed_chunks(chunks: list[Chunk], model_spec: str | None, progress: Progress | None = None,
+                 batch: int = 1024, *, model: Embedder | None = None) -> tuple[np.ndarray, dict[str, str]]:
     """Embed every chunk's dense text; returns the matrix and the meta keys naming the model."""
     import numpy as np
 
@@ -150,23 +188,18 @@ def embed_chunks(chunks: list[Chunk], model_spec: str | None,
     return matrix, {"embedding_model": model.name, "embedding_fingerprint": model.fingerprint}
 
 
-def _page_chunks(fetched: Fetched, opts: BuildOptions, pages: list[PageRecord], skipped: list[int],
-                 progress: Progress | None, prev: _Previous | None,
-                 reused: dict[int, Any]) -> Iterator[Chunk]:
-    """Chunks of every page in order, taken from `prev` for unchanged pages.
-
-    Records one PageRecord per page and counts pages that fail to read or parse.
-    """
+def _collect(fetched: Fetched, opts: BuildOptions, progress: Progress | None, prev: _Previous | None) -> _Collected:
+    """The sections of every page in order, taken from `prev` for unchanged pages."""
+    out = _Collected(skipped=fetched.skipped)
     if fetched.documents is not None:
         for doc in fetched.documents:
-            digest = content_hash(_doc_text(doc))
-            pages.append(PageRecord(doc.path, doc.title, doc.url, digest))
-            old = prev.take(doc.path, digest) if prev else None
+            record = PageRecord(doc.path, doc.title, doc.url, content_hash(_doc_text(doc)))
+            old = prev.take(doc.path, record.content_hash) if prev else None
             if old is not None:
-                yield from _reuse(old, reused)
+                out.reuse_page(record, old)
             else:
-                yield from chunk_document(doc)
-        return
+                out.add_page(record, chunk_document(doc))
+        return out
     if fetched.folder is None:
         raise SourceError("the source has no documents")
     found = discover(fetched.folder, path=opts.path or fetched.docs_path, lang=opts.lang)
@@ -178,7 +211,7 @@ def _page_chunks(fetched: Fetched, opts: BuildOptions, pages: list[PageRecord], 
         try:
             data = file.read_bytes()
         except OSError:
-            skipped[0] += 1
+            out.skipped += 1
             continue
         digest = content_hash(data)
         files.append((rel, data, digest, prev.take(rel, digest) if prev else None))
@@ -186,23 +219,23 @@ def _page_chunks(fetched: Fetched, opts: BuildOptions, pages: list[PageRecord], 
     parsed = iter(parse_many(todo, progress))
     for rel, _, digest, old in files:
         if old is not None:
-            pages.append(PageRecord(rel, old.title, old.url, digest))
-            yield from _reuse(old, reused)
+            out.reuse_page(PageRecord(rel, old.title, old.url, digest), old)
             continue
         doc = next(parsed)
         if isinstance(doc, Exception):
-            skipped[0] += 1
-            continue
-        if doc is None:
-            continue
-        pages.append(PageRecord(rel, doc.title, doc.url, digest))
-        yield from chunk_document(doc)
+            out.skipped += 1
+        elif doc is not None:
+            out.add_page(PageRecord(rel, doc.title, doc.url, digest), chunk_document(doc))
+    return out
 
 
 PARALLEL_MIN_FILES = 64
 
 
-def parse_many(items: list[tuple[str, bytes]], progress: Progress | None = None) -> list:
+Parsed = Document | None | Exception  # a page, not a docs page, or why it failed
+
+
+def parse_many(items: list[tuple[str, bytes]], progress: Progress | None = None) -> list[Parsed]:
     """Parse (rel_path, bytes) pairs in order: a Document, None (not docs) or the Exception.
 
     Parsing (docutils above all) is the slow stage of a build, so big trees use one worker
@@ -222,7 +255,7 @@ def parse_many(items: list[tuple[str, bytes]], progress: Progress | None = None)
     return results
 
 
-def _parse_in_pool(items: list[tuple[str, bytes]], workers: int, progress: Progress | None) -> list:
+def _parse_in_pool(items: list[tuple[str, bytes]], workers: int, progress: Progress | None) -> list[Parsed]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -236,7 +269,7 @@ def _parse_in_pool(items: list[tuple[str, bytes]], workers: int, progress: Progr
         return results
 
 
-def _parse_one(item: tuple[str, bytes]):
+def _parse_one(item: tuple[str, bytes]) -> Parsed:
     from .parse import parse_file
 
     try:
@@ -245,29 +278,22 @@ def _parse_one(item: tuple[str, bytes]):
         return e
 
 
-def _reuse(old: _OldPage, reused: dict[int, Any]) -> Iterator[Chunk]:
-    for chunk, vector in old.chunks:
-        reused[id(chunk)] = vector
-        yield chunk
-
-
 @dataclass
 class _OldPage:
     title: str
     url: str | None
-    chunks: list[tuple[Chunk, Any]]  # (chunk, float32 vector or None)
+    chunks: list[tuple[Chunk, np.ndarray | None]]  # (chunk, float32 vector or None)
 
 
 class _Previous:
     """What an earlier build of the same package offers for reuse, page by page."""
 
-    def __init__(self, hashes: dict[str, tuple[str, str, str | None]], chunks: dict[str, list],
-                 deduped: set[str], vectors_ok: bool):
-        self.hashes = hashes  # doc_path -> (content_hash, title, url)
+    def __init__(self, pages: list[PageRecord], chunks: dict[str, list[tuple[Chunk, np.ndarray | None]]],
+                 deduped: set[str], vectors_ok: bool) -> None:
+        self.pages = {p.doc_path: p for p in pages}
         self.chunks = chunks  # doc_path -> [(Chunk, vector | None)]
         self.deduped = deduped
         self.vectors_ok = vectors_ok
-        self.reused = 0
 
     @classmethod
     def load(cls, path: Path, fingerprint: str | None) -> _Previous | None:
@@ -278,58 +304,43 @@ class _Previous:
         and their dense text (`embed_hint`) is not stored, so they are rebuilt instead.
         """
         from . import __version__
-        from .package.reader import open_package
-        from .package.vectors import decode
 
         try:
             pkg = open_package(Path(path))
-        except Exception:  # noqa: BLE001 - a bad previous file just means a full build
+        except ContextError:  # a bad previous file just means a full build
             return None
         try:
             meta = pkg.meta
-            if meta.get("builder") != f"context {__version__}":
-                return None
-            tables = {r[0] for r in pkg.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            if "pages" not in tables:
+            if meta.get("builder") != f"context {__version__}" or not pkg.has_pages:
                 return None
             if fingerprint is not None and not (pkg.has_vectors and meta.get("embedding_fingerprint") == fingerprint):
                 return None
-            hashes = {p: (h, t, u) for p, t, u, h in
-                      pkg.db.execute("SELECT doc_path, doc_title, url, content_hash FROM pages")}
-            vecs: dict[int, Any] = {}
-            if fingerprint is not None:
-                rows = pkg.db.execute("SELECT chunk_id, vector FROM vectors ORDER BY chunk_id").fetchall()
-                if rows:
-                    matrix = decode([b for _, b in rows], meta.get("embedding_dtype", "int8"),
-                                    int(meta["embedding_dim"]))
-                    vecs = {cid: matrix[i] for i, (cid, _) in enumerate(rows)}
-            chunks: dict[str, list] = {}
-            for cid, dp, dt, st, content, tokens, has_code, url in pkg.db.execute(
-                    "SELECT id, doc_path, doc_title, section_title, content, tokens, has_code, url"
-                    " FROM chunks ORDER BY id"):
-                chunk = Chunk(doc_path=dp, doc_title=dt, section_title=st, content=content,
-                              tokens=tokens, has_code=bool(has_code), url=url)
-                chunks.setdefault(dp, []).append((chunk, vecs.get(cid)))
             try:
                 deduped = set(json.loads(meta.get("deduped_pages") or "[]"))
             except ValueError:
                 return None
-            return cls(hashes, chunks, deduped, fingerprint is not None)
-        except Exception:  # noqa: BLE001 - an odd previous file just means a full build
+            vecs: dict[int, np.ndarray] = {}
+            if fingerprint is not None:
+                ids, matrix = pkg.vectors()
+                vecs = dict(zip(ids.tolist(), matrix, strict=True))
+            chunks: dict[str, list[tuple[Chunk, np.ndarray | None]]] = {}
+            for cid, chunk in pkg.chunks():
+                chunks.setdefault(chunk.doc_path, []).append((chunk, vecs.get(cid)))
+            return cls(pkg.pages(), chunks, deduped, fingerprint is not None)
+        except ContextError:  # an odd previous file just means a full build
             return None
         finally:
             pkg.close()
 
     def take(self, doc_path: str, digest: str) -> _OldPage | None:
         """The page's old chunks if its content is unchanged and they are safe to reuse."""
-        old = self.hashes.get(doc_path)
-        if old is None or old[0] != digest or doc_path in self.deduped:
+        old = self.pages.get(doc_path)
+        if old is None or old.content_hash != digest or doc_path in self.deduped:
             return None
         chunks = self.chunks.get(doc_path, [])
         if self.vectors_ok and any(v is None for _, v in chunks):
             return None
-        self.reused += 1
-        return _OldPage(title=old[1], url=old[2], chunks=chunks)
+        return _OldPage(title=old.doc_title, url=old.url, chunks=chunks)
 
 
 def _doc_text(doc: Document) -> str:

@@ -16,6 +16,7 @@ from test_fts import HOSTILE
 from context_cli.adding import AddRequest, add_source
 from context_cli.build import BuildOptions, build
 from context_cli.errors import InvalidPackage
+from context_cli.package import bm25 as bm25_format
 from context_cli.package.reader import open_package
 from context_cli.search import bm25
 from context_cli.search.engine import search
@@ -65,7 +66,7 @@ def _same_ranking(db: sqlite3.Connection, index: bm25.Bm25Index, q: str, limit: 
 
 def test_writer_adds_the_index_and_it_round_trips(lib):
     with open_package(lib.path, deep=True) as pkg:
-        assert pkg.has_bm25 and pkg.meta["bm25_index"] == bm25.FORMAT
+        assert pkg.has_bm25 and pkg.meta["bm25_index"] == bm25_format.FORMAT
         index = bm25.Bm25Index.load(pkg.db, WEIGHTS)
         n = pkg.chunk_count()
         assert index.n == n
@@ -75,13 +76,13 @@ def test_writer_adds_the_index_and_it_round_trips(lib):
         mem.execute(f"ATTACH DATABASE 'file:{pkg.path}?mode=ro' AS p")
         mem.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(p, chunks_fts, instance)")
         for term, doc, col in mem.execute("SELECT term, doc, col FROM temp.v"):
-            truth.setdefault((term, doc), [0, 0, 0])[bm25.FIELDS.index(col)] += 1
+            truth.setdefault((term, doc), [0, 0, 0])[bm25_format.FIELDS.index(col)] += 1
         terms = sorted({t for t, _ in truth})
         got = index.postings(terms)
         for term in terms:
             p = got[term]
             assert p is not None
-            for cid, tf in zip(p.ids.tolist(), p.tfs.T.tolist()):
+            for cid, tf in zip(p.ids.tolist(), p.tfs.T.tolist(), strict=True):
                 assert truth[(term, cid)] == tf
             assert p.df == sum(1 for (t, _) in truth if t == term)
         assert index.postings(["zzznotaterm"]) == {"zzznotaterm": None}
@@ -174,13 +175,22 @@ def test_malformed_index_is_refused_at_install_and_falls_back_at_search(lib, tmp
         assert s.bm25 is None  # the bad row was met: FTS5 from then on
 
 
-def test_index_as_a_view_is_ignored(lib, tmp_path):
+def test_index_as_a_view_is_refused(lib, tmp_path):
     bad = tmp_path / "view.db"
     shutil.copy(lib.path, bad)
     with sqlite3.connect(bad) as c:
         c.execute("DROP TABLE bm25_terms")
         c.execute("CREATE VIEW bm25_terms AS SELECT 'x' AS term, 1 AS df, x'00' AS postings")
-    with open_package(bad, deep=True) as pkg:
+    with pytest.raises(InvalidPackage, match="may not contain a view"):
+        open_package(bad)
+
+
+def test_index_tables_of_another_shape_are_ignored(lib, tmp_path):
+    odd = tmp_path / "odd.db"
+    shutil.copy(lib.path, odd)
+    with sqlite3.connect(odd) as c:
+        c.execute("ALTER TABLE bm25_terms ADD COLUMN extra")
+    with open_package(odd, deep=True) as pkg:
         assert not pkg.has_bm25
 
 
@@ -219,7 +229,7 @@ def test_incremental_rebuild_indexes_reused_chunks(docs_folder, tmp_path):
 
 def test_stemmer_is_fts5s_own():
     words = ["running", "runs", "Cancelling", "naïve", "CAFÉ", "ponies", "agreed", "x", "HTTPRequest", "über"]
-    toks = bm25.stemmer().tokens(words)
+    toks = bm25_format.stemmer().tokens(words)
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
     db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")

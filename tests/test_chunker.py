@@ -64,7 +64,8 @@ def test_dedupe_keeps_first_occurrence():
     shared = "If you use coding agents, add the skill to your repository for better results."
     docs = [doc([(2, "Overview", f"Provider {n} overview text."), (2, "Skill", shared)], title=n, path=f"{n}.md")
             for n in ("deepseek", "elevenlabs", "fal")]
-    chunks = list(dedupe(c for d in docs for c in chunk_document(d)))
+    found = [c for d in docs for c in chunk_document(d)]
+    chunks = [found[i] for i in dedupe(found)]
     skill = [c for c in chunks if c.section_title == "Skill"]
     assert len(skill) == 1 and skill[0].doc_path == "deepseek.md"
     assert len([c for c in chunks if c.section_title == "Overview"]) == 3

@@ -8,7 +8,7 @@ Rules (the same as Neuledge Context where it has one, better where it falls shor
   code-fence boundaries, then at lines (hard cap MAX_TOKENS), never leaving a fence open;
   parts are titled "Section", "Section (part 2)", ...;
 - tables of contents and link farms, and tiny fragments, are dropped.
-Identical sections across a package are dropped by `dedupe` (the first one is kept).
+Identical sections across a package are found by `dedupe` (the first one is kept).
 """
 
 from __future__ import annotations
@@ -70,19 +70,16 @@ def chunk_document(doc: Document) -> list[Chunk]:
     return chunks
 
 
-def chunk_documents(docs: Iterable[Document]) -> Iterator[Chunk]:
-    for doc in docs:
-        yield from chunk_document(doc)
-
-
-def dedupe(chunks: Iterable[Chunk]) -> Iterator[Chunk]:
-    """Drop sections whose content was already seen (first occurrence wins)."""
+def dedupe(chunks: Iterable[Chunk]) -> list[int]:
+    """Positions of the sections to keep: the first of each content (whitespace folded)."""
     seen: set[bytes] = set()
-    for chunk in chunks:
+    kept = []
+    for i, chunk in enumerate(chunks):
         key = hashlib.blake2b(_normalise(chunk.content).encode("utf-8", "replace"), digest_size=16).digest()
         if key not in seen:
             seen.add(key)
-            yield chunk
+            kept.append(i)
+    return kept
 
 
 def _normalise(text: str) -> str:

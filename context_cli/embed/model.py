@@ -237,8 +237,11 @@ def _unk_token_id(tokenizer: Tokenizer) -> int | None:
 
 def load_folder(folder: Path, name: str | None = None) -> Embedder:
     """Read a model folder directly with safetensors + tokenizers (no model2vec import)."""
-    from safetensors.numpy import load_file
-    from tokenizers import Tokenizer
+    try:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise ModelUnavailable(f"cannot read embedding models here: {_one_line(exc)}") from None
 
     layout = next((lay for lay in LAYOUTS if lay.valid(folder)), None)
     if layout is None:

@@ -12,10 +12,12 @@ from urllib.parse import quote
 
 from ..errors import ContextError
 
-REGISTRY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+# Whole-string patterns, anchored with `\Z` (a `$` would let "react\n" through), so even a
+# caller's `.match` checks the whole string.
+REGISTRY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}\Z")
 # npm-style scope allowed; otherwise letters, digits and . _ - : (Maven group:artifact); no leading dot.
-NAME_RE = re.compile(r"^(@[A-Za-z0-9_][A-Za-z0-9._-]{0,99}/)?[A-Za-z0-9_][A-Za-z0-9._:-]{0,127}$")
-VERSION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,63}$")
+NAME_RE = re.compile(r"^(@[A-Za-z0-9_][A-Za-z0-9._-]{0,99}/)?[A-Za-z0-9_][A-Za-z0-9._:-]{0,127}\Z")
+VERSION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,63}\Z")
 
 
 class InvalidIdentity(ContextError):
@@ -43,19 +45,19 @@ class PackageId:
 
 
 def check_name(name: str) -> str:
-    if not isinstance(name, str) or not NAME_RE.match(name) or ".." in name:
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or ".." in name:
         raise InvalidIdentity(f"invalid package name {name!r}")
     return name
 
 
 def check_version(version: str) -> str:
-    if not isinstance(version, str) or not VERSION_RE.match(version) or ".." in version:
+    if not isinstance(version, str) or not VERSION_RE.fullmatch(version) or ".." in version:
         raise InvalidIdentity(f"invalid package version {version!r}")
     return version
 
 
 def check_registry(registry: str) -> str:
-    if not isinstance(registry, str) or not REGISTRY_RE.match(registry):
+    if not isinstance(registry, str) or not REGISTRY_RE.fullmatch(registry):
         raise InvalidIdentity(f"invalid registry {registry!r}")
     return registry
 

@@ -1,25 +1,36 @@
-"""Open package files safely: read-only, schema checked, hostile content contained.
+"""Open package files safely and read them: the one place that runs SQL on a package's tables.
 
-Package files come from teammates, registries and other tools, so they are untrusted.
-They are opened read-only with `trusted_schema` off and tight limits; their tables must be
-real tables (not views) of the expected shape, and their meta must name a valid identity.
+Package files are untrusted. They are opened read-only with `trusted_schema` off and tight
+limits, checked (`validate.py`) before anything reads them, and every query runs under a
+deadline (`deadline.py`), so a hostile file is refused or skipped, never obeyed.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from ..document import Chunk
 from ..errors import InvalidPackage
+from . import vectors as vec
+from .deadline import DEFAULT_DEADLINE_S, LOAD_DEADLINE_S, PackageTooSlow, QueryGuard
 from .identity import InvalidIdentity, PackageId, check_identity
-from .schema import REQUIRED_CHUNK_COLUMNS, REQUIRED_META
-from .vectors import DTYPES, bytes_per_vector
+from .schema import PageRecord
+from .validate import MAX_VALUE_BYTES, check
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["Package", "PackageTooSlow", "open_package", "read_meta"]
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-MAX_VALUE_BYTES = 64 * 1024 * 1024  # no single text or blob in a package may exceed this
-MAX_META_ROWS = 1000
+OPEN_DEADLINE_S = 5.0  # the quick checks of every open
+DEEP_DEADLINE_S = 300.0  # the deep checks of an install or upload (they read every row)
 
 
 def connect_readonly(path: Path, *, immutable: bool = False) -> sqlite3.Connection:
@@ -35,15 +46,21 @@ def connect_readonly(path: Path, *, immutable: bool = False) -> sqlite3.Connecti
 
 @dataclass
 class Package:
-    """An open, validated package. Close it (or use `with`) when done."""
+    """An open, validated package. Close it (or use `with`) when done.
+
+    Its read methods each run under a deadline (DEFAULT_DEADLINE_S unless the caller holds
+    a shorter one from `deadline()`), and fail with InvalidPackage or PackageTooSlow.
+    """
 
     path: Path
     meta: dict[str, str]
     id: PackageId
     db: sqlite3.Connection = field(repr=False)
+    guard: QueryGuard = field(repr=False)
     has_vectors: bool = False
     has_bm25: bool = False  # our compact BM25 index is present and well-formed (else FTS5 is used)
     has_url: bool = False  # chunks carry our `url` column (Context's packages do not)
+    has_pages: bool = False  # our `pages` table (content hashes for incremental rebuilds)
 
     @property
     def name(self) -> str:
@@ -57,8 +74,69 @@ class Package:
     def label(self) -> str:
         return f"{self.id.name}@{self.id.version}"
 
+    def deadline(self, seconds: float = DEFAULT_DEADLINE_S) -> AbstractContextManager[None]:
+        """`with pkg.deadline(s):` queries on this package from this thread abort after `s`
+        seconds with PackageTooSlow (nested deadlines never extend an outer one)."""
+        return self.guard.deadline(seconds)
+
+    @property
+    def timed_out(self) -> bool:
+        """Has this thread's deadline on the package passed? (Fallbacks must not retry then.)"""
+        return self.guard.expired
+
     def chunk_count(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        with self.deadline():
+            return int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def chunks(self, ids: Iterable[int] | None = None) -> list[tuple[int, Chunk]]:
+        """(id, chunk) for the given chunk ids (all when None), in id order; unknown ids are absent."""
+        url = "url" if self.has_url else "NULL"
+        sql = f"SELECT id, doc_path, doc_title, section_title, content, tokens, has_code, {url} FROM chunks"
+        params: list[int] = []
+        if ids is not None:
+            params = sorted({int(i) for i in ids})
+            if not params:
+                return []
+            sql += f" WHERE id IN ({','.join('?' * len(params))})"
+        with self.deadline(DEFAULT_DEADLINE_S if ids is not None else LOAD_DEADLINE_S):
+            rows = self.db.execute(sql + " ORDER BY id", params).fetchall()
+        return [(int(cid), Chunk(doc_path=dp, doc_title=dt, section_title=st, content=content,
+                                 tokens=int(tokens), has_code=bool(has_code), url=u))
+                for cid, dp, dt, st, content, tokens, has_code, u in rows]
+
+    def page_tokens(self, doc_paths: Iterable[str]) -> int:
+        """Tokens of every section of these pages together (what reading them whole costs)."""
+        paths = sorted(set(doc_paths))
+        if not paths:
+            return 0
+        with self.deadline():
+            return int(self.db.execute(
+                f"SELECT coalesce(sum(tokens), 0) FROM chunks WHERE doc_path IN ({','.join('?' * len(paths))})",
+                paths).fetchone()[0])
+
+    def pages(self) -> list[PageRecord]:
+        """Our `pages` rows (none in packages from elsewhere)."""
+        if not self.has_pages:
+            return []
+        with self.deadline(LOAD_DEADLINE_S):
+            rows = self.db.execute("SELECT doc_path, doc_title, url, content_hash FROM pages").fetchall()
+        return [PageRecord(*row) for row in rows]
+
+    def vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, (n, dim) float32 unit rows), ids ascending; MalformedVectors when they
+        do not decode to finite rows. Only for packages with `has_vectors`."""
+        import numpy as np
+
+        dim, dtype = int(self.meta["embedding_dim"]), self.meta.get("embedding_dtype", "int8")
+        with self.deadline(LOAD_DEADLINE_S):
+            rows = self.db.execute("SELECT chunk_id, vector FROM vectors ORDER BY chunk_id").fetchall()
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        if not rows:
+            return ids, np.zeros((0, dim), np.float32)
+        try:
+            return ids, vec.decode((r[1] for r in rows), dtype, dim)
+        except vec.MalformedVectors as e:
+            raise vec.MalformedVectors(f"{self.label}: {e}") from None
 
     def close(self) -> None:
         self.db.close()
@@ -75,8 +153,8 @@ def open_package(path: Path, *, registry: str | None = None, deep: bool = False,
     """Open and check a package file; raise InvalidPackage with one clear line otherwise.
 
     `deep` adds the checks worth paying for once, at install or upload time: page-level
-    integrity, value types in every row and vector blob sizes. `registry` overrides the
-    file's own (Context packages do not record one).
+    integrity, value types and sizes in every row and vector contents. `registry`
+    overrides the file's own (Context packages do not record one).
     """
     path = Path(path)
     _check_header(path)
@@ -84,25 +162,29 @@ def open_package(path: Path, *, registry: str | None = None, deep: bool = False,
         db = connect_readonly(path, immutable=immutable)
     except sqlite3.Error as e:
         raise InvalidPackage(f"{path.name}: cannot open as SQLite ({e})") from None
+    guard = QueryGuard(db, path.name)
     try:
-        found = _check(db, path.name, deep)
-        meta = found["meta"]
-        reg = registry or meta.get("registry") or "local"
+        with guard.deadline(DEEP_DEADLINE_S if deep else OPEN_DEADLINE_S):
+            try:
+                found = check(db, path.name, deep)
+            except sqlite3.Error as e:
+                raise InvalidPackage(f"{path.name}: not a valid package ({e})") from None
+        reg = registry or found.meta.get("registry") or "local"
         try:
-            pid = check_identity(reg, meta["name"], meta["version"])
+            pid = check_identity(reg, found.meta["name"], found.meta["version"])
         except InvalidIdentity as e:
             raise InvalidPackage(f"{path.name}: {e}") from None
-        return Package(path=path, id=pid, db=db, **found)
-    except InvalidPackage:
+    except BaseException:
         db.close()
         raise
-    except sqlite3.Error as e:
-        db.close()
-        raise InvalidPackage(f"{path.name}: not a valid package ({e})") from None
+    pkg = Package(path=path, meta=found.meta, id=pid, db=db, guard=guard, has_vectors=found.has_vectors,
+                  has_bm25=found.has_bm25, has_url=found.has_url, has_pages=found.has_pages)
+    guard.label = pkg.label
+    return pkg
 
 
 def read_meta(path: Path) -> dict[str, str]:
-    """Validate a package file and return its meta (used by install and the registry server)."""
+    """Validate a package file deeply and return its meta."""
     with open_package(path, deep=True) as pkg:
         return dict(pkg.meta)
 
@@ -117,87 +199,3 @@ def _check_header(path: Path) -> None:
         raise InvalidPackage(f"{path.name}: not a package (not an SQLite database)")
 
 
-def _check(db: sqlite3.Connection, label: str, deep: bool) -> dict:
-    """Check the file; return the Package fields it determines (meta and capability flags)."""
-    objects = {
-        name: (kind, sql or "")
-        for kind, name, sql in db.execute("SELECT type, name, sql FROM sqlite_master")
-    }
-    for table in ("meta", "chunks"):
-        kind, sql = objects.get(table, (None, ""))
-        if kind != "table" or sql.upper().startswith("CREATE VIRTUAL"):
-            raise InvalidPackage(f"{label}: not a package (no '{table}' table)")
-    kind, sql = objects.get("chunks_fts", (None, ""))
-    if kind != "table" or "fts5" not in sql.lower():
-        raise InvalidPackage(f"{label}: not a package (no FTS5 'chunks_fts' index)")
-    columns = {row[1] for row in db.execute("PRAGMA table_info(chunks)")}
-    missing = [c for c in REQUIRED_CHUNK_COLUMNS if c not in columns]
-    if missing:
-        raise InvalidPackage(f"{label}: chunks table lacks column(s) {', '.join(missing)}")
-
-    rows = db.execute(f"SELECT key, value FROM meta LIMIT {MAX_META_ROWS + 1}").fetchall()
-    if len(rows) > MAX_META_ROWS:
-        raise InvalidPackage(f"{label}: meta table is too large")
-    meta = {str(k): str(v) for k, v in rows if isinstance(k, str) and v is not None}
-    for key in REQUIRED_META:
-        if not meta.get(key):
-            raise InvalidPackage(f"{label}: meta lacks '{key}'")
-
-    # The FTS index must answer (a broken shadow table fails here, not at query time).
-    db.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH '\"the\"' LIMIT 1").fetchall()
-
-    has_vectors = _check_vectors(db, objects, meta, label, deep)
-    has_bm25 = _check_bm25(db, objects, meta, label, deep)
-    if deep:
-        result = db.execute("PRAGMA quick_check").fetchone()[0]
-        if result != "ok":
-            raise InvalidPackage(f"{label}: database is corrupt ({result})")
-        bad = db.execute(
-            "SELECT count(*) FROM chunks WHERE typeof(id) != 'integer' OR typeof(doc_path) != 'text'"
-            " OR typeof(doc_title) != 'text' OR typeof(section_title) != 'text'"
-            " OR typeof(content) != 'text' OR typeof(tokens) != 'integer'"
-        ).fetchone()[0]
-        if bad:
-            raise InvalidPackage(f"{label}: {bad} chunk row(s) have wrong value types")
-    return {"meta": meta, "has_vectors": has_vectors, "has_bm25": has_bm25, "has_url": "url" in columns}
-
-
-def _check_bm25(db: sqlite3.Connection, objects: dict, meta: dict[str, str], label: str, deep: bool) -> bool:
-    """Is our BM25 index usable? Absent or of another shape: no (FTS5 is used). At install
-    (`deep`), an index that is present but does not decode refuses the package."""
-    from ..search import bm25
-
-    if meta.get("bm25_index") != bm25.FORMAT or not bm25.has_tables(objects):
-        return False
-    for table, cols in (("bm25_terms", ["term", "df", "postings"]), ("bm25_lengths", ["field", "lengths"])):
-        if [r[1] for r in db.execute(f"PRAGMA table_info({table})")] != cols:
-            return False
-    if deep:
-        try:
-            bm25.check_all(db)
-        except bm25.MalformedIndex as e:
-            raise InvalidPackage(f"{label}: BM25 index is malformed ({e})") from None
-    return True
-
-
-def _check_vectors(db: sqlite3.Connection, objects: dict, meta: dict[str, str], label: str,
-                   deep: bool) -> bool:
-    if "embedding_dim" not in meta:
-        return False
-    kind, sql = objects.get("vectors", (None, ""))
-    dtype = meta.get("embedding_dtype", "int8")
-    try:
-        dim = int(meta["embedding_dim"])
-    except ValueError:
-        raise InvalidPackage(f"{label}: meta embedding_dim is not a number") from None
-    if kind != "table" or sql.upper().startswith("CREATE VIRTUAL") or dtype not in DTYPES or not 0 < dim <= 4096:
-        raise InvalidPackage(f"{label}: vector table or its meta is malformed")
-    if deep:
-        size = bytes_per_vector(dtype, dim)
-        bad = db.execute(
-            "SELECT count(*) FROM vectors WHERE typeof(vector) != 'blob' OR length(vector) != ?"
-            " OR chunk_id NOT IN (SELECT id FROM chunks)", (size,)
-        ).fetchone()[0]
-        if bad:
-            raise InvalidPackage(f"{label}: {bad} vector(s) have the wrong size")
-    return True

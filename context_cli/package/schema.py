@@ -4,6 +4,10 @@ See docs/package-format.md for the full description. Anything Context's client r
 kept exactly; everything of ours is an extra column, table or meta key it ignores.
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass
+
 FORMAT_VERSION = "1"
 
 # Context's tables, verbatim apart from our trailing `url` column.
@@ -37,19 +41,38 @@ CREATE TABLE pages (doc_path TEXT PRIMARY KEY, doc_title TEXT NOT NULL, url TEXT
 PAGE_TOKENS_DDL = "CREATE INDEX chunks_page_tokens ON chunks(doc_path, tokens);"
 
 # Ours, optional: a compact inverted index for BM25 without FTS5 at query time
-# (context_cli/search/bm25.py; docs/package-format.md). Packages without it use FTS5.
+# (context_cli/package/bm25.py; docs/package-format.md). Packages without it use FTS5.
 BM25_DDL = """
 CREATE TABLE bm25_terms (term TEXT PRIMARY KEY, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE bm25_lengths (field TEXT PRIMARY KEY, lengths BLOB NOT NULL) WITHOUT ROWID;
 """
 
-REQUIRED_TABLES = {"meta": "table", "chunks": "table", "chunks_fts": "table"}
 REQUIRED_CHUNK_COLUMNS = ("id", "doc_path", "doc_title", "section_title", "content", "tokens")
 REQUIRED_META = ("name", "version")
 
-# Meta keys we write (all optional for packages from elsewhere).
-META_KEYS = (
-    "name", "version", "registry", "format_version", "description", "source_type",
-    "source_url", "source_commit", "built_at", "builder", "chunk_count",
-    "embedding_model", "embedding_fingerprint", "embedding_dim", "embedding_dtype", "bm25_index",
-)
+# The one full-text index shape we read, exactly as we and Neuledge Context declare it:
+# `chunks_fts` over these columns, with these options and no others (`detail=`,
+# `columnsize=`, `prefix=`, another content table or tokenizer change what queries do).
+FTS_TABLE = "chunks_fts"
+FTS_COLUMNS = ("doc_title", "section_title", "content")
+FTS_OPTIONS = {"content": "chunks", "content_rowid": "id", "tokenize": "porter unicode61"}
+# The shadow tables FTS5 makes for that declaration, with the SQL it gives them.
+FTS_SHADOW_TABLES = {
+    "chunks_fts_data": "CREATE TABLE 'chunks_fts_data'(id INTEGER PRIMARY KEY, block BLOB)",
+    "chunks_fts_idx": "CREATE TABLE 'chunks_fts_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID",
+    "chunks_fts_docsize": "CREATE TABLE 'chunks_fts_docsize'(id INTEGER PRIMARY KEY, sz BLOB)",
+    "chunks_fts_config": "CREATE TABLE 'chunks_fts_config'(k PRIMARY KEY, v) WITHOUT ROWID",
+}
+# Keys FTS5 may keep in its config table; `rank` (a ranking expression) is not among them.
+FTS_CONFIG_KEYS = frozenset({"version", "pgsz", "automerge", "crisismerge", "usermerge", "deletemerge"})
+FTS_CONFIG_VERSION = 4
+
+
+@dataclass(frozen=True)
+class PageRecord:
+    """One source page (a `pages` row), remembered so an unchanged page can be reused on rebuild."""
+
+    doc_path: str
+    doc_title: str
+    url: str | None
+    content_hash: str

@@ -6,13 +6,19 @@ needs directions, the scale is not stored and vectors are re-normalised when dec
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
+
+from ..errors import InvalidPackage
 
 if TYPE_CHECKING:
     import numpy as np
 
 DTYPES = {"int8": 1, "float16": 2}
+
+
+class MalformedVectors(InvalidPackage):
+    """Vector blobs that do not decode to finite rows of the declared size."""
 
 
 def bytes_per_vector(dtype: str, dim: int) -> int:
@@ -24,6 +30,8 @@ def encode(matrix: np.ndarray, dtype: str = "int8") -> list[bytes]:
     import numpy as np
 
     m = np.asarray(matrix, dtype=np.float32)
+    if not np.isfinite(m).all():
+        raise ValueError("cannot store vectors that are not finite (NaN or infinity)")
     if dtype == "int8":
         scale = np.abs(m).max(axis=1, keepdims=True)
         scale[scale == 0] = 1.0
@@ -38,9 +46,27 @@ def decode(blobs: Iterable[bytes], dtype: str, dim: int) -> np.ndarray:
     """Blobs to an (n, dim) float32 matrix of unit rows (zero rows stay zero)."""
     import numpy as np
 
-    np_dtype = {"int8": np.int8, "float16": np.float16}[dtype]
     raw = b"".join(blobs)
-    m = np.frombuffer(raw, dtype=np_dtype).astype(np.float32).reshape(-1, dim)
+    if len(raw) % bytes_per_vector(dtype, dim):
+        raise MalformedVectors("vector blobs do not match the declared size")
+    m = np.frombuffer(raw, dtype=_numpy_dtype(dtype)).astype(np.float32).reshape(-1, dim)
+    if not np.isfinite(m).all():
+        raise MalformedVectors("vectors hold values that are not finite (NaN or infinity)")
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return m / norms
+
+
+def finite(blobs: Sequence[bytes], dtype: str, dim: int) -> bool:
+    """Do these blobs hold only finite numbers? (int8 always does; float16 may hold NaN/inf.)"""
+    import numpy as np
+
+    if dtype == "int8":
+        return True
+    return bool(np.isfinite(np.frombuffer(b"".join(blobs), dtype=_numpy_dtype(dtype))).all())
+
+
+def _numpy_dtype(dtype: str) -> type:
+    import numpy as np
+
+    return {"int8": np.int8, "float16": np.float16}[dtype]

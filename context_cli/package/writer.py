@@ -7,34 +7,23 @@ there untouched).
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
-import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
+from ..atomic import atomic_path
 from ..document import Chunk
+from . import bm25
 from . import vectors as vec
 from .identity import check_identity
-from .schema import CORE_DDL, EXTRA_DDL, FORMAT_VERSION, PAGE_TOKENS_DDL
+from .schema import CORE_DDL, EXTRA_DDL, FORMAT_VERSION, PAGE_TOKENS_DDL, PageRecord
 
 if TYPE_CHECKING:
     import numpy as np
-
-
-@dataclass(frozen=True)
-class PageRecord:
-    """One source page, remembered so an unchanged page can be reused on rebuild."""
-
-    doc_path: str
-    doc_title: str
-    url: str | None
-    content_hash: str
 
 
 def content_hash(data: bytes | str) -> str:
@@ -45,18 +34,34 @@ def content_hash(data: bytes | str) -> str:
 
 def write_package(
     dest: Path,
-    meta: dict[str, str],
+    meta: Mapping[str, str | None],
     chunks: Sequence[Chunk],
     *,
     vectors: np.ndarray | None = None,
     vector_dtype: str = "int8",
     pages: Sequence[PageRecord] = (),
 ) -> Path:
-    """Write `chunks` (and optionally one vector per chunk) to `dest`; return `dest`.
+    """Write `chunks` (and optionally one vector per chunk) to `dest` atomically; return `dest`.
 
     `meta` must hold name and version; format and build keys are filled in here.
     """
-    check_identity(meta.get("registry", "local"), meta.get("name", ""), meta.get("version", ""))
+    with atomic_path(dest, prefix=".building-") as tmp:
+        fill_package(tmp, meta, chunks, vectors=vectors, vector_dtype=vector_dtype, pages=pages)
+    return Path(dest)
+
+
+def fill_package(
+    path: Path,
+    meta: Mapping[str, str | None],
+    chunks: Sequence[Chunk],
+    *,
+    vectors: np.ndarray | None = None,
+    vector_dtype: str = "int8",
+    pages: Sequence[PageRecord] = (),
+) -> None:
+    """Write a package into `path`, a fresh (empty or absent) file the caller makes atomic:
+    `write_package`, or `add`, whose one temp file is validated and renamed by the store."""
+    check_identity(meta.get("registry") or "local", meta.get("name") or "", meta.get("version") or "")
     if vectors is not None and len(vectors) != len(chunks):
         raise ValueError("one vector per chunk is required")
     full_meta = {
@@ -70,23 +75,11 @@ def write_package(
     if vectors is not None:
         full_meta["embedding_dim"] = str(vectors.shape[1])
         full_meta["embedding_dtype"] = vector_dtype
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=".building-", suffix=".db", dir=dest.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        _fill(tmp, full_meta, chunks, vectors, vector_dtype, pages)
-        os.replace(tmp, dest)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return dest
+    _fill(Path(path), full_meta, chunks, vectors, vector_dtype, pages)
 
 
 def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
           vectors: np.ndarray | None, vector_dtype: str, pages: Sequence[PageRecord]) -> None:
-    path.unlink(missing_ok=True)
     with closing(sqlite3.connect(path)) as db:
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
@@ -111,11 +104,9 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
         db.execute(PAGE_TOKENS_DDL)
         db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
         db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
-        # Our compact BM25 index (context_cli/search/bm25.py), built from the final chunk list
-        # and checked against the FTS5 index just built.
-        from ..search import bm25
-
-        bm25.build(db, [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)])
+        # Our compact BM25 index, built from the final chunk list and checked against the
+        # FTS5 index just built.
+        bm25.write(db, [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)])
         db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bm25_index', ?)", (bm25.FORMAT,))
         db.commit()
         db.execute("VACUUM")

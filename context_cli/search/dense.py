@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..package import vectors as vec
-
 if TYPE_CHECKING:
     import numpy as np
+
+    from ..package.reader import Package
 
 
 @dataclass
@@ -18,12 +17,9 @@ class VectorIndex:
     matrix: np.ndarray  # (n, dim) float32, unit rows
 
     @classmethod
-    def load(cls, db: sqlite3.Connection, dim: int, dtype: str) -> VectorIndex:
-        import numpy as np
-
-        rows = db.execute("SELECT chunk_id, vector FROM vectors ORDER BY chunk_id").fetchall()
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        matrix = vec.decode((r[1] for r in rows), dtype, dim) if rows else np.zeros((0, dim), np.float32)
+    def load(cls, pkg: Package) -> VectorIndex:
+        """The package's vectors (finite unit rows, or MalformedVectors: never NaN at scoring)."""
+        ids, matrix = pkg.vectors()
         return cls(ids=ids, matrix=matrix)
 
     def positions(self, chunk_ids: list[int]) -> np.ndarray:
@@ -37,7 +33,7 @@ class VectorIndex:
         return np.where(found, rows, -1)
 
     def scores(self, query: np.ndarray) -> np.ndarray:
-        return self.matrix @ query
+        return self.matrix @ query  # type: ignore[no-any-return]
 
     def top(self, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(chunk id, cosine), best first."""

@@ -144,24 +144,20 @@ def _judge(s: Searchable, query: str, ids: list[int], fused: dict[int, float], z
         return []
     with s.lock:
         stats = s.term_stats(query, ids)
-        marks = ",".join(str(int(i)) for i in ids)
-        rows = s.pkg.db.execute(
-            "SELECT id, doc_path, doc_title, section_title, content, tokens, "
-            + ("url" if s.pkg.has_url else "NULL") + f" FROM chunks WHERE id IN ({marks})"
-        ).fetchall()
+        sections = s.sections(ids)
     q = query.strip()
     identifier = q if _IDENTIFIER.match(q) else None
     n_terms = len(terms(query))
     z_map = z_of(ids) if z_of else {}
     out = []
-    for cid, doc_path, doc_title, section_title, content, tokens, url in rows:
+    for cid, c in sections:
         signals = Signals(
             coverage=stats.coverage(cid), z=z_map.get(cid), missing=stats.missing,
-            n_terms=n_terms, exact_phrase=bool(identifier and (identifier in content or identifier in section_title)),
+            n_terms=n_terms, exact_phrase=bool(identifier and (identifier in c.content or identifier in c.section_title)),
         )
         out.append(Candidate(
-            library=s.label, chunk_id=cid, doc_path=doc_path, doc_title=doc_title,
-            section_title=section_title, content=content, tokens=int(tokens), url=url,
+            library=s.label, chunk_id=cid, doc_path=c.doc_path, doc_title=c.doc_title,
+            section_title=c.section_title, content=c.content, tokens=c.tokens, url=c.url,
             score=fused[cid], verdict=judge(signals), signals=signals.as_dict(),
         ))
     return out

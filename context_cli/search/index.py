@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ModelUnavailable
+from ..document import Chunk
+from ..errors import InvalidPackage, ModelUnavailable
+from ..package.bm25 import MalformedIndex
+from ..package.deadline import DEFAULT_DEADLINE_S, LOAD_DEADLINE_S, PackageTooSlow
 from ..package.reader import Package, open_package
 
 if TYPE_CHECKING:
@@ -24,8 +28,18 @@ if TYPE_CHECKING:
     from .lexical import Postings, TermStats
 
 
+# A bad row of our BM25 index met at search time: that package falls back to FTS5.
+INDEX_FAULTS = (MalformedIndex, sqlite3.Error, ValueError, IndexError)
+
+
 @dataclass
 class Searchable:
+    """One open package and what searching it needs, kept per process.
+
+    Every read runs under the package's deadline (`deadline()`); a package that runs past
+    it raises PackageTooSlow, which the engine reports as that package skipped.
+    """
+
     pkg: Package
     lock: threading.Lock = field(default_factory=threading.Lock)
     _vectors: VectorIndex | None = None
@@ -36,20 +50,28 @@ class Searchable:
     _bm25: Bm25Index | None = None
     _bm25_checked: bool = False
 
+    def deadline(self, seconds: float = DEFAULT_DEADLINE_S) -> AbstractContextManager[None]:
+        """`with s.deadline(seconds):` every query on this package in the block aborts once
+        `seconds` have passed, raising PackageTooSlow (a ContextError naming the package)."""
+        return self.pkg.deadline(seconds)
+
     @property
     def bm25(self) -> Bm25Index | None:
         """The package's own BM25 index, or None (searched through FTS5). Call under `lock`."""
         if not self._bm25_checked:
-            self._bm25_checked = True
             if self.pkg.has_bm25:
-                from .bm25 import Bm25Index, MalformedIndex
+                from .bm25 import Bm25Index
                 from .lexical import WEIGHTS
 
                 try:
-                    index = Bm25Index.load(self.pkg.db, WEIGHTS)
+                    with self.pkg.deadline(LOAD_DEADLINE_S):
+                        index = Bm25Index.load(self.pkg.db, WEIGHTS)
                     self._bm25 = index if index.n >= 1 else None
-                except (MalformedIndex, sqlite3.Error, ValueError):
+                except PackageTooSlow:
+                    raise
+                except (*INDEX_FAULTS, InvalidPackage):
                     self._bm25 = None
+            self._bm25_checked = True
         return self._bm25
 
     @property
@@ -60,34 +82,49 @@ class Searchable:
         if self._postings is None:
             from .lexical import Postings
 
-            self._postings = Postings(self.pkg.db)
+            with self.pkg.deadline():
+                self._postings = Postings(self.pkg.db)
         return self._postings
 
     def lexical(self, query: str, limit: int) -> list[tuple[int, float]]:
         """BM25 top `limit` (our index when the package has a sound one, else FTS5). Call under `lock`."""
-        from .bm25 import MalformedIndex
         from .lexical import lexical
 
-        index = self.bm25
-        if index is not None:
-            try:
-                return lexical(self.pkg.db, query, limit, index)
-            except (MalformedIndex, sqlite3.Error, ValueError, IndexError):
-                self._bm25 = None  # a bad row found late: this package falls back to FTS5
-        return lexical(self.pkg.db, query, limit)
+        with self.pkg.deadline():
+            index = self.bm25
+            if index is not None:
+                try:
+                    return lexical(self.pkg.db, query, limit, index)
+                except INDEX_FAULTS:
+                    self._index_failed()
+            return lexical(self.pkg.db, query, limit)
 
     def term_stats(self, query: str, candidates: list[int]) -> TermStats:
         """The verdict's term statistics, from the same data as `lexical`. Call under `lock`."""
-        from .bm25 import MalformedIndex
         from .lexical import term_stats
 
-        try:
-            return term_stats(self.postings, query, candidates)
-        except (MalformedIndex, sqlite3.Error, ValueError, IndexError):
-            if self._bm25 is None:
-                raise
-            self._bm25 = None
-            return term_stats(self.postings, query, candidates)
+        with self.pkg.deadline():
+            try:
+                return term_stats(self.postings, query, candidates)
+            except INDEX_FAULTS:
+                if self._bm25 is None:
+                    raise
+                self._index_failed()
+                return term_stats(self.postings, query, candidates)
+
+    def _index_failed(self) -> None:
+        """A bad row of our index was met: FTS5 from now on, unless the deadline caused it."""
+        if self.pkg.timed_out:
+            raise PackageTooSlow(f"{self.label}: too slow to search; skipped")
+        self._bm25 = None
+
+    def sections(self, ids: list[int]) -> list[tuple[int, Chunk]]:
+        """(chunk id, section) for these ids, in id order. Call under `lock`."""
+        return self.pkg.chunks(ids)
+
+    def page_tokens(self, doc_paths: list[str]) -> int:
+        """Tokens of these pages read whole (for savedPercent). Call under `lock`."""
+        return self.pkg.page_tokens(doc_paths)
 
     @property
     def label(self) -> str:
@@ -96,8 +133,8 @@ class Searchable:
     def dense(self) -> tuple[Embedder, VectorIndex] | None:
         """The package's model and vectors, or None (with `note` saying why)."""
         if not self._dense_checked:
+            self._load_dense()  # PackageTooSlow leaves it unchecked: tried again next time
             self._dense_checked = True
-            self._load_dense()
         if self._model is None or self._vectors is None:
             return None
         return self._model, self._vectors
@@ -112,15 +149,21 @@ class Searchable:
             from ..embed.model import find_model
 
             model = find_model(name, meta.get("embedding_fingerprint"))
-        except (ModelUnavailable, ImportError, OSError, ValueError) as e:
+        except (ModelUnavailable, OSError, ValueError) as e:
             model, self.note = None, f"embedding model {name!r} unavailable ({e}); searched lexically"
         if model is None:
             self.note = self.note or f"embedding model {name!r} is not available here; searched lexically"
             return
         from .dense import VectorIndex
 
-        with self.lock:
-            index = VectorIndex.load(self.pkg.db, int(meta["embedding_dim"]), meta.get("embedding_dtype", "int8"))
+        try:
+            with self.lock:
+                index = VectorIndex.load(self.pkg)
+        except PackageTooSlow:
+            raise
+        except InvalidPackage as e:
+            self.note = f"vectors unusable ({e}); searched lexically"
+            return
         if index.matrix.shape[1] != model.dim:
             self.note = f"vectors do not match model {name!r}; searched lexically"
             return

@@ -1,0 +1,327 @@
+"""The on-disk BM25 index of our packages: its tables, terms, encoding, writing and checking.
+
+Two tables (docs/package-format.md): `bm25_terms` holds one row per FTS5 term (document
+frequency and a compressed posting list with per-column term frequencies) and
+`bm25_lengths` the tokens per chunk and column. Scoring them is `search/bm25.py`'s job;
+this module only defines what the bytes mean, so the writer, the validator and the
+searcher agree on one format.
+
+Exactness: terms are FTS5's own tokens. Text is split in Python the way `unicode61` splits
+it, and every distinct word is folded and stemmed by SQLite's `porter unicode61` tokenizer
+itself (an in-memory FTS5 table), so the stems are FTS5's by construction. `write` then
+checks the index against the package's FTS5 index (`fts5vocab`) and rebuilds any term that
+differs from FTS5's own instance list; chunk lengths are read from FTS5's docsize table.
+
+Packages without these tables (Neuledge Context's, older ours), or whose tables fail a
+check, are searched through FTS5.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from ..errors import InvalidPackage
+from .schema import BM25_DDL
+
+if TYPE_CHECKING:
+    import numpy as np
+
+FORMAT = "1"
+FIELDS = ("doc_title", "section_title", "content")
+TABLES = {"bm25_terms": ["term", "df", "postings"], "bm25_lengths": ["field", "lengths"]}
+TF_MAX = 255  # per-column term frequencies are stored as uint8, saturated here
+MAX_ID_FOR_U16 = 0xFFFF  # past this many chunks, id deltas are stored as uint32
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+class MalformedIndex(InvalidPackage):
+    """The package's BM25 tables do not decode: refused at install, FTS5 used at search."""
+
+
+# --- terms: SQLite's own tokenizer -----------------------------------------------------------
+
+class Stemmer:
+    """Words -> FTS5 `porter unicode61` tokens, by SQLite itself, cached per process."""
+
+    MAX_CACHE = 200_000
+
+    def __init__(self) -> None:
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.execute("CREATE VIRTUAL TABLE w USING fts5(x, tokenize='porter unicode61')")
+        self._db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(w, instance)")
+        self._lock = threading.Lock()
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def tokens(self, words: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        out: dict[str, tuple[str, ...]] = {}
+        todo = []
+        for w in dict.fromkeys(words):
+            hit = self._cache.get(w)
+            if hit is None:
+                todo.append(w)
+            else:
+                out[w] = hit
+        if todo:
+            with self._lock:
+                out.update(self._stem(todo))
+        return out
+
+    def _stem(self, todo: list[str]) -> dict[str, tuple[str, ...]]:
+        db = self._db
+        db.executemany("INSERT INTO w(rowid, x) VALUES (?, ?)", enumerate(todo, start=1))
+        found: dict[int, list[tuple[int, str]]] = {}
+        for term, doc, off in db.execute("SELECT term, doc, offset FROM v"):
+            found.setdefault(doc, []).append((off, term))
+        db.execute("DELETE FROM w")
+        keep = len(todo) <= self.MAX_CACHE // 4  # a whole corpus (a build) is not kept
+        if keep and len(self._cache) + len(todo) > self.MAX_CACHE:
+            self._cache.clear()
+        out = {}
+        for i, w in enumerate(todo, start=1):
+            toks = tuple(t for _, t in sorted(found.get(i, ())))
+            out[w] = toks
+            if keep:
+                self._cache[w] = toks
+        return out
+
+
+_STEMMER: Stemmer | None = None
+_STEMMER_LOCK = threading.Lock()
+
+
+def stemmer() -> Stemmer:
+    """The process's one stemmer (its in-memory FTS5 table is made once)."""
+    global _STEMMER
+    with _STEMMER_LOCK:
+        if _STEMMER is None:
+            _STEMMER = Stemmer()
+        return _STEMMER
+
+
+# --- encoding --------------------------------------------------------------------------------
+
+def encode_postings(ids: np.ndarray, tfs: np.ndarray, wide: bool) -> bytes:
+    """zlib(id deltas as uint16, or uint32 past 65,535 chunks; then three uint8 tf columns)."""
+    import numpy as np
+
+    delta = np.array(ids, dtype=np.int64)
+    delta[1:] -= ids[:-1]
+    cols = np.minimum(tfs, TF_MAX).astype(np.uint8)
+    raw = delta.astype("<u4" if wide else "<u2").tobytes() + np.ascontiguousarray(cols.T).tobytes()
+    return zlib.compress(raw, 9)
+
+
+def decode_postings(df: object, blob: object, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """One `bm25_terms` row of a package of `n` chunks -> (sorted chunk ids, (3, df) uint8 tfs).
+
+    Every size is checked before it is trusted: the blob never inflates past what `df` says.
+    """
+    import numpy as np
+
+    if not isinstance(df, int) or not isinstance(blob, bytes) or not 0 < df <= n:
+        raise MalformedIndex("bm25_terms row has a bad df or postings")
+    wide = n > MAX_ID_FOR_U16
+    width = 4 if wide else 2
+    want = df * (width + 3)
+    d = zlib.decompressobj()
+    try:
+        raw = d.decompress(blob, want + 1)
+    except zlib.error:
+        raise MalformedIndex("bm25_terms postings do not decompress") from None
+    if len(raw) != want or not d.eof or d.unconsumed_tail:
+        raise MalformedIndex("bm25_terms postings have the wrong size")
+    delta = np.frombuffer(raw, dtype="<u4" if wide else "<u2", count=df).astype(np.int64)
+    if df > 1 and not (delta[1:] > 0).all():
+        raise MalformedIndex("bm25_terms postings are not increasing")
+    ids = np.cumsum(delta)
+    if ids[0] < 1 or ids[-1] > n:
+        raise MalformedIndex("bm25_terms postings name chunks that do not exist")
+    tfs = np.frombuffer(raw, dtype=np.uint8, offset=df * width).reshape(3, df)
+    return ids, tfs
+
+
+def read_lengths(db: sqlite3.Connection) -> np.ndarray:
+    """Tokens per chunk and field from `bm25_lengths`, as a (3, n) float64 array."""
+    import numpy as np
+
+    rows = dict(db.execute("SELECT field, lengths FROM bm25_lengths").fetchall())
+    cols = []
+    for name in FIELDS:
+        blob = rows.get(name)
+        if not isinstance(blob, bytes) or len(blob) % 4:
+            raise MalformedIndex(f"bm25_lengths.{name} is malformed")
+        cols.append(np.frombuffer(blob, dtype="<u4").astype(np.float64))
+    if any(len(c) != len(cols[0]) for c in cols):
+        raise MalformedIndex("bm25_lengths columns differ in length")
+    return np.vstack(cols)
+
+
+# --- writing (package writer) ----------------------------------------------------------------
+
+Postings = dict[str, tuple["np.ndarray", "np.ndarray"]]  # term -> (chunk ids, (df, 3) tfs)
+
+
+def write(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]]) -> dict[str, int]:
+    """Fill `bm25_terms` and `bm25_lengths` from (id, doc_title, section_title, content) rows,
+    ids 1..N, after `chunks_fts` is built. Returns counts (terms, postings, terms rebuilt from
+    FTS5 because Python's split disagreed)."""
+    n = len(rows)
+    if any(cid != i for i, (cid, *_) in enumerate(rows, start=1)):
+        raise ValueError("chunk ids must be 1..N")
+    post = _postings(rows)
+    fixed = _agree_with_fts5(db, post)
+    lengths = _fts_lengths(db, n)
+    wide = n > MAX_ID_FOR_U16
+    db.executescript(BM25_DDL)
+    db.executemany(
+        "INSERT INTO bm25_lengths(field, lengths) VALUES (?, ?)",
+        ((name, lengths[:, i].astype("<u4").tobytes()) for i, name in enumerate(FIELDS)),
+    )
+    db.executemany(
+        "INSERT INTO bm25_terms(term, df, postings) VALUES (?, ?, ?)",
+        ((term, len(ids), encode_postings(ids, tfs, wide)) for term, (ids, tfs) in sorted(post.items())),
+    )
+    return {"terms": len(post), "postings": sum(len(p[0]) for p in post.values()), "fixed": fixed}
+
+
+def _postings(rows: Sequence[tuple[int, str, str, str]]) -> Postings:
+    """Every term's posting list, from Python's split and SQLite's stems."""
+    import numpy as np
+
+    n = len(rows)
+    counts = [[Counter(_WORD.findall(text or "")) for text in (t, s, c)] for _, t, s, c in rows]
+    vocab: set[str] = set()
+    for per_field in counts:
+        for cnt in per_field:
+            vocab.update(cnt)
+    stems = stemmer().tokens(sorted(vocab))
+    names: dict[str, int] = {}
+    first = {w: names.setdefault(t[0], len(names)) for w, t in stems.items() if len(t) == 1}
+    extra = {w: [names.setdefault(x, len(names)) for x in t] for w, t in stems.items() if len(t) != 1}
+    tok_ids: list[int] = []
+    chunk_ids: list[int] = []
+    fields: list[int] = []
+    freqs: list[int] = []
+    for cid, per_field in enumerate(counts, start=1):
+        for f, cnt in enumerate(per_field):
+            if not cnt:
+                continue
+            if extra and any(w in extra for w in cnt):
+                for w, k in cnt.items():
+                    for ti in extra[w] if w in extra else (first[w],):
+                        tok_ids.append(ti)
+                        chunk_ids.append(cid)
+                        fields.append(f)
+                        freqs.append(k)
+                continue
+            tok_ids.extend(map(first.__getitem__, cnt.keys()))
+            freqs.extend(cnt.values())
+            chunk_ids.extend([cid] * len(cnt))
+            fields.extend([f] * len(cnt))
+    del counts
+    tok = np.asarray(tok_ids, dtype=np.int64)
+    key = tok * (n + 1) + np.asarray(chunk_ids, dtype=np.int64)
+    uniq, inv = np.unique(key, return_inverse=True)
+    tf = np.zeros((len(uniq), 3), dtype=np.int64)
+    np.add.at(tf, (inv, np.asarray(fields, dtype=np.int64)), np.asarray(freqs, dtype=np.int64))
+    p_tok, p_cid = uniq // (n + 1), uniq % (n + 1)
+    term_of = [""] * len(names)
+    for name, i in names.items():
+        term_of[i] = name
+    bounds = np.searchsorted(p_tok, np.arange(len(names) + 1))
+    post: Postings = {}
+    for i, name in enumerate(term_of):
+        a, b = bounds[i], bounds[i + 1]
+        if b > a:
+            post[name] = (p_cid[a:b], tf[a:b])
+    return post
+
+
+def _agree_with_fts5(db: sqlite3.Connection, post: Postings) -> int:
+    """Make `post` equal FTS5's own index: drop terms it lacks, rebuild any that differ."""
+    import numpy as np
+
+    fixed = 0
+    db.execute("CREATE VIRTUAL TABLE temp.bm25_vrow USING fts5vocab(main, chunks_fts, row)")
+    db.execute("CREATE VIRTUAL TABLE temp.bm25_vinst USING fts5vocab(main, chunks_fts, instance)")
+    try:
+        truth = {term: (docs, cnt) for term, docs, cnt in db.execute("SELECT term, doc, cnt FROM temp.bm25_vrow")}
+        for term in [t for t in post if t not in truth]:
+            del post[term]
+            fixed += 1
+        col_of = {name: i for i, name in enumerate(FIELDS)}
+        for term, (docs, cnt) in truth.items():
+            p = post.get(term)
+            if p is not None and len(p[0]) == docs and int(p[1].sum()) == cnt:
+                continue
+            fixed += 1
+            acc: dict[int, list[int]] = {}
+            for doc, col, k in db.execute(
+                "SELECT doc, col, count(*) FROM temp.bm25_vinst WHERE term = ? GROUP BY doc, col", (term,)
+            ):
+                acc.setdefault(int(doc), [0, 0, 0])[col_of[col]] += int(k)
+            ids = sorted(acc)
+            post[term] = (np.asarray(ids, dtype=np.int64), np.asarray([acc[i] for i in ids], dtype=np.int64))
+    finally:
+        db.execute("DROP TABLE temp.bm25_vrow")
+        db.execute("DROP TABLE temp.bm25_vinst")
+    return fixed
+
+
+def _fts_lengths(db: sqlite3.Connection, n: int) -> np.ndarray:
+    """Tokens per chunk and column, as FTS5 counted them (its docsize table of varints)."""
+    import numpy as np
+
+    out = np.zeros((n, 3), dtype=np.int64)
+    for cid, sz in db.execute("SELECT id, sz FROM chunks_fts_docsize"):
+        vals: list[int] = []
+        i = 0
+        while i < len(sz) and len(vals) < 3:
+            v = 0
+            for _ in range(9):
+                b = sz[i]
+                i += 1
+                v = (v << 7) | (b & 0x7F)
+                if not b & 0x80:
+                    break
+            vals.append(v)
+        if 1 <= cid <= n:
+            out[cid - 1, :len(vals)] = vals
+    return out
+
+
+# --- checking (package reader) ---------------------------------------------------------------
+
+def present(db: sqlite3.Connection, objects: Mapping[str, tuple[str, str]], meta: Mapping[str, str]) -> bool:
+    """Does the package declare our index, with both tables real and of our shape?"""
+    if meta.get("bm25_index") != FORMAT:
+        return False
+    for table, cols in TABLES.items():
+        kind, sql = objects.get(table, ("", ""))
+        if kind != "table" or sql.upper().startswith("CREATE VIRTUAL"):
+            return False
+        if [r[1] for r in db.execute(f"PRAGMA table_info({table})")] != cols:
+            return False
+    return True
+
+
+def check(db: sqlite3.Connection) -> None:
+    """Decode every row of the index (at install time); raise MalformedIndex on the first bad one."""
+    try:
+        n_chunks = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        n = read_lengths(db).shape[1]
+        if n != n_chunks:
+            raise MalformedIndex("bm25_lengths does not cover the chunks")
+        for term, df, blob in db.execute("SELECT term, df, postings FROM bm25_terms"):
+            if not isinstance(term, str) or not term:
+                raise MalformedIndex("bm25_terms has a bad term")
+            decode_postings(df, blob, n)
+    except sqlite3.Error as e:
+        raise MalformedIndex(str(e)) from None
