@@ -91,3 +91,15 @@ def test_public_names_stay_functions_after_the_modules_load():
     assert callable(cx.build) and cx.build.__module__ == "context_cli.api"
     with pytest.raises(AttributeError):
         cx.nothing_here  # noqa: B018
+
+
+def test_every_exception_of_ours_is_a_context_error():
+    import importlib
+    import inspect
+
+    modules = ["context_cli.errors", "context_cli.api", "context_cli.search.engine", "context_cli.store.store",
+               "context_cli.mcp_server.tools", "context_cli.search.answer"]
+    found = [obj for m in modules for _, obj in inspect.getmembers(importlib.import_module(m), inspect.isclass)
+             if issubclass(obj, BaseException) and obj.__module__.startswith("context_cli")]
+    assert len(found) >= 10
+    assert [e.__name__ for e in found if not issubclass(e, cx.ContextError)] == []

@@ -11,16 +11,15 @@ instructions written for it work unchanged (docs/agents.md).
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from types import ModuleType
 from typing import Any, TypeVar
 
-from ..errors import AmbiguousPackage, ContextError, InvalidPackage, NotInstalled
+from ..errors import AmbiguousPackage, ContextError, NotInstalled
 from ..search.engine import SearchOptions, answer, check_text
-from ..store.store import Installed, Spec, Store
+from ..store.store import UNREADABLE, Installed, Spec, Store
 
 T = TypeVar("T")
 
@@ -101,7 +100,7 @@ class Catalog:
             if key != self._key:
                 try:
                     self._all, self._key = self.store.installed(), key
-                except sqlite3.DatabaseError as e:
+                except UNREADABLE as e:
                     raise ToolError(f"a package file in {self.store.root} is damaged ({e}); "
                                     "find it with `context list` and reinstall or remove it") from None
             return list(self._all)
@@ -215,9 +214,7 @@ def get_docs(catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
             raise ToolError("No libraries are installed. " + (LOCKED_NOTE if catalog.locked else WORKFLOW))
     try:
         result = answer(topic, packages, SearchOptions(budget=budget))
-    except InvalidPackage as e:
-        raise ToolError(f"{e}; reinstall the package") from None
-    except sqlite3.DatabaseError as e:
+    except UNREADABLE as e:
         names = ", ".join(p.label for p in packages[:5])
         raise ToolError(f"a package file is damaged ({names}: {e}); reinstall it") from None
     if not result.results:
