@@ -100,3 +100,18 @@ def test_cold_import_stays_light():
             "'huggingface_hub', 'rich') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_one_progress_notion_for_steps_and_downloads():
+    from rich.progress import Progress
+
+    from context_cli.surfaces.progress import Bars, amount, progress_bar
+
+    with progress_bar(False) as nothing:
+        assert nothing is None
+    progress = Progress(disable=True)
+    bars = Bars(progress)
+    bars.stage("parse", 3, 10)
+    bars.download("npm/zod@3.1.0")(1_500_000, 3_000_000)
+    shown = [amount(t) for t in progress.tasks]
+    assert shown == ["3/10", "1.5 MB of 3.0 MB"]

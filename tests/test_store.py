@@ -99,3 +99,16 @@ def test_triggers_in_a_package_do_nothing_on_read(tmp_path):
     installed = Store().install(path)
     from context_cli.search.engine import search
     assert search("streaming", [installed])["results"]
+
+
+@pytest.mark.parametrize("version, pre", [
+    ("1.0.0-0", True), ("1.0.0-beta.1", True), ("v3.0.0-alpha", True), ("5.0.0-next.3", True),
+    ("2.0.0-SNAPSHOT", True), ("1.0.0-rc.1+build.5", True), ("2.0.0rc1", True), ("1.0a1", True),
+    ("1.0b2", True), ("1.0.dev3", True), ("1.0.0.M1", True), ("3.0-SNAPSHOT", True),
+    ("1.0.0", False), ("1.0.0+build.5", False), ("1.0.post1", False), ("2024.7.0", False),
+    ("latest", False), ("main", False), ("1.0.0.RELEASE", False), ("2024-01-15", False), ("v2.1.0", False),
+])
+def test_one_prerelease_rule(version, pre):
+    from context_cli.store.versions import is_prerelease
+
+    assert is_prerelease(version) is pre

@@ -9,7 +9,6 @@ concurrent calls (one session or many) do not queue behind each other.
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import sys
@@ -29,6 +28,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..errors import ContextError
+from ..search.answer import dumps
 from . import tools
 from .tools import Catalog
 
@@ -159,7 +159,7 @@ def build_server(catalog: Catalog) -> Server[dict[str, Any]]:
         if downloading:
             await notifier.changed(ctx)
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=json.dumps(answer, ensure_ascii=False))],
+            content=[types.TextContent(type="text", text=dumps(answer))],
             structured_content=answer,
         )
 

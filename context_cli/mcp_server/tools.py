@@ -6,22 +6,20 @@ surprising things, and a one-line message beats a schema-validation dump), and r
 plain JSON data or raises `ToolError` with one line the agent can act on.
 
 Names, arguments and the `library` enum follow Neuledge Context's server, so agent
-instructions written for it work unchanged (DESIGN §8).
+instructions written for it work unchanged (docs/agents.md).
 """
 
 from __future__ import annotations
 
-import os
-import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from types import ModuleType
 from typing import Any, TypeVar
 
-from ..errors import ContextError, InvalidPackage, NotInstalled
-from ..search.engine import SearchOptions, search
-from ..store.store import Installed, Spec, Store
-from ..store.versions import version_key
+from ..errors import AmbiguousPackage, ContextError, NotInstalled
+from ..search.engine import SearchOptions, answer, check_text
+from ..store.store import UNREADABLE, Installed, Spec, Store
 
 T = TypeVar("T")
 
@@ -77,7 +75,7 @@ class Catalog:
         self.store = store or Store()
         self.specs = tuple(Spec.parse(s) for s in specs if s.strip())
         self._lock = threading.Lock()
-        self._key: tuple | None = None
+        self._key: tuple[tuple[str, int, int], ...] | None = None
         self._all: list[Installed] = []
 
     @property
@@ -92,16 +90,9 @@ class Catalog:
             if not any(spec.matches(i.id) for i in installed):
                 raise NotInstalled(f"--libs {spec}: not installed (see `context list`)")
 
-    def fingerprint(self) -> tuple:
-        """Names, sizes and mtimes of the store's package files: changes when a package does."""
-        try:
-            with os.scandir(self.store.root) as entries:
-                return tuple(sorted(
-                    (e.name, st.st_size, st.st_mtime_ns)
-                    for e in entries if e.name.endswith(".db") and (st := e.stat())
-                ))
-        except FileNotFoundError:
-            return ()
+    def fingerprint(self) -> tuple[tuple[str, int, int], ...]:
+        """Changes when a package file is added, replaced or removed."""
+        return self.store.fingerprint()
 
     def all(self) -> list[Installed]:
         key = self.fingerprint()
@@ -109,7 +100,7 @@ class Catalog:
             if key != self._key:
                 try:
                     self._all, self._key = self.store.installed(), key
-                except sqlite3.DatabaseError as e:
+                except UNREADABLE as e:
                     raise ToolError(f"a package file in {self.store.root} is damaged ({e}); "
                                     "find it with `context list` and reinstall or remove it") from None
             return list(self._all)
@@ -131,14 +122,12 @@ class Catalog:
             raise ToolError(f"library is too long ({len(library)} characters); give name or name@version")
         spec = Spec.parse(library)
         visible = self.visible()
-        matches = [i for i in visible if spec.matches(i.id)]
-        if not matches:
-            raise ToolError(self._missing(library, spec, visible))
-        registries = sorted({m.id.registry for m in matches})
-        if len(registries) > 1:
-            options = ", ".join(f"{r}/{library}" for r in registries)
-            raise ToolError(f"{library} is installed from several registries; name one: {options}")
-        return max(matches, key=lambda m: version_key(m.id.version))
+        try:
+            return self.store.resolve(spec, among=visible)
+        except NotInstalled:
+            raise ToolError(self._missing(library, spec, visible)) from None
+        except AmbiguousPackage as e:
+            raise ToolError(str(e)) from None
 
     def _missing(self, library: str, spec: Spec, visible: list[Installed]) -> str:
         shown = ", ".join(dict.fromkeys(i.label for i in visible[:20])) or "none"
@@ -204,16 +193,19 @@ def _registry_spec(name: str) -> dict[str, Any]:
 
 
 def get_docs(catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
-    """Search one library (or every visible one) for `topic`; the DESIGN §4 JSON."""
+    """Search one library (or every visible one) for `topic`; the answer's JSON (docs/search.md)."""
     topic = args.get("topic")
     if not isinstance(topic, str):
         raise ToolError("topic is required: a few words or a question, e.g. 'cancel a running pipeline'")
     if not topic.strip():
         raise ToolError("topic is empty: give a few words or a question, e.g. 'cancel a running pipeline'")
+    check_text(topic, "topic")
     budget = _tokens(args.get("tokens"))
     library = args.get("library")
     if library is not None and not isinstance(library, str):
         raise ToolError("library must be a string such as name@version")
+    if library is not None:
+        check_text(library, "library")
     if library and library.strip():
         packages = [catalog.resolve(library.strip())]
     else:
@@ -221,15 +213,13 @@ def get_docs(catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
         if not packages:
             raise ToolError("No libraries are installed. " + (LOCKED_NOTE if catalog.locked else WORKFLOW))
     try:
-        answer = search(topic, packages, SearchOptions(budget=budget))
-    except InvalidPackage as e:
-        raise ToolError(f"{e}; reinstall the package") from None
-    except sqlite3.DatabaseError as e:
+        result = answer(topic, packages, SearchOptions(budget=budget))
+    except UNREADABLE as e:
         names = ", ".join(p.label for p in packages[:5])
         raise ToolError(f"a package file is damaged ({names}: {e}); reinstall it") from None
-    if not answer["results"]:
-        answer["message"] = NO_RESULTS_MESSAGE
-    return answer
+    if not result.results:
+        result = replace(result, message=NO_RESULTS_MESSAGE)
+    return result.to_json()
 
 
 def _tokens(value: Any) -> int:

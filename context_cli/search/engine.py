@@ -3,24 +3,30 @@
 Per package: BM25 (lexical) and cosine over the package's own vectors (dense), fused by
 a measured score mix (see `fuse`); packages without usable vectors are searched lexically
 and the answer says so. Candidates from all packages are then ranked together, judged, and
-packed into the token budget (DESIGN §4).
+packed into the token budget. The answer is typed (`answer.Answer`); docs/search.md
+describes every step and the JSON shape.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import ContextError
+from .answer import Answer, Hit, Json, finite
 from .fts import terms
 from .index import Searchable, open_searchable
 from .pack import Candidate, pack
 from .verdict import Signals, judge, overall
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..store.store import Installed
+    from .dense import VectorIndex
 
 DEFAULT_BUDGET = 2000
 DEFAULT_LIMIT = 10
@@ -46,11 +52,12 @@ class SearchOptions:
     mode: str = "hybrid"  # hybrid | lexical | dense (the last two for benchmarks)
 
 
-def search(query: str, packages: Iterable[Installed], opts: SearchOptions | None = None) -> dict:
-    """Search `packages` for `query`; returns the DESIGN §4 JSON object."""
+def answer(query: str, packages: Iterable[Installed], opts: SearchOptions | None = None) -> Answer:
+    """Search `packages` for `query` and pack the best sections into the budget."""
     opts = opts or SearchOptions()
     if not isinstance(query, str) or not query.strip():
         raise EmptyQuery("the query is empty; ask a question or name an API")
+    check_text(query, "the query")
     query = query[:MAX_QUERY_CHARS]
     if opts.budget < 1 or opts.limit < 1:
         raise ContextError("budget and limit must be positive")
@@ -60,6 +67,20 @@ def search(query: str, packages: Iterable[Installed], opts: SearchOptions | None
     ranked, notes, modes = rank(query, searchables, opts.mode)
     chosen = pack(ranked, opts.budget, opts.limit)
     return _answer(query, searchables, chosen, opts, notes, modes)
+
+
+def search(query: str, packages: Iterable[Installed], opts: SearchOptions | None = None) -> Json:
+    """The answer in its JSON form (what `context search --format json` prints)."""
+    return answer(query, packages, opts).to_json()
+
+
+def check_text(text: str, what: str) -> None:
+    """Refuse text that is not valid Unicode (a lone surrogate from a JSON `\\ud800` escape):
+    it cannot be encoded into any answer, so it gets one clear error instead."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ContextError(f"{what} is not valid text (it contains a lone surrogate)") from None
 
 
 def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
@@ -100,6 +121,8 @@ def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
         # they are damped by how much of the query a section actually covers.
         for c in candidates:
             c.score *= 0.5 + 0.5 * c.signals["coverage"]
+    for c in candidates:
+        c.score = finite(c.score)  # a hostile package's NaN must not scramble the ranking
     candidates.sort(key=lambda c: c.score, reverse=True)
     return candidates, notes, modes
 
@@ -125,16 +148,20 @@ def fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[i
     return fused
 
 
-def _zscores(index, scores):
-    """A function from chunk ids to their cosine z-scores within this query's distribution."""
+def _zscores(index: VectorIndex, scores: np.ndarray) -> Callable[[list[int]], dict[int, float]]:
+    """A function from chunk ids to their cosine z-scores within this query's distribution.
+
+    Vectors with NaN or infinities (a hostile package) give no z-scores at all."""
     mean = float(scores.mean()) if len(scores) else 0.0
     std = float(scores.std()) if len(scores) > 1 else 0.0
+    usable = math.isfinite(mean) and math.isfinite(std) and std > 1e-9
 
     def z_of(ids: list[int]) -> dict[int, float]:
-        if std <= 1e-9 or not ids:
+        if not usable or not ids:
             return {}
         rows = index.positions(ids)
-        return {cid: (float(scores[r]) - mean) / std for cid, r in zip(ids, rows) if r >= 0}
+        z = ((cid, (float(scores[r]) - mean) / std) for cid, r in zip(ids, rows, strict=False) if r >= 0)
+        return {cid: v for cid, v in z if math.isfinite(v)}
 
     return z_of
 
@@ -164,28 +191,19 @@ def _judge(s: Searchable, query: str, ids: list[int], fused: dict[int, float], z
 
 
 def _answer(query: str, searchables: list[Searchable], chosen: list[Candidate], opts: SearchOptions,
-            notes: list[str], modes: dict[str, str]) -> dict:
+            notes: list[str], modes: dict[str, str]) -> Answer:
     tokens = sum(c.tokens for c in chosen)
-    answer: dict = {"query": query}
-    if len(searchables) == 1:
-        answer["library"] = searchables[0].label
-        answer["version"] = searchables[0].pkg.version
-    answer.update({
-        "budget": opts.budget,
-        "tokens": tokens,
-        "savedPercent": _saved(searchables, chosen, tokens),
-        "verdict": overall([c.verdict for c in chosen]),
-        "results": [
-            {"rank": i, "library": c.library, "title": c.title, "content": c.content,
-             "source": c.doc_path, "url": c.url, "tokens": c.tokens, "score": round(c.score, 6),
-             "verdict": c.verdict, "signals": c.signals}
-            for i, c in enumerate(chosen, start=1)
-        ],
-        "searched": {label: mode for label, mode in modes.items()},
-    })
-    if notes:
-        answer["notes"] = notes
-    return answer
+    one = searchables[0] if len(searchables) == 1 else None
+    return Answer(
+        query=query, budget=opts.budget, tokens=tokens,
+        saved_percent=_saved(searchables, chosen, tokens),
+        verdict=overall([c.verdict for c in chosen]),
+        results=[Hit(rank=i, library=c.library, title=c.title, content=c.content, source=c.doc_path,
+                     url=c.url, tokens=c.tokens, score=c.score, verdict=c.verdict, signals=c.signals)
+                 for i, c in enumerate(chosen, start=1)],
+        searched=dict(modes), notes=notes,
+        library=one.label if one else None, version=one.pkg.version if one else None,
+    )
 
 
 def _saved(searchables: list[Searchable], chosen: list[Candidate], tokens: int) -> float:

@@ -4,11 +4,15 @@ Unlike a loop that stops at the first section that does not fit, a section that 
 fit is skipped and the next one tried; an oversized top section is trimmed at a paragraph
 boundary rather than returning nothing; a page contributes at most MAX_PER_PAGE sections;
 sections of one page that sit next to each other are merged into one result.
+
+Tokens are counted from the text that is returned, never taken from the package's `tokens`
+column: a package could declare one token for megabytes of text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..document import estimate_tokens
 
@@ -28,7 +32,7 @@ class Candidate:
     url: str | None
     score: float
     verdict: str = "WEAK"
-    signals: dict = field(default_factory=dict)
+    signals: dict[str, Any] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -45,6 +49,7 @@ def pack(ranked: list[Candidate], budget: int, limit: int) -> list[Candidate]:
     for cand in ranked:
         if len(chosen) >= limit or used >= budget:
             break
+        cand = replace(cand, tokens=estimate_tokens(cand.content))
         page = (cand.library, cand.doc_path)
         if per_page.get(page, 0) >= MAX_PER_PAGE:
             continue

@@ -2,24 +2,42 @@
 
 Installing copies the file into the store under a temp name, validates the copy (so the
 checked bytes are the installed bytes) and renames it into place; a refused or broken
-file leaves the store as it was.
+file leaves the store as it was. Temp files (names starting with a dot, or ending in
+`.partial`) never count as packages, and a killed process's leftovers are removed.
+
+The store remembers where each package came from (one small JSON per package in a sibling
+folder, `packages-origin/`, so the packages folder holds packages only): a package installed
+from a registry server is not silently replaced by a local file or build.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
 import tempfile
-from dataclasses import dataclass
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from ..errors import AmbiguousPackage, InvalidPackage, NotInstalled
+from ..atomic import TEMP_SUFFIX, atomic_path, remove_stale, write_text
+from ..errors import AmbiguousPackage, ContextError, InvalidPackage, NotInstalled
 from ..home import packages_dir
 from ..package.identity import PackageId
 from ..package.reader import Package, open_package
 from .versions import version_key
+
+if TYPE_CHECKING:
+    from ..adding import AddResult
+
+# What a package file that cannot be read raises; the store skips such a file and goes on.
+UNREADABLE = (InvalidPackage, sqlite3.DatabaseError)
+STALE_SECONDS = 3600.0  # temp files older than this are leftovers of a killed process
+ORIGINS = "-origin"  # suffix of the sibling folder of per-package provenance records
 
 
 @dataclass(frozen=True)
@@ -29,6 +47,8 @@ class Installed:
     id: PackageId
     path: Path
     meta: dict[str, str]
+    # Where it came from: the registry server's URL, `file:NAME`, `built`, or None (unknown).
+    origin: str | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
@@ -65,34 +85,64 @@ class Spec:
         return f"{s}@{self.version}" if self.version else s
 
 
-class Store:
-    """The folder of installed packages."""
+class Replaced(ContextError):
+    """A local file or build that would silently replace a package installed from a registry."""
 
-    def __init__(self, root: Path | None = None) -> None:
+
+class Store:
+    """The folder of installed packages.
+
+    `replace=True` lets a local file or build replace a package installed from a registry
+    server (`context add --replace`); otherwise that is refused with one line.
+    """
+
+    def __init__(self, root: Path | None = None, *, replace: bool = False) -> None:
         self.root = Path(root) if root else packages_dir()
+        self.replace = replace
+
+    def package_files(self) -> list[Path]:
+        """The installed package files, never a temp file of an install in progress."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p for p in self.root.glob("*.db") if not is_temp(p.name))
+
+    def fingerprint(self) -> tuple[tuple[str, int, int], ...]:
+        """Names, sizes and mtimes of the package files: changes when a package does."""
+        try:
+            with os.scandir(self.root) as entries:
+                return tuple(sorted(
+                    (e.name, st.st_size, st.st_mtime_ns)
+                    for e in entries if e.name.endswith(".db") and not is_temp(e.name) and (st := e.stat())
+                ))
+        except FileNotFoundError:
+            return ()
 
     def installed(self) -> list[Installed]:
         """Every readable installed package, by name then newest version first."""
+        self.clean()
         found = []
-        if self.root.is_dir():
-            for path in sorted(self.root.glob("*.db")):
-                try:
-                    with open_package(path, registry=_registry_from_filename(path)) as pkg:
-                        found.append(_describe(pkg, path))
-                except (InvalidPackage, sqlite3.DatabaseError):
-                    continue  # a damaged file must not hide every other package
-        found.sort(key=lambda i: (i.id.name, i.id.registry, _neg(version_key(i.id.version))))
+        for path in self.package_files():
+            try:
+                with open_package(path, registry=_registry_from_filename(path)) as pkg:
+                    found.append(describe(pkg, path, self._origin(path)))
+            except UNREADABLE:
+                continue  # a damaged file must not hide every other package
+        found.sort(key=lambda i: (i.id.name, i.id.registry, _Reverse(version_key(i.id.version))))
         return found
 
-    def find(self, spec: str | Spec) -> list[Installed]:
-        """All installed packages matching a spec, newest first."""
+    def find(self, spec: str | Spec, among: Iterable[Installed] | None = None) -> list[Installed]:
+        """All packages matching a spec (of `among`, else of the installed), newest first."""
         s = spec if isinstance(spec, Spec) else Spec.parse(spec)
-        return [i for i in self.installed() if s.matches(i.id)]
+        return [i for i in (self.installed() if among is None else among) if s.matches(i.id)]
 
-    def resolve(self, spec: str | Spec) -> Installed:
-        """The one package a spec means: a bare name means its highest version."""
+    def resolve(self, spec: str | Spec, among: Iterable[Installed] | None = None) -> Installed:
+        """The one package a spec means: a bare name means its highest version.
+
+        `among` narrows the choice to what a caller may see (an MCP session pinned by
+        `--libs`); by default every installed package counts.
+        """
         s = spec if isinstance(spec, Spec) else Spec.parse(spec)
-        matches = self.find(s)
+        matches = self.find(s, among)
         if not matches:
             raise NotInstalled(f"{s} is not installed (see `context list`)")
         registries = {m.id.registry for m in matches}
@@ -105,25 +155,45 @@ class Store:
         inst = self.resolve(spec)
         return open_package(inst.path, registry=inst.id.registry)
 
-    def install(self, source: Path, *, registry: str | None = None) -> Installed:
+    def add(self, source: str, *, progress: Any = None, **options: Any) -> AddResult:
+        """Build (or, for a `.db`, install) `source` into this store: `context add` as a call.
+
+        `options` are `context_cli.adding.AddRequest` fields (name, version, registry, path,
+        tag, lang, description, save, embed, model).
+        """
+        from ..adding import AddRequest, add_source
+
+        return add_source(AddRequest(source=source, **options), store=self, progress=progress)
+
+    def install(self, source: Path, *, registry: str | None = None, server: str | None = None) -> Installed:
         """Copy a package file into the store, replacing the same identity if present."""
         self.root.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=".incoming-", suffix=".db", dir=self.root)
+        fd, name = tempfile.mkstemp(prefix=".incoming-", suffix=TEMP_SUFFIX, dir=self.root)
         os.close(fd)
-        tmp = Path(tmp_name)
+        tmp = Path(name)
         try:
             shutil.copyfile(source, tmp)
-            return self.install_owned(tmp, registry=registry)
+            return self.install_owned(tmp, registry=registry, server=server,
+                                      origin=None if server else f"file:{Path(source).name}")
         finally:
             tmp.unlink(missing_ok=True)
 
-    def install_owned(self, tmp: Path, *, registry: str | None = None) -> Installed:
-        """Validate a file already inside the store folder and rename it into place."""
+    def install_owned(self, tmp: Path, *, registry: str | None = None, server: str | None = None,
+                      origin: str | None = None) -> Installed:
+        """Validate a file already inside the store folder and rename it into place.
+
+        `server` is the registry server's URL when the file was downloaded from one;
+        `origin` says where else it came from (default: built here).
+        """
         with open_package(tmp, registry=registry, deep=True) as pkg:
-            installed = _describe(pkg, self.root / pkg.id.filename)
+            dest = self.root / pkg.id.filename
+            installed = describe(pkg, dest, server or origin or "built")
         if registry:
             installed.meta["registry"] = registry
-        os.replace(tmp, installed.path)
+        self._refuse_silent_replace(installed)
+        with atomic_path(dest, prefix=".incoming-") as final:
+            os.replace(tmp, final)
+        self._record_origin(installed)
         return installed
 
     def remove(self, spec: str) -> Installed:
@@ -137,15 +207,64 @@ class Store:
             raise AmbiguousPackage(f"several versions of {s} are installed ({options}); "
                                    f"say which, e.g. `context remove {matches[0].label}`")
         matches[0].path.unlink()
+        self._origin_file(matches[0].path).unlink(missing_ok=True)
         return matches[0]
 
+    def clean(self, older_than: float = STALE_SECONDS) -> int:
+        """Remove temp files (and their SQLite side files) that a killed install left behind."""
+        removed = remove_stale(self.root, older_than)
+        cutoff = time.time() - older_than
+        try:
+            leftovers = [p for p in self.root.iterdir() if p.name.startswith(".") and ".db" in p.name]
+        except OSError:
+            return removed
+        for path in leftovers:
+            try:
+                if path.is_file() and path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    removed += 1
+            except OSError:
+                continue
+        return removed
 
-def _describe(pkg: Package, path: Path) -> Installed:
+    def _refuse_silent_replace(self, new: Installed) -> None:
+        if self.replace or not new.path.exists():
+            return
+        old = self._origin(new.path)
+        if old and _is_server(old) and not (new.origin and _is_server(new.origin)):
+            raise Replaced(f"{new.id.qualified} is installed from the registry {old}; refusing to replace it "
+                           f"with {new.origin or 'a local file'} (pass --replace to do it anyway)")
+
+    def _origin_file(self, path: Path) -> Path:
+        return self.root.with_name(self.root.name + ORIGINS) / f"{path.name}.json"
+
+    def _origin(self, path: Path) -> str | None:
+        try:
+            data = json.loads(self._origin_file(path).read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        origin = data.get("origin") if isinstance(data, dict) else None
+        return origin if isinstance(origin, str) else None
+
+    def _record_origin(self, inst: Installed) -> None:
+        write_text(self._origin_file(inst.path), json.dumps({"origin": inst.origin}))
+
+
+def is_temp(name: str) -> bool:
+    """A temp file of an install, download or build in progress, or its leftover."""
+    return name.startswith(".") or name.endswith(TEMP_SUFFIX)
+
+
+def _is_server(origin: str) -> bool:
+    return origin.startswith(("http://", "https://"))
+
+
+def describe(pkg: Package, path: Path, origin: str | None = None) -> Installed:
     """What the store reports of a package: its meta, plus the section count that
     Neuledge Context's files do not record."""
     meta = dict(pkg.meta)
     meta.setdefault("chunk_count", str(pkg.chunk_count()))
-    return Installed(pkg.id, path, meta)
+    return Installed(pkg.id, path, meta, origin)
 
 
 def _registry_from_filename(path: Path) -> str | None:
@@ -157,20 +276,18 @@ def _registry_from_filename(path: Path) -> str | None:
     return unquote(head) if sep else None
 
 
-def _neg(key: tuple) -> _Reverse:
-    return _Reverse(key)
-
-
 class _Reverse:
     """Inverts ordering so a list can sort ascending by name and descending by version."""
 
     __slots__ = ("key",)
 
-    def __init__(self, key: tuple) -> None:
+    def __init__(self, key: tuple[Any, ...]) -> None:
         self.key = key
 
     def __lt__(self, other: _Reverse) -> bool:
-        return other.key < self.key
+        return bool(other.key < self.key)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Reverse) and other.key == self.key
+
+    __hash__ = None  # type: ignore[assignment]

@@ -19,9 +19,24 @@ def version_key(version: str) -> tuple[Any, ...]:
         return (0, parts, ())
 
 
+# SemVer: anything after a hyphen that follows MAJOR.MINOR.PATCH is a pre-release (1.0.0-0, 2.0.0-beta.1).
+_SEMVER_PRE = re.compile(r"v?\d+\.\d+\.\d+-[0-9A-Za-z.-]+(\+[0-9A-Za-z.-]+)?")
+# Labels in versions PEP 440 cannot read (Maven, npm dist-tags in versions): 1.0.0.M1, 3.0-SNAPSHOT.
+_LABEL = re.compile(r"(?<![a-z])(alpha|beta|rc|cr|pre|preview|dev|snapshot|canary|nightly|next|experimental"
+                    r"|[abm]\d+)(?![a-z])", re.IGNORECASE)
+
+
 def is_prerelease(version: str) -> bool:
+    """The one rule for "not a release" (the store, git tags and the publisher use it):
+    a SemVer pre-release (`-x` after the numbers), a PEP 440 pre- or dev-release
+    (`1.0a1`, `1.0b2`, `2.0rc1`, `1.0.dev3`), or a pre-release label in a version PEP 440
+    cannot read (`1.0.0.M1`, `3.0-SNAPSHOT`). Post-releases and build metadata are releases.
+    """
+    text = version.strip()
+    if _SEMVER_PRE.fullmatch(text):
+        return True
     try:
-        v = Version(version)
+        v = Version(text)
     except InvalidVersion:
-        return False
+        return bool(_LABEL.search(text))
     return v.is_prerelease or v.is_devrelease

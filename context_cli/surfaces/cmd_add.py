@@ -38,8 +38,8 @@ def add(source: str, name: str | None, version: str | None, registry: str, path:
         lang=lang, description=description, save=save, embed=not no_embed, model=model,
         interactive=sys.stdin.isatty(),
     )
-    with progress_bar() as progress:
-        result = add_source(request, progress=progress)
+    with progress_bar() as bars:
+        result = add_source(request, progress=bars.stage if bars else None)
     for note in result.notes:
         click.echo(note, err=True)
     click.echo(result.summary())

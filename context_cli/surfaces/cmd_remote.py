@@ -7,15 +7,11 @@ group turns into one line and a non-zero exit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-
 import click
 
 from ..errors import RegistryError
 from ..store.store import Installed, Spec
-
-BarFactory = Callable[[str], Callable[[int, "int | None"], None]]
+from .progress import progress_bar
 
 
 @click.command("install")
@@ -38,9 +34,9 @@ def install(spec: str, server: str | None) -> None:
         raise click.ClickException(f"say which registry {s.name!r} comes from, "
                                    f"e.g. `context install npm/{s.name}`")
     label = f"{s.registry}/{s.name}" + (f"@{s.version}" if s.version else "")
-    with progress_bar() as bar:
+    with progress_bar() as bars:
         installed = download_and_install(s.registry, s.name, s.version, server=server,
-                                         progress=bar(label) if bar else None)
+                                         progress=bars.download(label) if bars else None)
     click.echo(f"Installed {describe(installed)}")
 
 
@@ -59,9 +55,9 @@ def update(names: tuple[str, ...], server: str | None) -> None:
     def report(old: Installed, error: RegistryError) -> None:
         failures.append(f"{old.id.registry}/{old.id.name}: {error}")
 
-    with progress_bar() as bar:
+    with progress_bar() as bars:
         pairs = update_all(names or None, server=server, on_error=report,
-                           progress_for=(lambda pid: bar(pid.qualified)) if bar else None)
+                           progress_for=(lambda pid: bars.download(pid.qualified)) if bars else None)
     for old, new in pairs:
         click.echo(f"Updated {old.id.registry}/{old.id.name} {old.id.version} -> {new.id.version}")
     if not pairs and not failures:
@@ -75,29 +71,3 @@ def update(names: tuple[str, ...], server: str | None) -> None:
 def describe(inst: Installed) -> str:
     size = inst.path.stat().st_size
     return f"{inst.id.qualified} ({size / 1_000_000:.1f} MB) at {inst.path}"
-
-
-@contextmanager
-def progress_bar() -> Iterator[BarFactory | None]:
-    """Yield a factory `bar(label) -> callback(done, total)` on a terminal, else None."""
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        yield None
-        return
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                  TransferSpeedColumn(), TimeRemainingColumn(), console=console,
-                  transient=True) as progress:
-
-        def bar(label: str) -> Callable[[int, int | None], None]:
-            task = progress.add_task(label, total=None)
-
-            def update(done: int, total: int | None) -> None:
-                progress.update(task, completed=done, total=total)
-
-            return update
-
-        yield bar

@@ -9,13 +9,13 @@ from pathlib import Path
 import click
 
 from ..errors import ContextError
-from ..search.engine import DEFAULT_BUDGET, DEFAULT_LIMIT, SearchOptions
-from ..search.engine import search as run_search
-from ..store.store import Store
+from ..search.answer import dumps
+from ..search.engine import DEFAULT_BUDGET, DEFAULT_LIMIT, SearchOptions, answer
+from ..store.store import Installed, Store
 from .render import to_markdown
 
 
-def select_packages(store: Store, specs: tuple[str, ...]) -> list:
+def select_packages(store: Store, specs: tuple[str, ...]) -> list[Installed]:
     """The packages a search covers: each --lib spec's highest version, or everything."""
     if not specs:
         return store.installed()
@@ -29,7 +29,7 @@ def select_packages(store: Store, specs: tuple[str, ...]) -> list:
 def query(library: str, topic: str, budget: int) -> None:
     """Search one LIBRARY ([registry/]name[@version]) for TOPIC; prints JSON."""
     pkg = Store().resolve(library)
-    click.echo(json.dumps(run_search(topic, [pkg], SearchOptions(budget=budget)), indent=2, ensure_ascii=False))
+    click.echo(dumps(answer(topic, [pkg], SearchOptions(budget=budget)).to_json(), indent=2))
 
 
 @click.command("search")
@@ -53,27 +53,33 @@ def search(topic: str | None, libs: tuple[str, ...], budget: int, limit: int, fm
         return
     if not topic:
         raise click.UsageError("give a TOPIC, or --batch FILE")
-    answer = run_search(topic, packages, opts)
-    if fmt == "json":
-        click.echo(json.dumps(answer, indent=2, ensure_ascii=False))
-    else:
-        click.echo(to_markdown(answer))
+    result = answer(topic, packages, opts)
+    click.echo(dumps(result.to_json(), indent=2) if fmt == "json" else to_markdown(result))
 
 
-def run_batch(path: Path, packages: list, opts: SearchOptions) -> None:
+def run_batch(path: Path, packages: list[Installed], opts: SearchOptions) -> None:
     """One JSON line out per input line; a bad line yields an error line, not an abort."""
     with open(path, encoding="utf-8", errors="replace") as f:
         for n, line in enumerate(f, start=1):
             if not line.strip():
                 continue
-            qid = None
+            qid: object = n
             try:
-                item = json.loads(line)
-                if not isinstance(item, dict) or not isinstance(item.get("query"), str):
-                    raise ValueError('expected {"id": ..., "query": "..."}')
-                qid = item.get("id", n)
-                out = {"id": qid, **run_search(item["query"], packages, opts)}
-            except (ValueError, ContextError) as e:
-                out = {"id": qid if qid is not None else n, "error": str(e)}
-            sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+                qid, text = _batch_item(line, n)
+                out = {"id": qid, **answer(text, packages, opts).to_json()}
+            except ContextError as e:
+                out = {"id": qid, "error": str(e)}
+            sys.stdout.write(dumps(out) + "\n")
             sys.stdout.flush()
+
+
+def _batch_item(line: str, n: int) -> tuple[object, str]:
+    """(id, query) of one JSONL line; the id defaults to the line number."""
+    try:
+        item = json.loads(line)
+    except ValueError as e:
+        raise ContextError(f"line {n} is not JSON ({e})") from None
+    if not isinstance(item, dict) or not isinstance(item.get("query"), str):
+        raise ContextError('expected {"id": ..., "query": "..."}')
+    return item.get("id", n), item["query"]
+

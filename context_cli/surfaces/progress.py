@@ -1,32 +1,68 @@
-"""Progress display for long work: a rich bar on a terminal, silence when piped."""
+"""Progress for long work: rich bars on a terminal (stderr), silence when piped.
+
+One notion for every command: `progress_bar()` yields `Bars` (or None when nothing should be
+drawn). Work counted in steps (parse, embed) reports through `Bars.stage`, the callback shape
+the builder takes; downloads, counted in bytes, through a callback from `Bars.download`.
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
-ProgressFn = Callable[[str, int, int], None]
+if TYPE_CHECKING:
+    from rich.progress import Progress, Task
+
+
+class Bars:
+    """The bars of one command; each stage or download gets its own line."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._tasks: dict[str, Any] = {}
+
+    def stage(self, stage: str, done: int, total: int) -> None:
+        """(stage, done, total): the builder's and the sources' progress callback."""
+        self._update(stage, done, total, in_bytes=False)
+
+    def download(self, label: str) -> Callable[[int, int | None], None]:
+        """A (done, total) byte-count callback for one download; total None when unknown."""
+        return lambda done, total: self._update(label, done, total, in_bytes=True)
+
+    def _update(self, label: str, done: int, total: int | None, *, in_bytes: bool) -> None:
+        if label not in self._tasks:
+            self._tasks[label] = self._progress.add_task(label, total=total, in_bytes=in_bytes)
+        self._progress.update(self._tasks[label], completed=done, total=total)
 
 
 @contextmanager
-def progress_bar(enabled: bool | None = None) -> Iterator[ProgressFn | None]:
-    """Yield a (stage, done, total) callback, or None when stderr is not a terminal."""
+def progress_bar(enabled: bool | None = None) -> Iterator[Bars | None]:
+    """Yield `Bars` while stderr is a terminal (or `enabled`), else None."""
     if enabled is None:
         enabled = sys.stderr.isatty()
     if not enabled:
         yield None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+    from rich.text import Text
 
-    with Progress(TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
-        tasks: dict[str, int] = {}
+    class Amount(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            return Text(amount(task), style="progress.download")
 
-        def update(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
+    with Progress(TextColumn("{task.description}"), BarColumn(), Amount(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as progress:
+        yield Bars(progress)
 
-        yield update
+
+def amount(task: Task) -> str:
+    """`12/40` for steps, `1.2 MB of 3.4 MB` for downloads."""
+    from rich.filesize import decimal
+
+    done, total = int(task.completed), task.total
+    if task.fields.get("in_bytes"):
+        return decimal(done) + (f" of {decimal(int(total))}" if total else "")
+    return f"{done}/{int(total)}" if total else str(done)
