@@ -109,7 +109,8 @@ class Generic(Directive):
         Sphinx lets an entry have several term lines; docutils would read those as a
         paragraph, so the extra terms move into the definition as an "Also:" line first.
         """
-        self.content = StringList(_single_term_entries(list(self.content)), self.content.source(0))
+        content: StringList = self.content
+        self.content = StringList(_single_term_entries(list(content)), content.source(0))
         body = self._body()
         for node in body:
             if isinstance(node, nodes.definition_list):
