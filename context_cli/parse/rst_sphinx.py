@@ -96,11 +96,12 @@ class Generic(Directive):
             para.extend(inline)
         return para
 
-    def _body(self) -> list[Any]:
-        if not self.content:
+    def _body(self, content: StringList | None = None) -> list[Any]:
+        content = self.content if content is None else content
+        if not content:
             return []
         holder = nodes.container()
-        self.state.nested_parse(self.content, self.content_offset, holder)
+        self.state.nested_parse(content, self.content_offset, holder)
         return list(holder.children)
 
     def _glossary(self) -> list[Any]:
@@ -109,9 +110,8 @@ class Generic(Directive):
         Sphinx lets an entry have several term lines; docutils would read those as a
         paragraph, so the extra terms move into the definition as an "Also:" line first.
         """
-        content: StringList = self.content
-        self.content = StringList(_single_term_entries(list(content)), content.source(0))
-        body = self._body()
+        content = self.content
+        body = self._body(StringList(_single_term_entries(list(content)), content.source(0)))
         for node in body:
             if isinstance(node, nodes.definition_list):
                 node["classes"].append(GLOSSARY)
