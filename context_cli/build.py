@@ -303,7 +303,7 @@ class _Previous:
         vectors came from that exact model; otherwise their chunks would need re-embedding
         and their dense text (`embed_hint`) is not stored, so they are rebuilt instead.
         """
-        from . import __version__
+        from .version import __version__
 
         try:
             pkg = open_package(Path(path))

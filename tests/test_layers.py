@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent / "context_cli"
 
 # Lowest first. Top-level modules not named here (a new one) count as "orchestrate".
 LAYERS = [
-    ("base", {"context_cli", "errors", "home", "document", "atomic", "retry"}),
+    ("base", {"context_cli", "version", "errors", "home", "document", "atomic", "retry"}),
     ("sources", {"sources"}),
     ("parse", {"parse"}),
     ("chunk", {"chunk", "embed"}),

@@ -26,7 +26,7 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .. import __version__
+from ..version import __version__
 from ..errors import ContextError
 from ..search.answer import dumps
 from . import tools

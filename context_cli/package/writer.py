@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import __version__
+from ..version import __version__
 from ..atomic import atomic_path
 from ..document import Chunk
 from . import bm25

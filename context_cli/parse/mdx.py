@@ -10,6 +10,7 @@ Code fences pass through untouched except for the dedent of their component.
 
 from __future__ import annotations
 
+import json
 import re
 
 _FENCE = re.compile(r"\s*(`{3,}|~{3,})")
@@ -23,6 +24,16 @@ _TARGET = re.compile(r"\([\w.:/-]+\)=\s*$")
 _CONTAINER = re.compile(r"\s*:{3,}\s*(\{[^}]*\}\s*)?([\w-]*)\s*(.*?)\s*$")
 _ADMONITIONS = {"note", "tip", "info", "warning", "danger", "caution", "important", "success", "error", "hint"}
 _LABEL_PROPS = ("title", "label")
+_EXPRESSION_BRACE = re.compile(r"\s*[{}]\s*$")
+_EXPORTED = re.compile(
+    r"""(?:export\s+const\s+|[{,]\s*)(title|description)\s*[:=]\s*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)"""
+)
+_LITERAL = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`""")
+# An array holding only string literals (an array of cells); nested arrays are found one by one.
+_ROW = re.compile(r"""\[\s*((?:(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`$]*`)\s*,\s*)+"""
+                  r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`$]*`)\s*,?\s*)\]""")
+_MAX_ROWS = 500
+_MAX_TAG_LINES = 300  # a component's props may hold a long table
 
 
 def preprocess(text: str, *, mdx: bool) -> str:
@@ -36,6 +47,7 @@ def preprocess(text: str, *, mdx: bool) -> str:
     prev_blank = True
     i = _front_matter_end(lines)
     out.extend(lines[:i])
+    exported: dict[str, str] = {}
     while i < len(lines):
         line = lines[i]
         i += 1
@@ -64,7 +76,13 @@ def preprocess(text: str, *, mdx: bool) -> str:
             out.append("")
             continue
         if not stack and prev_blank and _is_esm(line, mdx):
-            i = _skip_esm(lines, i - 1) if mdx else i
+            end = _skip_esm(lines, i - 1) if mdx else i
+            if mdx:
+                exported.update(_exported_meta("\n".join(lines[i - 1:end])))
+            i = end
+            out.append("")
+            continue
+        if mdx and _EXPRESSION_BRACE.match(line):  # `{` / `}` around a JSX expression
             out.append("")
             continue
         prev_blank = not line.strip()
@@ -86,7 +104,48 @@ def preprocess(text: str, *, mdx: bool) -> str:
         if base is None:
             base = _indent_of(line)
         out.append(_dedent(line, base))
-    return "\n".join(out)
+    return "\n".join(_with_front_matter(out, exported))
+
+
+def _exported_meta(statement: str) -> dict[str, str]:
+    """`export const title = "..."` / `description`, or a Next.js `metadata = {title: ...}`.
+
+    Many MDX sites (Tailwind-style, Next.js app router) keep a page's title and summary in
+    ESM exports rather than YAML front matter; without them the page would be titled by
+    its file name and lose the one sentence that says what it is about.
+    """
+    found: dict[str, str] = {}
+    for m in _EXPORTED.finditer(statement):
+        key = m.group(1)
+        value = _string_literal(m.group(2))
+        if value and key in ("title", "description"):
+            found.setdefault(key, value)
+    return found
+
+
+def _with_front_matter(out: list[str], exported: dict[str, str]) -> list[str]:
+    """Add exported title/description to the page's YAML front matter (keys it lacks)."""
+    if not exported:
+        return out
+    end = _front_matter_end(out)
+    present = {line.split(":", 1)[0].strip() for line in out[1:end - 1]} if end else set()
+    extra = [f"{k}: {json.dumps(v)}" for k, v in exported.items() if k not in present]
+    if not extra:
+        return out
+    if end:
+        return out[:end - 1] + extra + out[end - 1:]
+    return ["---", *extra, "---", *out]
+
+
+def _string_literal(text: str) -> str:
+    """The value of a JS string literal ("...", '...', or a backtick one without `${`)."""
+    text = text.strip()
+    if len(text) < 2 or text[0] not in "\"'`" or text[-1] != text[0]:
+        return ""
+    inner = text[1:-1]
+    if text[0] == "`" and "${" in inner:
+        return ""
+    return inner.replace("\\" + text[0], text[0]).strip()
 
 
 def _colon_fence(lines: list[str], i: int, opened: re.Match[str], out: list[str]) -> int:
@@ -178,7 +237,7 @@ def _tag_line(
     and how many lines they use.
 
     Each tag is (kind, name, props) with kind "open", "close" or "self". A tag may span
-    lines (props on their own lines); at most 40 lines are considered. In `.md` files an
+    lines (props on their own lines); at most `_MAX_TAG_LINES` lines are considered. In `.md` files an
     indented line is code, never a component.
     """
     text = first.strip()
@@ -191,7 +250,7 @@ def _tag_line(
             if tags and (mdx or all(name[:1].isupper() or name == "" for _, name, _ in tags)):
                 return tags, used
             return None, 1
-        if not cut_off or used >= 40 or start + used >= len(lines):
+        if not cut_off or used >= _MAX_TAG_LINES or start + used >= len(lines):
             return None, 1
         text += "\n" + lines[start + used].strip()
         used += 1
@@ -253,14 +312,18 @@ _PROP = re.compile(r"""\b(\w+)\s*=\s*(?:"([^"]*)"|'([^']*)'|\{\s*["'`]([^"'`]*)[
 
 
 def _apply_tags(tags: list[tuple[str, str, str]], stack: list[str]) -> list[str]:
-    """Track open components; return the lines that replace the tags (labels, blank lines)."""
+    """Track open components; return the lines that replace the tags (labels, rows, blanks)."""
     out = [""]
     for kind, name, props in tags:
-        if kind == "open":
-            stack.append(name)
+        if kind in ("open", "self"):
+            if kind == "open":
+                stack.append(name)
             label = _label(props)
             if label:
                 out.extend([label, ""])
+            rows = _literal_rows(props)
+            if rows:
+                out.extend([*rows, ""])
         elif kind == "close":
             if name in stack:
                 while stack and stack.pop() != name:
@@ -271,12 +334,35 @@ def _apply_tags(tags: list[tuple[str, str, str]], stack: list[str]) -> list[str]
 
 
 def _label(props: str) -> str:
+    """The prop that names a component's content (a tab's label, a card's title), plus its
+    description when it has one."""
     found = {m.group(1): next(g for g in m.groups()[1:] if g is not None) for m in _PROP.finditer(props)}
-    for key in _LABEL_PROPS:
-        value = found.get(key, "").strip()
-        if value:
-            return value
-    return ""
+    label = next((found[k].strip() for k in _LABEL_PROPS if found.get(k, "").strip()), "")
+    description = found.get("description", "").strip()
+    return f"{label}: {description}" if label and description else label or description
+
+
+def _literal_rows(props: str) -> list[str]:
+    """Rows of string literals in a prop (`rows={[["bg-red-500", "background: red"], ...]}`).
+
+    Component-heavy sites keep reference tables (utilities, props, options) as arrays in
+    JSX props; rendered, they are the page's most specific text. Rows built by code
+    (spreads, template literals with `${}`) cannot be evaluated and are left out.
+    """
+    rows = []
+    for m in _ROW.finditer(props):
+        cells = [_string_literal(c.group()) for c in _LITERAL.finditer(m.group(1))]
+        cells = [_escape_cell(c) for c in cells if c]
+        if len(cells) >= 2:
+            rows.append("- " + " | ".join(cells))
+        if len(rows) >= _MAX_ROWS:
+            break
+    return rows
+
+
+def _escape_cell(text: str) -> str:
+    """Keep `<value>` and `|` literal when markdown-it reads the row back."""
+    return re.sub(r"([\\<|*`])", r"\\\1", text)
 
 
 def _container_label(kind: str, title: str) -> str:

@@ -30,6 +30,7 @@ from .common import (
     table_rows,
 )
 from .rst_sphinx import HIGHLIGHT, register_for
+from .sphinx import GLOSSARY
 
 _SETTINGS = {
     "report_level": 5,
@@ -65,6 +66,9 @@ def render_rst(text: str, sink: Sink) -> None:
     _Writer().body(doctree, sink, depth=1)
 
 
+# A glossary this long is a reference list worth one section per term; a shorter one sits in
+# prose, and headings would capture the text that follows it.
+GLOSSARY_SECTIONS = 3
 _SKIP = {"system_message", "target", "substitution_definition", "pending", "raw", "comment",
          "docinfo", "decoration", "meta", "image", "transition", "title", "footnote_reference",
          "citation_reference", "problematic", "field_name", "classifier", "label"}
@@ -99,6 +103,8 @@ class _Writer:
             sink.add(fence(node.astext(), self._language(node)))
         elif tag in ("bullet_list", "enumerated_list"):
             sink.add(self._list(node, ordered=tag == "enumerated_list"))
+        elif tag == "definition_list" and GLOSSARY in node.get("classes", ()) and len(node) >= GLOSSARY_SECTIONS:
+            self._glossary(node, sink, depth)
         elif tag == "definition_list":
             sink.add(self._definitions(node))
         elif tag == "field_list":
@@ -162,6 +168,17 @@ class _Writer:
                 elif part.tagname == "definition":
                     lines.append(indent(self.nested(part), ": ", "  "))
         return "\n".join(lines)
+
+    def _glossary(self, node: Any, sink: Sink, depth: int) -> None:
+        """One heading per glossary entry, its definition below."""
+        for item in node.children:
+            terms = [self.inline(part) for part in item.children if part.tagname == "term"]
+            if not terms:
+                continue
+            sink.heading(depth, terms[0])
+            for part in item.children:
+                if part.tagname == "definition":
+                    self.body(part, sink, depth + 1)
 
     def _fields(self, node: Any) -> str:
         items = []

@@ -21,11 +21,13 @@ from docutils import nodes, utils
 from docutils.parsers.rst import Directive, directives, roles
 from docutils.parsers.rst.directives.misc import Class
 from docutils.parsers.rst.languages import en
+from docutils.statemachine import StringList
 
 from .sphinx import (
     CODE,
     CODE_LANG,
     DROP,
+    GLOSSARY,
     HIDE_ARGUMENT,
     LABELS,
     SIGNATURE,
@@ -71,6 +73,8 @@ class Generic(Directive):
             return self._labelled(LABELS[name], argument)
         if name.startswith("auto") or (argument and (":" in name or base in SIGNATURE)):
             return self._signature(argument)
+        if base == "glossary":
+            return self._glossary()
         out: list[Any] = []
         if argument and name not in HIDE_ARGUMENT:
             out.append(self._paragraph(argument))
@@ -92,12 +96,26 @@ class Generic(Directive):
             para.extend(inline)
         return para
 
-    def _body(self) -> list[Any]:
-        if not self.content:
+    def _body(self, content: StringList | None = None) -> list[Any]:
+        content = self.content if content is None else content
+        if not content:
             return []
         holder = nodes.container()
-        self.state.nested_parse(self.content, self.content_offset, holder)
+        self.state.nested_parse(content, self.content_offset, holder)
         return list(holder.children)
+
+    def _glossary(self) -> list[Any]:
+        """The glossary's definition lists, marked so each term becomes its own section.
+
+        Sphinx lets an entry have several term lines; docutils would read those as a
+        paragraph, so the extra terms move into the definition as an "Also:" line first.
+        """
+        content = self.content
+        body = self._body(StringList(_single_term_entries(list(content)), content.source(0)))
+        for node in body:
+            if isinstance(node, nodes.definition_list):
+                node["classes"].append(GLOSSARY)
+        return body
 
     def _code(self, base: str, argument: str) -> Any:
         text = "\n".join(self.content)
@@ -123,6 +141,27 @@ class Generic(Directive):
                 para += nodes.literal(line, line)
                 out.append(para)
         return out + self._body()
+
+
+def _single_term_entries(lines: list[str]) -> list[str]:
+    """Rewrite Sphinx glossary entries with several term lines to one term each."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        terms = []
+        while i < len(lines) and lines[i].strip() and not lines[i][:1].isspace():
+            terms.append(lines[i])
+            i += 1
+        if len(terms) > 1 and i < len(lines) and lines[i][:1].isspace():
+            pad = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            out.extend([terms[0], f"{pad}Also: {', '.join(t.strip() for t in terms[1:])}", ""])
+        elif terms:
+            out.extend(terms)
+        else:
+            out.append(line)
+            i += 1
+    return out
 
 
 def generic_role(

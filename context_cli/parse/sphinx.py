@@ -33,6 +33,9 @@ SIGNATURE = {
 VERSION = {"versionadded": "Added in version", "versionchanged": "Changed in version",
            "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
 LABELS = {"seealso": "See also", "todo": "Todo"}
+# The class a glossary's definition lists carry: "what is X" should find X's own entry,
+# so each term becomes a heading of its own rather than one line in a long list.
+GLOSSARY = "glossary"
 HIDE_ARGUMENT = {"only", "ifconfig", "grid", "tab-set", "glossary", "autosummary", "hlist", "cssclass"}
 # docutils knows these for rst; MyST pages need them handled here.
 MYST_DROP = DROP | {"contents", "include", "image", "raw", "meta", "sectnum", "target-notes"}

@@ -21,7 +21,7 @@ from typing import Any
 
 import requests
 
-from .. import __version__
+from ..version import __version__
 from ..atomic import TEMP_SUFFIX
 from ..errors import InvalidPackage, NotInstalled, RegistryError
 from ..package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry

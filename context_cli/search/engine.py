@@ -20,6 +20,7 @@ from .answer import Answer, Hit, Json, finite
 from .fts import terms
 from .index import Searchable, open_searchable
 from .pack import Candidate, pack
+from .pages import rank_pages, title_matcher, with_page_evidence
 from .verdict import Signals, judge, overall
 
 if TYPE_CHECKING:
@@ -114,17 +115,34 @@ def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
                 notes.append(f"{s.label}: {s.note}")
         fused = fuse(lex, dense_hits)
         per_package = max(MIN_JUDGED_PER_PACKAGE, JUDGED // len(searchables))
-        top = sorted(fused, key=fused.__getitem__, reverse=True)[:per_package]
-        candidates.extend(_judge(s, query, top, fused, z_of))
+        ordered = _by_page(s, query, fused)[:per_package]
+        candidates.extend(_judge(s, query, [cid for cid, _ in ordered], dict(ordered), z_of))
     if len(searchables) > 1:
         # Fused scores are scaled per package (its best BM25 hit is 1.0), so across packages
-        # they are damped by how much of the query a section actually covers.
+        # they are damped by how much of the query a page actually covers (its best section).
+        coverage: dict[tuple[str, str], float] = {}
         for c in candidates:
-            c.score *= 0.5 + 0.5 * c.signals["coverage"]
+            key = (c.library, c.doc_path)
+            coverage[key] = max(coverage.get(key, 0.0), c.signals["coverage"])
+        for c in candidates:
+            c.score *= 0.5 + 0.5 * coverage[(c.library, c.doc_path)]
     for c in candidates:
         c.score = finite(c.score)  # a hostile package's NaN must not scramble the ranking
     candidates.sort(key=lambda c: c.score, reverse=True)
     return candidates, notes, modes
+
+
+def _by_page(s: Searchable, query: str, fused: dict[int, float]) -> list[tuple[int, float]]:
+    """Fused candidates with their page's evidence added (see `pages`), best first."""
+    from ..package.bm25 import stemmer
+
+    if not fused:
+        return []
+    with s.lock:
+        where = s.pages_of(list(fused))
+        idf = s.term_stats(query, []).idf
+    match = title_matcher(idf, stemmer().tokens)
+    return with_page_evidence(rank_pages(fused, where, match))
 
 
 def fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[int, float]:

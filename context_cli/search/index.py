@@ -122,6 +122,10 @@ class Searchable:
         """(chunk id, section) for these ids, in id order. Call under `lock`."""
         return self.pkg.chunks(ids)
 
+    def pages_of(self, ids: list[int]) -> dict[int, tuple[str, str]]:
+        """Chunk id -> (doc_path, doc_title). Call under `lock`."""
+        return self.pkg.pages_of(ids)
+
     def page_tokens(self, doc_paths: list[str]) -> int:
         """Tokens of these pages read whole (for savedPercent). Call under `lock`."""
         return self.pkg.page_tokens(doc_paths)

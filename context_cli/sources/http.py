@@ -21,7 +21,7 @@ from urllib.robotparser import RobotFileParser
 
 import requests
 
-from .. import __version__
+from ..version import __version__
 from ..errors import SourceError
 from ..retry import RetryPolicy, send
 from .auth import AuthStore

@@ -1,0 +1,93 @@
+"""Page evidence: rank pages by what they offer as a whole, then their best sections.
+
+One stray section that mentions a query's words is weak evidence next to a page whose
+title or file name *is* the topic, or whose several sections all match. So sections are
+grouped by page; a page scores its best section, a share of its next ones, and how much
+of the query's rare-word weight its title and path carry; pages are ranked by that, and
+each page's sections follow one another in the answer (best section first).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+# Weights of a page's 2nd and 3rd best sections, and of its title/path match (chosen with
+# bench/retrieval.py on the tuning sets; see docs/search.md).
+NEXT_SECTIONS = (0.25, 0.1)
+TITLE_WEIGHT = 0.4
+_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass
+class Page:
+    path: str
+    title: str
+    sections: list[tuple[int, float]] = field(default_factory=list)  # (chunk id, fused score)
+    score: float = 0.0
+
+
+def title_words(title: str, path: str) -> list[str]:
+    """Words of a page's title and of its path's last parts (`guides/dark-mode.mdx`)."""
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    tail = "/".join(stem.split("/")[-2:])
+    return _WORDS.findall(f"{title} {tail}".lower())
+
+
+def rank_pages(
+    fused: Mapping[int, float],
+    where: Mapping[int, tuple[str, str]],
+    title_match: Callable[[str, str], float],
+) -> list[Page]:
+    """Pages holding the fused candidates, best first; `where` maps chunk id -> (path, title)."""
+    pages: dict[str, Page] = {}
+    for cid, score in fused.items():
+        path, title = where.get(cid, ("", ""))
+        page = pages.get(path)
+        if page is None:
+            page = pages[path] = Page(path, title)
+        page.sections.append((cid, score))
+    for page in pages.values():
+        page.sections.sort(key=lambda s: s[1], reverse=True)
+        scores = [s for _, s in page.sections]
+        page.score = scores[0] + sum(w * s for w, s in zip(NEXT_SECTIONS, scores[1:], strict=False))
+        page.score += TITLE_WEIGHT * title_match(page.title, page.path)
+    return sorted(pages.values(), key=lambda p: p.score, reverse=True)
+
+
+def with_page_evidence(pages: Iterable[Page]) -> list[tuple[int, float]]:
+    """Every section with its page's evidence added, best first.
+
+    Each section keeps its own score plus what its page offers beyond its best section
+    (further matching sections, title and path), so a section of a page about the topic
+    rises above a stray mention, while sections of different pages stay comparable.
+    """
+    out = []
+    for page in pages:
+        bonus = page.score - page.sections[0][1]
+        for cid, score in page.sections:
+            out.append((cid, score + bonus))
+    out.sort(key=lambda s: s[1], reverse=True)
+    return out
+
+
+def title_matcher(idf: Mapping[str, float], stems: Callable[[list[str]], Mapping[str, tuple[str, ...]]]
+                  ) -> Callable[[str, str], float]:
+    """A function (title, path) -> share of the query's IDF mass found in title and path.
+
+    `idf` maps each query term to its weight; `stems` maps words to their index tokens
+    (so `modes` in a title matches `mode` in a query).
+    """
+    total = sum(idf.values())
+    query_stems = stems(list(idf))
+    wanted = {t: set(query_stems.get(t, (t,))) for t in idf}
+
+    def match(title: str, path: str) -> float:
+        if total <= 0:
+            return 0.0
+        words = title_words(title, path)
+        have = {tok for toks in stems(words).values() for tok in toks}
+        return sum(w for t, w in idf.items() if wanted[t] and wanted[t] <= have) / total
+
+    return match
