@@ -25,6 +25,7 @@ COMMANDS = {
     "update": "cmd_remote:update",
     "serve": "cmd_serve:serve",
     "auth": "cmd_auth:auth",
+    "sync": "cmd_sync:sync_cmd",
 }
 
 SHORT_HELP = {

@@ -133,7 +133,7 @@ def _npm_entry(name: str, entry: dict[str, Any] | None, skip: str | None, direct
                origin: str, members: set[str]) -> Dep:
     if entry is None:
         return Dep(REGISTRY, name, None, direct, origin, skip=skip or "not installed by the lockfile")
-    real = entry.get("name") if isinstance(entry.get("name"), str) else name
+    real = str(entry["name"]) if isinstance(entry.get("name"), str) else name
     resolved = str(entry.get("resolved") or "")
     if entry.get("link") or name in members and not skip:
         skip = skip or "workspace member"
@@ -281,9 +281,7 @@ def _yarn_dep(name: str, entry: dict[str, str], skip: str | None, direct: bool, 
         else:
             skip = skip or f"{'git' if 'git' in rest else 'url'}: {rest}"
     else:  # classic: the descriptor's range tells an alias or a git/file source
-        real = entry.get("_real")
-        if real:
-            name = real
+        name = entry.get("_real") or name
         resolved = entry.get("resolved", "")
         if not skip and resolved and not re.search(r"/-/[^/]+\.tgz", resolved) and "registry" not in resolved:
             skip = f"{'git' if 'git' in resolved or 'codeload' in resolved else 'url'}: {resolved}"

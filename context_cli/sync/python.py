@@ -127,10 +127,10 @@ def _read_requirements(path: Path, root: Path, reqs: list[Dep], pins: dict[str, 
             continue
         editable = re.match(r"^(-e|--editable)(?:\s+|=)(\S+)", line)
         if editable:
-            target = editable.group(2)
-            name = _egg_name(target) or target
-            reason = "git" if target.startswith(("git+", "hg+", "svn+", "bzr+")) else "path"
-            reqs.append(Dep(REGISTRY, normalise(name), None, True, label, skip=f"{reason} (editable): {target}"))
+            where = editable.group(2)
+            name = _egg_name(where) or where
+            reason = "git" if where.startswith(("git+", "hg+", "svn+", "bzr+")) else "path"
+            reqs.append(Dep(REGISTRY, normalise(name), None, True, label, skip=f"{reason} (editable): {where}"))
             continue
         if line.startswith("-"):
             continue  # --index-url, --pre, --hash on a line of its own...: not a requirement
