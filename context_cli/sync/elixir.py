@@ -112,7 +112,7 @@ def _unescape(s: str) -> str:
 
 def mix_lock_deps(path: Path, label: str, direct: dict[str, str | None] | None) -> list[Dep]:
     """mix.lock entries; `direct` maps app names from mix.exs to a skip reason (None: hex)."""
-    lock = read_terms(read_text(path), label)
+    lock = read_terms(read_text(path, label), label)
     if not isinstance(lock, dict):
         raise LockfileError(label, "is not a mix.lock (expected a map)")
     out = []

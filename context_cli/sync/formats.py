@@ -15,7 +15,7 @@ _JSONC = re.compile(r'("(?:[^"\\\n]|\\.)*")|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', r
 
 
 def load_json(path: Path, label: str, *, jsonc: bool = False) -> Any:
-    text = read_text(path)
+    text = read_text(path, label)
     if jsonc:
         text = _JSONC.sub(lambda m: m.group(1) or _blank(m.group(0)), text)
     try:
@@ -34,7 +34,7 @@ def _blank(comment: str) -> str:
 def load_toml(path: Path, label: str) -> dict[str, Any]:
     import tomllib
 
-    text = read_text(path)
+    text = read_text(path, label)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -49,7 +49,7 @@ def load_toml(path: Path, label: str) -> dict[str, Any]:
 def load_yaml(path: Path, label: str) -> Any:
     import yaml
 
-    text = read_text(path)
+    text = read_text(path, label)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader

@@ -232,7 +232,7 @@ def _pnpm_ref(name: str, version: str, specifier: str, origin: str) -> Dep:
 
 def yarn_lock_deps(path: Path, label: str, manifests: Manifests) -> list[Dep]:
     """yarn.lock: classic (v1, its own format) or berry (YAML with `__metadata`)."""
-    text = read_text(path)
+    text = read_text(path, label)
     if re.search(r"^__metadata:", text, re.MULTILINE):
         entries = _berry_entries(path, label)
         berry = True

@@ -53,19 +53,20 @@ def dedupe(deps: list[Dep]) -> list[Dep]:
     return sorted(best.values(), key=lambda d: (d.registry, d.name, d.version or d.wanted or "", d.skip or ""))
 
 
-def read_text(path: Path) -> str:
-    """A dependency file's text, size-capped and decoded strictly."""
+def read_text(path: Path, label: str | None = None) -> str:
+    """A dependency file's text, size-capped and decoded strictly; errors name `label`."""
+    where = label or str(path)
     try:
         size = path.stat().st_size
         if size > MAX_LOCKFILE_BYTES:
-            raise LockfileError(path, f"is {size} bytes, over the {MAX_LOCKFILE_BYTES}-byte limit")
+            raise LockfileError(where, f"is {size} bytes, over the {MAX_LOCKFILE_BYTES}-byte limit")
         raw = path.read_bytes()
     except OSError as e:
-        raise LockfileError(path, f"cannot be read: {e.strerror or e}") from None
+        raise LockfileError(where, f"cannot be read: {e.strerror or e}") from None
     if b"\x00" in raw[:8192]:
-        raise LockfileError(path, "is binary, not a text dependency file")
+        raise LockfileError(where, "is binary, not a text dependency file")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = raw[:e.start].count(b"\n") + 1
-        raise LockfileError(path, "is not UTF-8 text", line) from None
+        raise LockfileError(where, "is not UTF-8 text", line) from None

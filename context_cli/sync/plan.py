@@ -221,10 +221,18 @@ def _download(row: Row, ctx: Context) -> Row:
 
 
 def _build(row: Row, ctx: Context) -> Row:
+    """The released artefact; when it holds only a README (or nothing buildable), the docs
+    folder of the source repository at this version's tag; README-only as the last resort."""
     assert row.version is not None
-    built = actions.build_from_artefact(ctx.store, row.registry, row.name, row.version)
     notes = list(row.notes)
-    if built.readme_only:
+    built: actions.Built | None = None
+    failure: ContextError | None = None
+    try:
+        built = actions.build_from_artefact(ctx.store, row.registry, row.name, row.version)
+    except ContextError as e:
+        failure = e
+    if built is None or built.readme_only:
+        what = "has only a README" if built else f"could not be built ({failure})"
         try:
             tagged = actions.build_from_tag(ctx.store, row.registry, row.name, row.version)
         except ContextError as e:
@@ -232,10 +240,13 @@ def _build(row: Row, ctx: Context) -> Row:
             notes.append(f"source repository: {e}")
         if tagged is not None:
             built = tagged
-            notes.append("the released artefact has only a README: built the docs folder of "
-                         f"the source repository at {built.source.rsplit('@', 1)[-1]}")
-        else:
+            notes.append(f"the released artefact {what}: built the docs folder of the source "
+                         f"repository at tag {tagged.source.rsplit('@', 1)[-1]}")
+        elif built is not None:
             notes.append("README only: the release has no docs folder and no tagged source repository was found")
+    if built is None:
+        assert failure is not None
+        raise failure
     return replace(row, action=BUILT, source=built.source, size=built.local.size, path=built.local.path,
                    sha256=actions.file_sha256(built.local.path), notes=notes)
 

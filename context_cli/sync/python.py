@@ -118,7 +118,7 @@ def _read_requirements(path: Path, root: Path, reqs: list[Dep], pins: dict[str, 
     label = _label(path, root)
     if not path.is_file():
         raise LockfileError(label, "is included but does not exist")
-    for lineno, line in _logical_lines(read_text(path)):
+    for lineno, line in _logical_lines(read_text(path, label)):
         include = re.match(r"^(-r|--requirement|-c|--constraint)(?:\s+|=)(\S+)$", line)
         if include:
             target = path.parent / include.group(2)
