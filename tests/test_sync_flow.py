@@ -158,16 +158,20 @@ def test_check_and_dry_run_change_nothing(world: World, tmp_path: Path):
     assert any("docs.lock lists npm/zod@3.23.8" in p for p in data["problems"])
 
 
-def test_unreachable_server_is_asked_once_and_building_goes_on(world: World, tmp_path: Path, monkeypatch):
+def test_unreachable_server_is_said_and_building_goes_on(world: World, tmp_path: Path, monkeypatch):
     from registry_fixtures import free_port
 
     monkeypatch.setenv("CONTEXT_REGISTRY_URL", f"http://127.0.0.1:{free_port()}")
     project = tmp_path / "py"
     project.mkdir()
     (project / "requirements.txt").write_text("demo-lib==1.0.0\nhttpx==0.27.2\n")
-    code, data = sync_json(str(project), "--no-build")
+    code, data = sync_json(str(project))
     assert code == 1
     assert all(any("cannot reach registry server" in n for n in r["notes"]) for r in data["rows"])
+    rows = by_label(data)
+    assert rows["pip/demo-lib@1.0.0"]["action"] == "built"
+    assert rows["pip/httpx@0.27.2"]["action"] == "not available"
+    assert installed() == {"pip/demo-lib@1.0.0"}
 
 
 def test_parse_error_exit_2_one_line_nothing_changed(world: World, tmp_path: Path):
