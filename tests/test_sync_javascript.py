@@ -174,3 +174,22 @@ def test_manifest_alone_gives_ranges_and_exact_pins():
     assert deps["ui"].skip == "workspace: workspace:*"
     assert deps["real"].wanted == "~1.1"
     assert deps["vitest"].wanted == "*"
+
+
+@pytest.mark.parametrize("folder", ["pnpm-v6", "pnpm-v9"])
+def test_pnpm_fast_scanner_reads_what_yaml_reads(folder):
+    import yaml
+
+    from context_cli.sync.pnpm_scan import scan
+
+    text = (FIX / folder / "pnpm-lock.yaml").read_text()
+    full = yaml.safe_load(text)
+    wanted = {k: ({p: {} for p in v} if k == "packages" else v) for k, v in full.items()
+              if k in ("lockfileVersion", "importers", "packages", "dependencies", "devDependencies")}
+    assert scan(text) == wanted
+
+
+def test_pnpm_outside_the_fast_layout_falls_back_to_yaml(tmp_path):
+    lock = tmp_path / "pnpm-lock.yaml"
+    lock.write_text("lockfileVersion: '9.0'\nimporters:\n  .: {dependencies: {zod: {specifier: ^3, version: 3.23.8}}}\n")
+    assert rows(js.pnpm_lock_deps(lock, "pnpm-lock.yaml")) == {("zod", "3.23.8")}

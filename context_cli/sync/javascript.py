@@ -180,7 +180,11 @@ def _npm_v1(deps: dict[str, Any], label: str, root: dict[str, Any]) -> list[Dep]
 
 
 def pnpm_lock_deps(path: Path, label: str) -> list[Dep]:
-    data = load_yaml(path, label)
+    from .pnpm_scan import scan
+
+    data = scan(read_text(path, label))
+    if data is None:  # outside pnpm's own layout: the YAML parser reads it, or says where it breaks
+        data = load_yaml(path, label)
     if not isinstance(data, dict):
         raise LockfileError(label, "is not a pnpm lockfile (expected a YAML mapping)")
     version = str(data.get("lockfileVersion", ""))
