@@ -104,14 +104,18 @@ def test_not_available_lists_versions_and_never_installs_another(world: World, t
 def test_build_failure_is_not_available_and_the_rest_still_sync(world: World, tmp_path: Path):
     project = tmp_path / "py"
     project.mkdir()
-    (project / "requirements.txt").write_text("httpx==0.27.2\ndemo-lib==1.1.0\n")
+    (project / "requirements.txt").write_text("httpx==0.27.2\ndemo-lib==1.1.0\nhttpx==0.26.0\n")
     code, data = sync_json(str(project))
     assert code == 1
     rows = by_label(data)
     assert rows["pip/httpx@0.27.2"]["action"] == "downloaded"
     bad = rows["pip/demo-lib@1.1.0"]
     assert bad["action"] == "not available" and any("no sdist" in n for n in bad["notes"])
+    assert "the package index has 2.0.0, 1.1.0, 1.0.0" in bad["notes"]
     assert installed() == {"pip/httpx@0.27.2"}
+    missing = rows["pip/httpx@0.26.0"]  # not on the server, not on the index: both say what they have
+    assert missing["action"] == "not available"
+    assert "the registry server has 0.28.1, 0.27.2" in missing["notes"]
 
 
 def test_range_without_lockfile_takes_newest_on_server(world: World, tmp_path: Path):

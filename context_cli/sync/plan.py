@@ -45,6 +45,7 @@ class Row:
     sha256: str | None = None
     notes: list[str] = field(default_factory=list)
     path: Path | None = None
+    elsewhere: list[str] = field(default_factory=list)  # what exists, told if the build fails
 
     @property
     def label(self) -> str:
@@ -152,6 +153,8 @@ def _plan_remote(row: Row, ctx: Context) -> None:
         row.action, row.source = DOWNLOAD, actions.server_url()
     elif ctx.build and actions.can_build(row.registry):
         row.action, row.source = BUILD, actions.artefact_spec(row.registry, row.name, row.version)
+        if on_server:
+            row.elsewhere.append(_exists(on_server, "the registry server"))
     else:
         row.action = UNAVAILABLE
         if on_server is not None:
@@ -180,6 +183,19 @@ def _resolve_range(row: Row, on_server: list[str], ctx: Context) -> None:
     row.notes.append(f"resolved from range {wanted}")
 
 
+def _released(row: Row) -> list[str]:
+    """What the package index has released, when a build of another version failed."""
+    if row.action != BUILD:
+        return []
+    try:
+        versions = actions.index_versions(row.registry, row.name)
+    except ContextError:
+        return []
+    from ..store.versions import version_key
+
+    return [_exists(sorted(versions, key=version_key, reverse=True), "the package index")]
+
+
 def _exists(versions: list[str], where: str) -> str:
     if not versions:
         return f"{where} has no version"
@@ -199,7 +215,8 @@ def execute(rows: list[Row], ctx: Context, on_done: Callable[[Row], None] | None
         try:
             done = _download(row, ctx) if row.action == DOWNLOAD else _build(row, ctx)
         except ContextError as e:
-            done = replace(row, action=UNAVAILABLE, notes=[*row.notes, str(e)])
+            done = replace(row, action=UNAVAILABLE, notes=[*row.notes, str(e), *row.elsewhere,
+                                                           *_released(row)])
         if on_done:
             on_done(done)
         return done
