@@ -27,6 +27,7 @@ COMMANDS = {
     "update": "cmd_remote:update",
     "serve": "cmd_serve:serve",
     "auth": "cmd_auth:auth",
+    "sync": "cmd_sync:sync_cmd",
 }
 
 SHORT_HELP = {

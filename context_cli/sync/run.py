@@ -1,0 +1,70 @@
+"""`sync` as one library call: read the project, plan, act, record. The CLI is a thin layer on it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import actions
+from .docslock import lock_path, read_lock, write_lock
+from .plan import INSTALLED, Context, Row, execute, finish, make_plan
+from .project import Project, read_project
+
+
+@dataclass
+class Outcome:
+    project: Project
+    rows: list[Row]
+    lock: Path
+    lock_written: bool = False
+    problems: list[str] = field(default_factory=list)  # --check: docs.lock out of step
+
+    @property
+    def exit_code(self) -> int:
+        """0: everything synced; 1: something not available, missing or out of step."""
+        return 1 if self.problems or any(r.failed for r in self.rows) else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"project": str(self.project.root), "files": self.project.files,
+                "docs_lock": str(self.lock), "docs_lock_written": self.lock_written,
+                "rows": [r.to_json() for r in self.rows], "problems": self.problems,
+                "exit_code": self.exit_code}
+
+
+def sync(path: Path, *, transitive: bool = False, build: bool = True, check: bool = False,
+         dry_run: bool = False, store_root: Path | None = None,
+         on_plan: Callable[[list[Row]], None] | None = None,
+         on_done: Callable[[Row], None] | None = None) -> Outcome:
+    """Sync the docs of a project's dependencies; `check` and `dry_run` change nothing.
+
+    A dependency file that cannot be read raises `LockfileError` before anything is
+    downloaded, installed or written.
+    """
+    project = read_project(path, transitive=transitive)
+    lock = lock_path(project.root)
+    previous = {(e.registry, e.name, e.version): e for e in read_lock(lock)}
+    ctx = Context(actions.open_store(store_root), previous, build=build, offline=check)
+    rows = make_plan(project.deps, ctx)
+    outcome = Outcome(project, rows, lock)
+    if check:
+        outcome.problems = _out_of_step(rows, previous)
+        return outcome
+    if dry_run:
+        return outcome
+    if on_plan:
+        on_plan(rows)
+    outcome.rows = execute(rows, ctx, on_done)
+    outcome.lock_written = write_lock(lock, finish(outcome.rows))
+    return outcome
+
+
+def _out_of_step(rows: list[Row], previous: dict[tuple[str, str, str], Any]) -> list[str]:
+    """docs.lock entries the dependency files no longer name, and installed docs it lacks."""
+    wanted = {(r.registry, r.name, r.version) for r in rows if r.version}
+    problems = [f"docs.lock lists {r}/{n}@{v}, which the dependency files do not name"
+                for (r, n, v) in sorted(previous) if (r, n, v) not in wanted]
+    problems += [f"{r.label} is installed but not in docs.lock (run `context sync`)"
+                 for r in rows if r.action == INSTALLED and (r.registry, r.name, r.version) not in previous]
+    return problems

@@ -1,0 +1,160 @@
+"""A small world for `context sync` tests (imported explicitly by them), all real and local:
+
+* the real registry server on a loopback port, holding a few npm and pip packages;
+* a stand-in for PyPI and npm on loopback (`CONTEXT_PYPI_URL`, `CONTEXT_NPM_REGISTRY_URL`)
+  serving real sdists and tarballs made here;
+* a real git repository (file://) with a version tag, named as the source repository of an
+  npm package whose tarball carries only a README.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+import tarfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import requests
+from registry_fixtures import AUTH, ServerProcess, make_package, package_url
+
+from context_cli.remote import client as remote_client
+
+ON_SERVER = [("npm", "zod", "3.22.4"), ("npm", "zod", "3.23.8"), ("npm", "@tanstack/react-query", "5.40.0"),
+             ("pip", "httpx", "0.27.2"), ("pip", "httpx", "0.28.1")]
+
+
+def targz(members: dict[str, str]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, text in members.items():
+            raw = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(raw)
+            tf.addfile(info, io.BytesIO(raw))
+    return buf.getvalue()
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout
+
+
+@dataclass
+class Index:
+    """The PyPI + npm stand-in: path -> body; records every request."""
+
+    routes: dict[str, bytes] = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)
+    url: str = ""
+
+    def add(self, path: str, body: bytes | dict) -> None:
+        self.routes[path] = json.dumps(body).encode() if isinstance(body, dict) else body
+
+
+@dataclass
+class World:
+    server: ServerProcess
+    index: Index
+    repo: Path
+
+
+def _serve(index: Index) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            index.log.append(self.path)
+            body = index.routes.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            body = body if body is not None else b'{"message": "Not Found"}'
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    index.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    return httpd
+
+
+def _fill_index(index: Index, repo: Path) -> None:
+    sdist = targz({"demo-lib-1.0.0/PKG-INFO": "Name: demo-lib\nVersion: 1.0.0\n",
+                   "demo-lib-1.0.0/README.md": "# demo-lib\n",
+                   "demo-lib-1.0.0/docs/index.md": "# Demo lib\n\n## Streams\n\nUse `demo.stream()` to read lazily.\n"})
+    index.add("/files/demo-lib-1.0.0.tar.gz", sdist)
+    files = {"1.0.0": [{"filename": "demo-lib-1.0.0.tar.gz", "packagetype": "sdist", "yanked": False,
+                        "url": f"{index.url}/files/demo-lib-1.0.0.tar.gz",
+                        "digests": {"sha256": hashlib.sha256(sdist).hexdigest()}}],
+             "1.1.0": [], "2.0.0": []}
+    index.add("/pypi/demo-lib/json", {"info": {"name": "demo-lib", "summary": "A demo", "version": "2.0.0",
+                                               "project_urls": {"Homepage": "https://example.com"}},
+                                      "releases": files})
+    tarball = targz({"package/package.json": '{"name": "readme-only", "version": "1.0.0"}',
+                     "package/README.md": "# readme-only\n\nInstall it.\n"})
+    index.add("/tarballs/readme-only-1.0.0.tgz", tarball)
+    index.add("/readme-only", {
+        "name": "readme-only", "dist-tags": {"latest": "1.0.0"},
+        "versions": {"1.0.0": {"name": "readme-only", "version": "1.0.0",
+                               "repository": {"type": "git", "url": f"git+{repo.as_uri()}"},
+                               "dist": {"tarball": f"{index.url}/tarballs/readme-only-1.0.0.tgz",
+                                        "shasum": hashlib.sha1(tarball).hexdigest()}}}})
+
+
+def _make_repo(root: Path) -> Path:
+    repo = root / "readme-only"
+    git(root, "init", "-q", "-b", "main", str(repo))
+    (repo / "docs").mkdir()
+    (repo / "README.md").write_text("# readme-only\n")
+    (repo / "package.json").write_text('{"name": "readme-only"}')
+    (repo / "docs" / "guide.md").write_text("# Guide\n\n## Parsing\n\nCall `parse(text)` to get a tree; "
+                                            "version 1.0.0 of the guide.\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "docs")
+    git(repo, "tag", "v1.0.0")
+    return repo
+
+
+def push(server: ServerProcess, tmp: Path, registry: str, name: str, version: str) -> None:
+    pkg = make_package(tmp / f"{registry}-{name.replace('/', '_')}-{version}.db", name, version, registry=registry)
+    r = requests.post(server.url + package_url(registry, name, version), data=pkg.read_bytes(),
+                      headers=AUTH, timeout=10)
+    assert r.status_code in (200, 201), r.text
+
+
+@pytest.fixture(scope="module")
+def world_parts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    tmp = tmp_path_factory.mktemp("sync-world")
+    server = ServerProcess(tmp / "server-data").start()
+    index = Index()
+    httpd = _serve(index)
+    try:
+        for registry, name, version in ON_SERVER:
+            push(server, tmp, registry, name, version)
+        repo = _make_repo(tmp)
+        _fill_index(index, repo)
+        yield World(server, index, repo)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        server.stop()
+
+
+@pytest.fixture
+def world(world_parts: World, monkeypatch: pytest.MonkeyPatch) -> World:
+    """The world, made the default registry server and package indexes for this test."""
+    monkeypatch.setenv("CONTEXT_REGISTRY_URL", world_parts.server.url)
+    monkeypatch.setenv("CONTEXT_PYPI_URL", world_parts.index.url)
+    monkeypatch.setenv("CONTEXT_NPM_REGISTRY_URL", world_parts.index.url)
+    monkeypatch.setattr(remote_client, "BACKOFF", 0.01)
+    world_parts.index.log.clear()
+    return world_parts
