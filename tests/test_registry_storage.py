@@ -10,7 +10,8 @@ import pytest
 from registry_fixtures import PEER_PACKAGE, make_package
 
 from context_cli.package.identity import PackageId
-from registry_server.storage import Conflict, Rejected, Storage, fts_query
+from registry_server.index_sqlite import fts_query
+from registry_server.storage import Conflict, Rejected, Storage
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def put(storage: Storage, path: Path, registry: str, name: str, version: str):
 
 
 def blobs(storage: Storage) -> list[Path]:
-    return sorted(storage.blobs.glob("*/*"))
+    return sorted(storage.blobs.root.glob("*/*"))
 
 
 def test_publish_stores_blob_by_sha256_and_records_it(storage, tmp_path):
@@ -38,7 +39,7 @@ def test_publish_stores_blob_by_sha256_and_records_it(storage, tmp_path):
     sha = hashlib.sha256(pkg.read_bytes()).hexdigest()
     assert outcome.status == "created"
     assert outcome.record.sha256 == sha and outcome.record.size == pkg.stat().st_size
-    assert blobs(storage) == [storage.blobs / sha[:2] / f"{sha}.db"]
+    assert blobs(storage) == [storage.blobs.root / sha[:2] / f"{sha}.db"]
     assert list(storage.tmp.iterdir()) == []
     assert storage.get(PackageId("pip", "flask", "3.0.0")).description == "Web apps"
     assert storage.get(PackageId("pip", "flask", "3.0.0")).chunks == 2
@@ -128,7 +129,7 @@ def test_reopen_keeps_everything_and_clears_crash_leftovers(tmp_path):
     (s.tmp / "upload-dead.db").write_bytes(b"half")
     late = make_package(tmp_path / "late.db", "flask", "3.1.0", registry="pip")
     sha = hashlib.sha256(late.read_bytes()).hexdigest()
-    orphan = s.blob_path(sha)
+    orphan = s.blobs.root / sha[:2] / f"{sha}.db"
     orphan.parent.mkdir(exist_ok=True)
     orphan.write_bytes(late.read_bytes())
     s2 = Storage(tmp_path / "data")
@@ -137,7 +138,8 @@ def test_reopen_keeps_everything_and_clears_crash_leftovers(tmp_path):
         assert s2.get(PackageId("pip", "flask", "3.0.0")) is not None
         assert s2.get(PackageId("pip", "flask", "3.1.0")) is None
         assert list(s2.tmp.iterdir()) == []
-        assert s2.unrecorded_blobs() == [orphan]  # kept and reported, never deleted
+        assert s2.unrecorded_blobs() == [sha]  # kept: younger than the sweep's grace period
+        assert s2.sweep() == 0 and orphan.exists()
         assert put(s2, late, "pip", "flask", "3.1.0").status == "created"  # adopted
         assert s2.unrecorded_blobs() == [] and len(blobs(s2)) == 2
     finally:
