@@ -70,7 +70,8 @@ def storage_config(data_dir: Path | None, database: str | None, blobs: str | Non
 @click.option("--header-timeout", default=10.0, show_default=True, type=click.FloatRange(0.1, 600),
               help="Seconds a client has to send a complete request head.")
 @click.option("--min-upload-rate", default=16, show_default=True, type=click.IntRange(1, 1 << 20),
-              help="Slowest accepted upload, in KiB/s averaged (after 10 s of grace).")
+              help="Slowest accepted upload, in KiB/s averaged, after --header-timeout "
+                   "seconds of grace.")
 @click.option("--orphan-grace", default=3600, show_default=True, type=click.IntRange(0, 10 ** 8),
               help="Seconds before an unreferenced blob or unfinished upload is removed.")
 @click.option("--log-level", default="info", show_default=True,
@@ -99,7 +100,8 @@ def main(ctx: click.Context, data_dir: Path | None, database: str | None, blobs:
     app = create_app(storage=config, publish_key=publish_key,
                      max_upload_bytes=max_upload_mb * 1024 * 1024,
                      redirect_downloads=redirect_downloads, presign_seconds=presign_seconds,
-                     min_upload_rate=min_upload_rate * 1024, orphan_grace=float(orphan_grace))
+                     min_upload_rate=min_upload_rate * 1024, body_grace=header_timeout,
+                     orphan_grace=float(orphan_grace))
     if not publish_key:
         click.echo("Publishing is disabled (no --publish-key or CONTEXT_REGISTRY_KEY).", err=True)
     _log_json_access(log_level)
