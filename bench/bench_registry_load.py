@@ -8,6 +8,13 @@ Starts `context-registry-server` in a subprocess on a free loopback port, publis
 the error count (the target is zero).
 
     .venv/bin/python bench/bench_registry_load.py [--clients 50] [--seconds 10]
+    .venv/bin/python bench/bench_registry_load.py --replicas 2 [--engines postgres-s3]
+
+`--replicas 2` starts two server processes over one storage and spreads the clients over
+them (as a load balancer would): over one `--data` folder (`--engines files`, SQLite +
+files), or over a throwaway PostgreSQL cluster and moto's S3 server (`--engines
+postgres-s3`, started as the tests start them; moto is a test double, so download MB/s
+there measures moto, not S3).
 
 Not part of the test run. Numbers depend on the machine; see the docs for recorded runs.
 """
@@ -23,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -53,11 +61,11 @@ def build_packages(folder: Path, count: int, chunks: int) -> list[tuple[str, Pat
     return out
 
 
-def start_server(data: Path, port: int) -> subprocess.Popen[bytes]:
+def start_server(storage: list[str], port: int) -> subprocess.Popen[bytes]:
     import requests
 
     env = {**os.environ, "CONTEXT_REGISTRY_KEY": KEY}
-    proc = subprocess.Popen([sys.executable, "-m", "registry_server", "--data", str(data),
+    proc = subprocess.Popen([sys.executable, "-m", "registry_server", *storage,
                              "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
                             cwd=REPO, env=env)
     deadline = time.monotonic() + 30
@@ -69,6 +77,26 @@ def start_server(data: Path, port: int) -> subprocess.Popen[bytes]:
             time.sleep(0.1)
     proc.kill()
     raise SystemExit("the server did not start")
+
+
+def engines(kind: str, work: Path, stack: ExitStack) -> list[str]:
+    """Storage options for the servers; for postgres-s3, start the engines the tests use."""
+    if kind == "files":
+        return ["--data", str(work / "data")]
+    sys.path.insert(0, str(REPO / "tests"))
+    from engine_fixtures import S3_ENV, PostgresCluster, S3Server, postgres_bin
+
+    bindir = postgres_bin()
+    if bindir is None:
+        raise SystemExit("PostgreSQL server binaries are not installed")
+    cluster = PostgresCluster(bindir).start()
+    stack.callback(cluster.destroy)
+    os.environ.update(S3_ENV)
+    s3 = S3Server()
+    s3.server.start()
+    stack.callback(s3.server.stop)
+    return ["--database", cluster.new_database(), "--blobs", f"s3://{s3.new_bucket()}/bench",
+            "--s3-endpoint", s3.endpoint, "--db-pool", "40"]
 
 
 def publish(url: str, packages: list[tuple[str, Path]]) -> None:
@@ -116,18 +144,18 @@ class Connection:
             self.writer = None
 
 
-async def worker_main(url: str, phase: str, clients: int, seconds: float, max_requests: int,
+async def worker_main(urls: list[str], phase: str, clients: int, seconds: float, max_requests: int,
                       names: list[str]) -> dict[str, object]:
     from urllib.parse import urlsplit
 
-    host, port = urlsplit(url).hostname or "127.0.0.1", urlsplit(url).port or 80
+    targets = [(urlsplit(u).hostname or "127.0.0.1", urlsplit(u).port or 80) for u in urls]
     deadline = time.monotonic() + seconds
     state = {"requests": 0, "errors": 0, "bytes": 0}
     latencies: list[float] = []
     first_error: list[str] = []
 
     async def one(i: int) -> None:
-        conn, n = Connection(host, port), 0
+        conn, n = Connection(*targets[i % len(targets)]), 0
         while time.monotonic() < deadline and state["requests"] < max_requests:
             state["requests"] += 1
             n += 1
@@ -163,10 +191,10 @@ async def worker_main(url: str, phase: str, clients: int, seconds: float, max_re
             "first_error": first_error[0] if first_error else None}
 
 
-def run_phase(url: str, phase: str, clients: int, procs: int, seconds: float, max_requests: int,
+def run_phase(urls: list[str], phase: str, clients: int, procs: int, seconds: float, max_requests: int,
               names: list[str]) -> dict[str, float]:
     per = [clients // procs + (1 if i < clients % procs else 0) for i in range(procs)]
-    cmd = [sys.executable, __file__, "--worker", url, "--phase", phase, "--seconds", str(seconds),
+    cmd = [sys.executable, __file__, "--worker", ",".join(urls), "--phase", phase, "--seconds", str(seconds),
            "--max-requests", str(max_requests // procs), "--names", ",".join(names)]
     children = [subprocess.Popen(cmd + ["--clients", str(n)], stdout=subprocess.PIPE) for n in per if n]
     results = [json.loads(c.communicate()[0]) for c in children]
@@ -187,40 +215,44 @@ def main() -> None:
     ap.add_argument("--max-requests", type=int, default=200_000, help="cap per phase")
     ap.add_argument("--packages", type=int, default=20)
     ap.add_argument("--chunks", type=int, default=150, help="chunks per package (sets file size)")
+    ap.add_argument("--replicas", type=int, default=1, help="server processes over one storage")
+    ap.add_argument("--engines", choices=["files", "postgres-s3"], default="files")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--phase", help=argparse.SUPPRESS)
     ap.add_argument("--names", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
     if args.worker:
-        result = asyncio.run(worker_main(args.worker, args.phase, args.clients, args.seconds,
+        result = asyncio.run(worker_main(args.worker.split(","), args.phase, args.clients, args.seconds,
                                          args.max_requests, args.names.split(",")))
         print(json.dumps(result))
         return
 
     sys.path.insert(0, str(REPO))
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         work = Path(tmp)
         (work / "pkgs").mkdir()
         packages = build_packages(work / "pkgs", args.packages, args.chunks)
         sizes = [p.stat().st_size for _, p in packages]
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        server = start_server(work / "data", port)
+        storage = engines(args.engines, work, stack)
+        ports = [free_port() for _ in range(args.replicas)]
+        urls = [f"http://127.0.0.1:{port}" for port in ports]
+        servers = [start_server(storage, port) for port in ports]
         try:
             t0 = time.perf_counter()
-            publish(url, packages)
+            publish(urls[0], packages)
             publish_s = time.perf_counter() - t0
             names = [n for n, _ in packages]
-            print(f"server {url}, {len(packages)} packages of ~{sum(sizes) / len(sizes) / 1024:.0f} KB "
-                  f"published in {publish_s:.2f} s; {args.clients} clients in {args.procs} processes, "
-                  f"{args.seconds:.0f} s per phase, {os.cpu_count()} CPUs shared with the server")
-            search = run_phase(url, "search", args.clients, args.procs, args.seconds,
+            print(f"{len(urls)} server(s) over {args.engines}, {len(packages)} packages of "
+                  f"~{sum(sizes) / len(sizes) / 1024:.0f} KB published in {publish_s:.2f} s; "
+                  f"{args.clients} clients in {args.procs} processes, {args.seconds:.0f} s per phase, "
+                  f"{os.cpu_count()} CPUs shared with the server(s)")
+            search = run_phase(urls, "search", args.clients, args.procs, args.seconds,
                                args.max_requests, names)
             print(f"search   : {search['requests']:>7} requests  {search['rps']:8.0f} req/s  "
                   f"p50 {search['p50_ms']:.1f} ms  p95 {search['p95_ms']:.1f} ms  "
                   f"errors {search['errors']}")
-            download = run_phase(url, "download", args.clients, args.procs, args.seconds,
+            download = run_phase(urls, "download", args.clients, args.procs, args.seconds,
                                  args.max_requests, names)
             print(f"download : {download['requests']:>7} files     {download['rps']:8.0f} files/s "
                   f"{download['mbps']:.1f} MB/s  p50 {download['p50_ms']:.1f} ms  "
@@ -231,8 +263,9 @@ def main() -> None:
             errors = search["errors"] + download["errors"]
             print(f"total errors: {errors}")
         finally:
-            server.terminate()
-            server.wait(10)
+            for server in servers:
+                server.terminate()
+                server.wait(10)
     sys.exit(1 if errors else 0)
 
 

@@ -11,62 +11,106 @@ by `check_identity` with a 400.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
+from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from context_cli.package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 
 from . import pages
-from .storage import MUTABLE_VERSIONS, Conflict, Record, Rejected, Storage, Upload
+from .observe import Metrics, ObserveMiddleware
+from .records import MUTABLE_VERSIONS, BlobMissing, Conflict, Record, Rejected, Unavailable
+from .storage import ORPHAN_GRACE, Storage, StorageConfig, Upload, open_storage
 
 WRITE_BUFFER = 1024 * 1024  # upload bytes gathered before one write in the threadpool
 MAX_PATH = 2048
+MAX_DIGITS = 18
 log = logging.getLogger("registry_server")
 
 
 @dataclass(frozen=True)
 class Settings:
-    data_dir: Path
+    """Options of one server process; the defaults suit a single machine."""
+
+    data_dir: Path | None = None
     publish_key: str | None = None
     max_upload_bytes: int = 512 * 1024 * 1024
+    storage: StorageConfig | None = None
+    redirect_downloads: bool = False
+    presign_seconds: int = 300
+    body_grace: float = 10.0        # seconds an upload may take before the rate counts
+    min_upload_rate: int = 16 * 1024  # bytes per second, averaged, after the grace
+    orphan_grace: float = ORPHAN_GRACE
+    sweep_every: float = 600.0
 
 
-def create_app(data_dir: Path, *, publish_key: str | None = None,
-               max_upload_bytes: int = 512 * 1024 * 1024) -> Starlette:
-    """Build the app; storage is opened (and crash leftovers cleaned) in the lifespan."""
-    settings = Settings(Path(data_dir), publish_key or None, max_upload_bytes)
+def create_app(data_dir: Path | None = None, *, publish_key: str | None = None,
+               max_upload_bytes: int = 512 * 1024 * 1024, storage: StorageConfig | None = None,
+               **options: Any) -> Starlette:
+    """Build the app; storage is opened (and crash leftovers cleaned) in the lifespan.
+
+    `storage` chooses the index and blob store (default: both in `data_dir`); `options`
+    are further `Settings` fields (redirect_downloads, min_upload_rate, …).
+    """
+    config = storage or StorageConfig(Path(data_dir) if data_dir is not None else None)
+    settings = Settings(config.data_dir, publish_key or None, max_upload_bytes, config, **options)
+    metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        storage = Storage(settings.data_dir)
-        await run_in_threadpool(storage.open)
-        unrecorded = await run_in_threadpool(storage.unrecorded_blobs)
-        if unrecorded:
-            log.warning("%d blob file(s) in %s belong to no published version (kept)",
-                        len(unrecorded), storage.blobs)
-        app.state.storage = storage
+        store = open_storage(config)
+        await run_in_threadpool(store.open)
+        app.state.storage = store
+        sweeper = asyncio.create_task(sweep_forever(store, settings))
         try:
             yield
         finally:
-            storage.close()
+            sweeper.cancel()
+            await run_in_threadpool(store.close)
 
-    app = Starlette(routes=ROUTES, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
+    app = Starlette(routes=[*ROUTES, *PAGE_ROUTES], lifespan=lifespan,
+                    exception_handlers=EXCEPTION_HANDLERS,
+                    middleware=[Middleware(ObserveMiddleware, metrics=metrics)])
     app.state.settings = settings
+    app.state.metrics = metrics
     return app
+
+
+async def sweep_forever(store: Storage, settings: Settings) -> None:
+    """Remove orphans a crashed replica left, at start-up and then every `sweep_every` seconds."""
+    while True:
+        try:
+            removed = await run_in_threadpool(store.sweep, settings.orphan_grace)
+            if removed:
+                log.warning("removed %d unreferenced blob(s) or abandoned upload(s)", removed)
+        except Unavailable as e:
+            log.warning("sweep skipped: %s", e)
+        except Exception:  # a sweep must never take the server down
+            log.exception("sweep failed")
+        await asyncio.sleep(settings.sweep_every)
 
 
 # -- errors ---------------------------------------------------------------------------
@@ -80,17 +124,39 @@ async def http_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
 
 
+async def unavailable(request: Request, exc: Exception) -> Response:
+    """The database or bucket is down: a clean, retryable answer instead of a traceback."""
+    log.warning("%s %s: %s", request.method, request.url.path, exc)
+    return JSONResponse({"error": f"the registry's storage is unavailable ({exc}); try again shortly"},
+                        status_code=503, headers={"Retry-After": "5"})
+
+
 async def server_error(request: Request, exc: Exception) -> Response:
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
     return JSONResponse({"error": "internal server error"}, status_code=500)
 
 
-EXCEPTION_HANDLERS: dict[Any, Any] = {HTTPException: http_error, Exception: server_error}
+EXCEPTION_HANDLERS: dict[Any, Any] = {HTTPException: http_error, Unavailable: unavailable,
+                                      Exception: server_error}
 
 
 # -- helpers --------------------------------------------------------------------------
 
 def storage_of(request: Request) -> Storage:
-    return request.app.state.storage
+    store: Storage = request.app.state.storage
+    return store
+
+
+def settings_of(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def whole_number(raw: str) -> int | None:
+    """ASCII digits only: `isdigit()` also accepts '²' and other digits `int()` refuses."""
+    if not raw or len(raw) > MAX_DIGITS or not raw.isascii() or not raw.isdigit():
+        return None
+    return int(raw)
 
 
 def raw_segments(request: Request, prefix: str) -> list[str]:
@@ -177,36 +243,67 @@ async def packages(request: Request) -> Response:
 
 
 async def send_blob(request: Request, record: Record) -> Response:
+    """The file from disk, streamed from the bucket, or (`--redirect-downloads`) a 302 to it."""
     headers = checksum_headers(record)
     inm = request.headers.get("if-none-match")
     if inm and etag_matches(inm, record.sha256):
         return Response(status_code=304, headers=headers)
-    path = storage_of(request).blob_path(record.sha256)
-    try:
-        stat = await run_in_threadpool(path.stat)
-    except FileNotFoundError:
-        raise fail(500, f"the file of {record.id.qualified} is missing on the server") from None
-    headers["Accept-Ranges"] = "none"
+    settings, blobs = settings_of(request), storage_of(request).blobs
     filename = f"{record.name.replace('/', '__')}@{record.version}.db"
-    return BlobResponse(path, headers=headers, media_type="application/octet-stream",
-                        filename=filename, stat_result=stat)
+    if settings.redirect_downloads:
+        url = await run_in_threadpool(blobs.presign, record.sha256, filename, settings.presign_seconds)
+        if url is not None:
+            headers["Cache-Control"] = "no-store"  # the signed URL expires; the file does not
+            return RedirectResponse(url, status_code=302, headers=headers)
+    missing = f"the file of {record.id.qualified} is missing on the server"
+    headers["Accept-Ranges"] = "none"
+    headers["Content-Disposition"] = f"attachment; filename*=utf-8''{quote(filename)}"
+    path = blobs.file_path(record.sha256)
+    if path is not None:
+        try:
+            stat = await run_in_threadpool(path.stat)
+        except FileNotFoundError:
+            raise fail(500, missing) from None
+        return BlobResponse(path, headers=headers, media_type="application/octet-stream",
+                            stat_result=stat)
+    chunks = await run_in_threadpool(_first_chunk, blobs.stream(record.sha256), missing)
+    headers["Content-Length"] = str(record.size)
+    if request.method == "HEAD":
+        return Response(headers=headers, media_type="application/octet-stream")
+    return StreamingResponse(iterate_in_threadpool(chunks), headers=headers,
+                             media_type="application/octet-stream")
+
+
+def _first_chunk(stream: Iterator[bytes], missing: str) -> Iterator[bytes]:
+    """Start the stream before answering, so a missing blob is a 500 and not a cut-off 200."""
+    try:
+        first = next(stream, b"")
+    except BlobMissing:
+        raise fail(500, missing) from None
+
+    def rest() -> Iterator[bytes]:
+        yield first
+        yield from stream
+
+    return rest()
 
 
 async def publish(request: Request, pid: PackageId) -> Response:
     """Stream the body to a temp file (never into memory), validate it, then commit it."""
-    settings: Settings = request.app.state.settings
+    settings = settings_of(request)
     authorize(request, settings)
     limit = settings.max_upload_bytes
     declared = request.headers.get("content-length")
     if declared is not None:
-        if not declared.isdigit():
+        length = whole_number(declared.strip())
+        if length is None:
             raise fail(400, "invalid Content-Length")
-        if int(declared) > limit:
+        if length > limit:
             raise fail(413, f"upload too large: the limit is {limit} bytes")
     storage = storage_of(request)
     upload = await run_in_threadpool(storage.new_upload)
     try:
-        await receive_body(request, upload, limit)
+        await receive_body(request, upload, settings)
         sha256 = await run_in_threadpool(upload.finish)
         outcome = await run_in_threadpool(storage.publish, pid, upload, sha256)
     except ClientDisconnect:
@@ -234,9 +331,30 @@ def authorize(request: Request, settings: Settings) -> None:
         raise fail(401, "invalid publish key", {"WWW-Authenticate": "Bearer"})
 
 
-async def receive_body(request: Request, upload: Upload, limit: int) -> None:
+async def receive_body(request: Request, upload: Upload, settings: Settings) -> None:
+    """Write the body to `upload`, refusing more than the limit or less than the minimum rate.
+
+    The deadline grows with the bytes received (`body_grace` + bytes / `min_upload_rate`), so
+    a large upload on a slow but honest link goes through while a client trickling one
+    byte a second is cut off (408) and its temp file removed.
+    """
+    limit = settings.max_upload_bytes
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    stream = request.stream().__aiter__()
     buffer = bytearray()
-    async for chunk in request.stream():
+    received = 0
+    while True:
+        remaining = start + settings.body_grace + received / settings.min_upload_rate - loop.time()
+        try:
+            async with asyncio.timeout(max(remaining, 0.0)):
+                chunk = await anext(stream)
+        except StopAsyncIteration:
+            break
+        except TimeoutError:
+            raise fail(408, f"upload too slow: send at least {settings.min_upload_rate} bytes a "
+                            "second", {"Connection": "close"}) from None
+        received += len(chunk)
         if upload.size + len(buffer) + len(chunk) > limit:
             raise fail(413, f"upload too large: the limit is {limit} bytes")
         buffer += chunk
@@ -276,8 +394,29 @@ def api_package(request: Request) -> Response:
                          "versions": [r.metadata() for r in records]})
 
 
-def health(request: Request) -> Response:
-    return JSONResponse({"status": "ok", "packages": storage_of(request).count()})
+async def health(request: Request) -> Response:
+    """200 when the index and the blob store answer, else 503 naming what is wrong."""
+    storage = storage_of(request)
+    parts = await run_in_threadpool(storage.health)
+    ok = all(v == "ok" for v in parts.values())
+    body: dict[str, Any] = {"status": "ok" if ok else "unavailable"}
+    if parts["database"] == "ok":
+        try:
+            body["packages"] = await run_in_threadpool(storage.count)
+        except Unavailable as e:
+            parts["database"], ok, body["status"] = str(e), False, "unavailable"
+    body.update(parts)
+    return JSONResponse(body, status_code=200 if ok else 503)
+
+
+async def metrics(request: Request) -> Response:
+    """Prometheus text format; the package count is left out while the index is down."""
+    try:
+        count: int | None = await run_in_threadpool(storage_of(request).count)
+    except Unavailable:
+        count = None
+    text = request.app.state.metrics.render(count)
+    return PlainTextResponse(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
 def index(request: Request) -> Response:
@@ -293,16 +432,20 @@ def int_param(request: Request, name: str, default: int, low: int, high: int) ->
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    value = whole_number(raw)
+    if value is None or not low <= value <= high:
         raise fail(400, f"{name} must be a whole number from {low} to {high}")
-    return int(raw)
+    return value
 
 
 ROUTES = [
     Route("/", index, methods=["GET"]),
     Route("/health", health, methods=["GET"]),
+    Route("/metrics", metrics, methods=["GET"]),
     Route("/search", search, methods=["GET"]),
     Route("/api/search", api_search, methods=["GET"]),
     Route("/api/packages/{rest:path}", api_package, methods=["GET"]),
     Route("/packages/{rest:path}", packages, methods=["GET", "HEAD", "POST"]),
 ]
+# The HTML pages (pages.py) may add their own routes; the app works without them.
+PAGE_ROUTES: list[Route] = list(getattr(pages, "ROUTES", []))

@@ -1,114 +1,95 @@
-"""Server storage that loses nothing: content-addressed blobs plus an SQLite (WAL) index.
+"""Server storage that loses nothing: an index (SQLite or PostgreSQL) plus content-addressed blobs.
 
-Layout under the data folder:
+Default layout under the data folder:
 
     blobs/ab/abcdef….db   package files, named by their SHA-256 (identical uploads share one)
-    tmp/                  uploads in flight; emptied at start-up
+    tmp/                  uploads in flight, named after the process that receives them
+    locks/                one lock file per running server process (flock, freed at death)
     registry.sqlite       one row per (registry, name, version) and an FTS5 index
 
-A publish streams into `tmp/`, is validated, renamed into `blobs/` and only then recorded
-in SQLite. A crash at any point leaves either the old row (still pointing at its blob) or
-the new one; stray temp files and unrecorded blobs are removed at the next start-up.
-Commits run under one lock, so the server must run as a single process (one worker).
+A publish streams into `tmp/`, is validated, and is then committed in one index transaction
+that holds a lock on the version and on the blob: the blob is written (if not already
+there), then the row. So of two replicas publishing one version at once, the second sees
+the first's row and answers 409 without writing a blob. A crash before the commit leaves
+either nothing (the upload in `tmp/` of a dead process, removed at the next start-up) or an
+unreferenced blob, which `sweep` removes once it is older than the grace period.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
-import json
+import logging
 import os
 import re
-import sqlite3
-import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Protocol
 
 from context_cli.errors import InvalidPackage
 from context_cli.package.identity import PackageId
 from context_cli.package.reader import open_package
-from context_cli.store.versions import version_key
 
-MUTABLE_VERSIONS = frozenset({"latest"})
-MAX_DESCRIPTION = 1000
-MAX_META_VALUE = 2000
-MAX_QUERY_TERMS = 16
+from .blobs import BlobStore, FileBlobs
+from .records import (
+    MAX_DESCRIPTION,
+    MAX_META_VALUE,
+    MUTABLE_VERSIONS,
+    Conflict,
+    Outcome,
+    Record,
+    Rejected,
+    Unavailable,
+)
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS packages (
-  id INTEGER PRIMARY KEY,
-  registry TEXT NOT NULL,
-  name TEXT NOT NULL,
-  version TEXT NOT NULL,
-  sha256 TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  chunks INTEGER NOT NULL,
-  description TEXT NOT NULL DEFAULT '',
-  meta TEXT NOT NULL,
-  published_at TEXT NOT NULL,
-  UNIQUE (registry, name, version)
-);
-CREATE INDEX IF NOT EXISTS packages_sha ON packages(sha256);
-CREATE VIRTUAL TABLE IF NOT EXISTS packages_fts USING fts5(
-  name, description, tokenize='unicode61 remove_diacritics 2'
-);
-"""
+log = logging.getLogger("registry_server")
+ORPHAN_GRACE = 3600.0  # seconds an unreferenced blob may be an upload still being committed
 
 
-class Conflict(Exception):
-    """A published version re-sent with different bytes (versions are immutable)."""
+class Txn(Protocol):
+    def get(self, pid: PackageId) -> Record | None: ...
+    def save(self, record: Record) -> None: ...
+    def referenced(self, sha256: str) -> bool: ...
 
 
-class Rejected(Exception):
-    """An upload that is not a package, or whose meta does not match its URL."""
+class Index(Protocol):
+    """What `Storage` needs from an index (index_sqlite.py, index_postgres.py)."""
 
-
-@dataclass(frozen=True)
-class Record:
-    """One published package version as the index knows it."""
-
-    registry: str
-    name: str
-    version: str
-    sha256: str
-    size: int
-    chunks: int
-    description: str
-    published_at: str
-    meta: dict[str, str] = field(default_factory=dict, compare=False)
-
-    @property
-    def id(self) -> PackageId:
-        return PackageId(self.registry, self.name, self.version)
-
-    def summary(self) -> dict[str, Any]:
-        """A `/search` entry: Context's fields (`size` and SERVER_API's `sizeBytes`) plus ours."""
-        entry: dict[str, Any] = {"name": self.name, "registry": self.registry, "version": self.version}
-        if self.description:
-            entry["description"] = self.description
-        entry.update(size=self.size, sizeBytes=self.size, sha256=self.sha256)
-        return entry
-
-    def metadata(self) -> dict[str, Any]:
-        """`GET /packages/R/N/V`: the package's own meta keys, then the server's facts on top."""
-        out: dict[str, Any] = {k: v for k, v in self.meta.items()}
-        out.update(self.summary())
-        out.update(sectionCount=self.chunks, published_at=self.published_at)
-        return out
+    def describe(self) -> str: ...
+    def open(self) -> None: ...
+    def close(self) -> None: ...
+    def ping(self) -> None: ...
+    def get(self, pid: PackageId) -> Record | None: ...
+    def versions(self, registry: str, name: str, version: str | None = None) -> list[Record]: ...
+    def count(self) -> int: ...
+    def catalogue(self, limit: int) -> list[list[Record]]: ...
+    def text_search(self, query: str, limit: int) -> list[list[Record]]: ...
+    def all_records(self) -> list[Record]: ...
+    def referenced_shas(self) -> set[str]: ...
+    def transaction(self, locks: list[str]) -> Any: ...  # a context manager yielding a Txn
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """What a publish did: `created`, `replaced` (a mutable version moved) or `unchanged`."""
+class StorageConfig:
+    """Where the index and the blobs live; `None` means "in the data folder"."""
 
-    record: Record
-    status: str
+    data_dir: Path | None = None
+    database: str | None = None
+    blobs: str | None = None
+    s3_endpoint: str | None = None
+    db_pool: int = 20
+
+    def __post_init__(self) -> None:
+        if self.data_dir is None and not (self.database and self.blobs):
+            raise ValueError("--data is needed unless both --database and --blobs are given")
 
 
 class Upload:
-    """A temp file in the data folder that an upload streams into, hashing as it goes."""
+    """A temp file that an upload streams into, hashing as it goes."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -134,182 +115,213 @@ class Upload:
         _remove_with_sidecars(self.path)
 
 
-class Storage:
-    """The data folder: open it once (the app's lifespan), share it between requests."""
+class Scratch:
+    """This process's local folder for uploads in flight, told apart from other processes'.
 
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
-        self.blobs = self.root / "blobs"
+    Each process holds an flock on `locks/<token>.lock`; the kernel frees it when the process
+    dies (even by SIGKILL), so start-up removes exactly the uploads of dead processes and
+    never those of a live server sharing the folder.
+    """
+
+    def __init__(self, root: Path | None) -> None:
+        self.owned = root is None
+        self.root = Path(tempfile.mkdtemp(prefix="context-registry-")) if root is None else Path(root)
         self.tmp = self.root / "tmp"
-        self.db_path = self.root / "registry.sqlite"
-        self._lock = threading.Lock()
-        self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
-        self._writer: sqlite3.Connection | None = None
+        self.locks = self.root / "locks"
+        self.token = os.urandom(6).hex()
+        self._lock_file: IO[bytes] | None = None
+
+    def open(self) -> None:
+        for folder in (self.root, self.tmp, self.locks):
+            folder.mkdir(parents=True, exist_ok=True)
+        lock = open(self.locks / f"{self.token}.lock", "wb")
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self._lock_file = lock
+        self.remove_dead()
+
+    def close(self) -> None:
+        if self._lock_file is not None:
+            self._lock_file.close()
+            (self.locks / f"{self.token}.lock").unlink(missing_ok=True)
+            self._lock_file = None
+        if self.owned:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def new_path(self) -> Path:
+        return self.tmp / f"upload-{self.token}-{os.urandom(8).hex()}.db"
+
+    def remove_dead(self) -> None:
+        """Drop uploads (and lock files) of processes that no longer run."""
+        alive = {self.token}
+        for lock in self.locks.glob("*.lock"):
+            if lock.stem != self.token and not _is_locked(lock):
+                lock.unlink(missing_ok=True)
+            elif lock.stem != self.token:
+                alive.add(lock.stem)
+        for stray in self.tmp.iterdir():
+            owner = re.fullmatch(r"upload-([0-9a-f]+)-.*", stray.name)
+            if owner is None or owner.group(1) not in alive:
+                _remove_tree_entry(stray)
+
+
+class Storage:
+    """An index and a blob store, opened once (the app's lifespan) and shared by requests."""
+
+    def __init__(self, root: Path | None = None, *, index: Index | None = None,
+                 blobs: BlobStore | None = None) -> None:
+        if root is None and (index is None or blobs is None):
+            raise ValueError("a data folder is needed for the default index or blobs")
+        self.root = Path(root) if root is not None else None
+        if index is None:
+            from .index_sqlite import SqliteIndex
+
+            assert root is not None
+            index = SqliteIndex(Path(root) / "registry.sqlite")
+        self.index: Index = index
+        self.blobs: BlobStore = blobs if blobs is not None else FileBlobs(Path(root or ".") / "blobs")
+        self.scratch = Scratch(self.root)
+
+    @property
+    def tmp(self) -> Path:
+        return self.scratch.tmp
+
+    def describe(self) -> str:
+        return f"index {self.index.describe()}, blobs {self.blobs.describe()}"
 
     # -- lifecycle -------------------------------------------------------------------
 
     def open(self) -> None:
-        """Create the layout and drop uploads a crash left in `tmp/`.
-
-        Unrecorded blobs (a crash between rename and commit) are kept, not deleted: they
-        are complete files, are adopted if the same bytes are published again, and a lost
-        or restored index must never cost the package files themselves.
-        """
-        for folder in (self.root, self.blobs, self.tmp):
-            folder.mkdir(parents=True, exist_ok=True)
-        self._writer = _connect(self.db_path)
-        self._writer.execute("PRAGMA journal_mode=WAL")
-        self._writer.executescript(SCHEMA)
-        self._writer.commit()
-        for stray in self.tmp.iterdir():
-            _remove_tree_entry(stray)
-
-    def unrecorded_blobs(self) -> list[Path]:
-        """Blob files no version points at (reported at start-up, never removed silently)."""
-        known = {row[0] for row in self._reader().execute("SELECT DISTINCT sha256 FROM packages")}
-        return [b for b in self.blobs.glob("*/*.db") if b.stem not in known]
+        self.scratch.open()
+        self.index.open()
+        self.blobs.open()
 
     def close(self) -> None:
-        with self._lock:
-            for db in self._readers:
-                db.close()
-            self._readers.clear()
-            if self._writer is not None:
-                self._writer.close()
-                self._writer = None
+        self.index.close()
+        self.blobs.close()
+        self.scratch.close()
+
+    def health(self) -> dict[str, str]:
+        """`ok` or the reason, per store: what `/health` shows."""
+        out = {}
+        for part, store in (("database", self.index), ("blobs", self.blobs)):
+            try:
+                store.ping()
+                out[part] = "ok"
+            except Unavailable as e:
+                out[part] = str(e)
+        return out
 
     # -- reading ---------------------------------------------------------------------
 
-    def _reader(self) -> sqlite3.Connection:
-        """One read connection per thread: WAL lets them read while a publish commits."""
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = _connect(self.db_path)
-            db.execute("PRAGMA query_only=ON")
-            self._local.db = db
-            with self._lock:
-                self._readers.append(db)
-        return db
-
     def get(self, pid: PackageId) -> Record | None:
-        row = self._reader().execute(
-            "SELECT * FROM packages WHERE registry = ? AND name = ? AND version = ?",
-            (pid.registry, pid.name, pid.version)).fetchone()
-        return _record(row) if row else None
+        return self.index.get(pid)
 
     def versions(self, registry: str, name: str, version: str | None = None) -> list[Record]:
         """Every version of one package (or just `version`), newest first."""
-        sql = "SELECT * FROM packages WHERE registry = ? AND name = ?"
-        args: list[str] = [registry, name]
-        if version is not None:
-            sql += " AND version = ?"
-            args.append(version)
-        return _newest_first(_record(r) for r in self._reader().execute(sql, args))
+        return self.index.versions(registry, name, version)
 
     def count(self) -> int:
-        return int(self._reader().execute("SELECT count(*) FROM packages").fetchone()[0])
+        return self.index.count()
 
     def catalogue(self, limit: int = 500) -> list[list[Record]]:
         """Packages grouped by (registry, name), each group newest first, sorted by name."""
-        rows = self._reader().execute(
-            "SELECT * FROM packages WHERE (registry, name) IN (SELECT DISTINCT registry, name"
-            " FROM packages ORDER BY registry, name LIMIT ?)", (limit,)).fetchall()
-        return _group([_record(r) for r in rows], key=lambda g: (g[0].name.lower(), g[0].registry))
+        return self.index.catalogue(limit)
 
     def text_search(self, query: str, limit: int = 20) -> list[list[Record]]:
         """Full-text search over names and descriptions; one group per package, best first."""
-        match = fts_query(query)
-        if match is None:
-            return []
-        rows = self._reader().execute(search_sql(), (match, limit * 20)).fetchall()
-        records = [_record(r) for r in rows]
-        rank = {}
-        for i, r in enumerate(records):
-            rank.setdefault((r.registry, r.name), i)
-        groups = _group(records, key=lambda g: rank[(g[0].registry, g[0].name)])
-        return groups[:limit]
+        return self.index.text_search(query, limit)
 
-    def blob_path(self, sha256: str) -> Path:
-        if not re.fullmatch(r"[0-9a-f]{64}", sha256):
-            raise ValueError("not a SHA-256")
-        return self.blobs / sha256[:2] / f"{sha256}.db"
+    def local_copy(self, record: Record) -> Path:
+        """A local, read-only file of the package (the blob itself, or a verified cached copy)."""
+        return self.blobs.local_copy(record)
 
     # -- publishing ------------------------------------------------------------------
 
     def new_upload(self) -> Upload:
-        return Upload(self.tmp / f"upload-{os.urandom(8).hex()}.db")
+        return Upload(self.scratch.new_path())
 
     def publish(self, pid: PackageId, upload: Upload, sha256: str) -> Outcome:
-        """Validate a finished upload, move it into `blobs/` and record it. Consumes `upload`."""
+        """Validate a finished upload, then commit blob and row. Consumes `upload`."""
         try:
-            existing = self.get(pid)
+            existing = self.index.get(pid)
             if existing and existing.sha256 == sha256:
                 return Outcome(existing, "unchanged")
             if existing and pid.version not in MUTABLE_VERSIONS:
                 raise Conflict(f"{pid.qualified} is already published with different content; "
                                "versions are immutable, publish a new version")
             meta, chunks = _validate(upload.path, pid)
-            return self._commit(pid, upload.path, sha256, upload.size, meta, chunks)
+            stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            record = Record.build(pid.registry, pid.name, pid.version, sha256, upload.size, chunks,
+                                  meta.get("description", "")[:MAX_DESCRIPTION], stamp, meta)
+            outcome, replaced = self.commit(record, upload.path)
         finally:
             upload.discard()
+        if replaced:
+            self.drop_if_unreferenced(replaced)
+        return outcome
 
-    def _commit(self, pid: PackageId, tmp: Path, sha256: str, size: int,
-                meta: dict[str, str], chunks: int) -> Outcome:
-        blob = self.blob_path(sha256)
-        with self._lock:
-            assert self._writer is not None, "storage is not open"
-            db = self._writer
-            row = db.execute("SELECT * FROM packages WHERE registry = ? AND name = ? AND version = ?",
-                             (pid.registry, pid.name, pid.version)).fetchone()
-            old = _record(row) if row else None
-            if old and old.sha256 == sha256:
-                return Outcome(old, "unchanged")
+    def commit(self, record: Record, path: Path) -> tuple[Outcome, str | None]:
+        """Blob then row, under locks on both; returns the outcome and a blob it may have freed."""
+        pid = record.id
+        with self.index.transaction([f"package:{pid.qualified}", f"blob:{record.sha256}"]) as tx:
+            old = tx.get(pid)
+            if old and old.sha256 == record.sha256:
+                return Outcome(old, "unchanged"), None
             if old and pid.version not in MUTABLE_VERSIONS:
-                raise Conflict(f"{pid.qualified} is already published with different content")
-            if not blob.exists() or blob.stat().st_size != size:  # absent, or damaged on disk
-                blob.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(tmp, blob)
-                _fsync_dir(blob.parent)
-            description = meta.get("description", "")[:MAX_DESCRIPTION]
-            stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            meta_json = json.dumps(meta, ensure_ascii=False, sort_keys=True)
-            with db:
-                if old:
-                    db.execute("UPDATE packages SET sha256=?, size=?, chunks=?, description=?, meta=?,"
-                               " published_at=? WHERE id=?",
-                               (sha256, size, chunks, description, meta_json, stamp, row["id"]))
-                    db.execute("DELETE FROM packages_fts WHERE rowid = ?", (row["id"],))
-                    rowid = row["id"]
-                else:
-                    rowid = db.execute(
-                        "INSERT INTO packages(registry, name, version, sha256, size, chunks,"
-                        " description, meta, published_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                        (pid.registry, pid.name, pid.version, sha256, size, chunks, description,
-                         meta_json, stamp)).lastrowid
-                db.execute("INSERT INTO packages_fts(rowid, name, description) VALUES (?, ?, ?)",
-                           (rowid, pid.name, description))
-            if old and not db.execute("SELECT 1 FROM packages WHERE sha256 = ?", (old.sha256,)).fetchone():
-                self.blob_path(old.sha256).unlink(missing_ok=True)
-            record = Record(pid.registry, pid.name, pid.version, sha256, size, chunks, description,
-                            stamp, meta)
-            return Outcome(record, "replaced" if old else "created")
+                raise Conflict(f"{pid.qualified} is already published with different content; "
+                               "versions are immutable, publish a new version")
+            if not self.blobs.has(record.sha256, record.size):  # absent, or damaged
+                self.blobs.put(path, record.sha256)
+            tx.save(record)
+        return Outcome(record, "replaced" if old else "created"), (old.sha256 if old else None)
+
+    def drop_if_unreferenced(self, sha256: str) -> bool:
+        """Delete a blob no version points at, locked against a publish adopting it meanwhile."""
+        with self.index.transaction([f"blob:{sha256}"]) as tx:
+            if tx.referenced(sha256):
+                return False
+            self.blobs.delete(sha256)
+            return True
+
+    # -- housekeeping ----------------------------------------------------------------
+
+    def unrecorded_blobs(self) -> list[str]:
+        """SHA-256s of blobs no version points at (a crash between blob and row)."""
+        known = self.index.referenced_shas()
+        return sorted(sha for sha, _ in self.blobs.listing() if sha not in known)
+
+    def sweep(self, grace: float = ORPHAN_GRACE) -> int:
+        """Remove unreferenced blobs and abandoned multipart uploads older than `grace` seconds.
+
+        An empty index over a non-empty blob store is left alone: that is a lost or
+        unrestored database, and its package files must not go with it.
+        """
+        known = self.index.referenced_shas()
+        listing = list(self.blobs.listing())
+        if not known and listing:
+            log.warning("the index is empty but %s holds %d blob(s): not sweeping",
+                        self.blobs.describe(), len(listing))
+            return 0
+        cutoff = time.time() - grace
+        removed = sum(1 for sha, mtime in listing
+                      if sha not in known and mtime < cutoff and self.drop_if_unreferenced(sha))
+        return removed + self.blobs.abort_stale_uploads(cutoff)
 
 
-# -- SQL built apart from running it --------------------------------------------------
+def open_storage(config: StorageConfig) -> Storage:
+    """Build (not open) the storage the options describe; engines are imported only if used."""
+    index: Index | None = None
+    blobs: BlobStore | None = None
+    if config.database:
+        from .index_postgres import PostgresIndex
 
-def fts_query(text: str) -> str | None:
-    """Turn user words into an FTS5 query of quoted prefix terms (ANDed): no user syntax survives."""
-    terms = re.findall(r"\w+", text or "")[:MAX_QUERY_TERMS]
-    if not terms:
-        return None
-    return " ".join('"' + t.replace('"', '""') + '"*' for t in terms)
+        index = PostgresIndex(config.database, max_size=config.db_pool)
+    if config.blobs:
+        from .blobs_s3 import S3Blobs
 
-
-def search_sql() -> str:
-    """Names weigh ten times descriptions."""
-    return ("SELECT p.* FROM packages_fts JOIN packages p ON p.id = packages_fts.rowid"
-            " WHERE packages_fts MATCH ? ORDER BY bm25(packages_fts, 10.0, 1.0) LIMIT ?")
+        cache = (config.data_dir / "cache") if config.data_dir else None
+        blobs = S3Blobs.from_url(config.blobs, endpoint=config.s3_endpoint, cache_dir=cache)
+    return Storage(config.data_dir, index=index, blobs=blobs)
 
 
 # -- helpers --------------------------------------------------------------------------
@@ -334,45 +346,17 @@ def _validate(path: Path, pid: PackageId) -> tuple[dict[str, str], int]:
     return kept, chunks
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    """Connections may be closed from another thread at shutdown; FULL sync survives power loss."""
-    db = sqlite3.connect(path, check_same_thread=False, timeout=30)
-    db.row_factory = sqlite3.Row
-    db.execute("PRAGMA synchronous=FULL")
-    return db
-
-
-def _record(row: sqlite3.Row) -> Record:
+def _is_locked(path: Path) -> bool:
     try:
-        meta = json.loads(row["meta"])
-    except ValueError:
-        meta = {}
-    return Record(row["registry"], row["name"], row["version"], row["sha256"], row["size"],
-                  row["chunks"], row["description"], row["published_at"], meta)
-
-
-def _newest_first(records: Iterator[Record] | list[Record]) -> list[Record]:
-    return sorted(records, key=lambda r: version_key(r.version), reverse=True)
-
-
-def _group(records: list[Record], key: Any) -> list[list[Record]]:
-    groups: dict[tuple[str, str], list[Record]] = {}
-    for r in records:
-        groups.setdefault((r.registry, r.name), []).append(r)
-    return sorted((_newest_first(g) for g in groups.values()), key=key)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        with open(path, "rb") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(f, fcntl.LOCK_UN)
+            return False
+    except FileNotFoundError:
+        return False
 
 
 def _remove_sidecars(path: Path) -> None:
@@ -387,8 +371,6 @@ def _remove_with_sidecars(path: Path) -> None:
 
 def _remove_tree_entry(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
-        import shutil
-
         shutil.rmtree(path, ignore_errors=True)
     else:
         path.unlink(missing_ok=True)

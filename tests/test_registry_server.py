@@ -293,7 +293,8 @@ def test_all_versions_of_a_package(catalogue):
 
 
 def test_health(catalogue):
-    assert catalogue.get("/health").json() == {"status": "ok", "packages": 6}
+    assert catalogue.get("/health").json() == {"status": "ok", "packages": 6, "database": "ok",
+                                                "blobs": "ok"}
 
 
 def test_html_page_lists_searches_and_escapes(catalogue):

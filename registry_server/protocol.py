@@ -1,0 +1,62 @@
+"""uvicorn's HTTP/1.1 protocol with a deadline for request headers.
+
+uvicorn's keep-alive timeout is cancelled by the first byte a client sends, so a client
+that sends its headers one byte a second holds a connection forever. Here a timer starts
+when a connection opens (and again after each response) and closes the connection if no
+complete request head has arrived by then. Bodies are bounded in the app (`app.receive_body`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+HEADER_TIMEOUT = 10.0
+
+
+class HeaderDeadlineProtocol(H11Protocol):
+    """Closes connections whose request head is not complete `header_timeout` seconds in."""
+
+    header_timeout = HEADER_TIMEOUT
+    _header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self._in_request():
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self._in_request():
+            self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _in_request(self) -> bool:
+        return self.cycle is not None and not self.cycle.response_complete
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._header_timer = self.loop.call_later(self.header_timeout, self._expired)
+
+    def _disarm(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _expired(self) -> None:
+        self._header_timer = None
+        if not self._in_request() and not self.transport.is_closing():
+            self.transport.close()
+
+
+def with_header_timeout(seconds: float) -> type[HeaderDeadlineProtocol]:
+    """A protocol class for `uvicorn.run(http=...)` with this header deadline."""
+    return type("HeaderDeadlineProtocol", (HeaderDeadlineProtocol,), {"header_timeout": seconds})
