@@ -305,4 +305,5 @@ ROUTES = [
     Route("/api/search", api_search, methods=["GET"]),
     Route("/api/packages/{rest:path}", api_package, methods=["GET"]),
     Route("/packages/{rest:path}", packages, methods=["GET", "HEAD", "POST"]),
+    *pages.ROUTES,
 ]
