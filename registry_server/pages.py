@@ -48,7 +48,7 @@ a{color:var(--link)}
 header.site{border-bottom:1px solid var(--line);background:var(--panel)}
 header.site .wrap{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1.5rem;padding:.75rem 1rem}
 header.site .brand{font-weight:700;font-size:1.1rem;text-decoration:none;color:var(--fg)}
-main{padding:1rem 0 2rem}
+main.wrap{padding:.5rem 1rem 2.5rem}
 h1{font-size:1.6rem;margin:1rem 0 .25rem;overflow-wrap:anywhere}
 h2{font-size:1.2rem;margin:2rem 0 .5rem}
 h3{font-size:1.05rem;margin:0 0 .25rem;overflow-wrap:anywhere}
@@ -70,7 +70,7 @@ pre.install{user-select:all;font-size:1rem}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.45rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:.85rem;color:var(--muted)}
-td.desc{overflow-wrap:anywhere}
+td.desc{overflow-wrap:anywhere}td.pkg{font-weight:600}td.nowrap{white-space:nowrap}
 tr.current{background:var(--panel)}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem;margin:.5rem 0}
 dl.facts dt{font-weight:600}dl.facts dd{margin:0;overflow-wrap:anywhere}
@@ -88,6 +88,7 @@ footer{border-top:1px solid var(--line);padding:1rem 0;font-size:.9rem;color:var
  table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
  table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.5rem 0}
  table.stack td{display:block;border:0;padding:.1rem 0}
+ table.stack td.pkg{font-size:1.1rem}
  table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600;color:var(--muted)}
  dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}
 }
@@ -193,9 +194,9 @@ def _index_row(versions: list[Record]) -> str:
         others += f' <span class="muted">+{len(versions) - MAX_OTHER_VERSIONS} more</span>'
     return (
         "<tr>"
-        f'<td data-label="Package"><a href="{_attr(docs_url(top.registry, top.name))}">'
+        f'<td class="pkg"><a href="{_attr(docs_url(top.registry, top.name))}">'
         f'<span class="muted">{escape(top.registry)}/</span>{escape(top.name)}</a></td>'
-        f'<td data-label="Latest"><a href="{_attr(docs_url(top.registry, top.name, top.version))}">'
+        f'<td data-label="Latest" class="nowrap"><a href="{_attr(docs_url(top.registry, top.name, top.version))}">'
         f"{escape(top.version)}</a> "
         f'<span class="muted">{_size(top.size)} · <a href="{_attr(download_url(top))}" '
         f'aria-label="Download {_attr(top.name)} {_attr(top.version)}">download</a></span></td>'
@@ -349,11 +350,11 @@ def _versions_table(versions: list[Record], current: Record) -> str:
         mark = ' class="current" aria-current="page"' if v is current else ""
         rows.append(
             f"<tr{mark}>"
-            f'<td data-label="Version"><a href="{_attr(docs_url(v.registry, v.name, v.version))}">'
+            f'<td data-label="Version" class="nowrap"><a href="{_attr(docs_url(v.registry, v.name, v.version))}">'
             f"{escape(v.version)}</a></td>"
-            f'<td data-label="Built">{escape(_field(v, "built_at")[:10] or "—")}</td>'
-            f'<td data-label="Size">{_size(v.size)}</td>'
-            f'<td data-label="Sections">{_section_count(v)}</td>'
+            f'<td data-label="Built" class="nowrap">{escape(_field(v, "built_at")[:10] or "—")}</td>'
+            f'<td data-label="Size" class="nowrap">{_size(v.size)}</td>'
+            f'<td data-label="Sections" class="nowrap">{_section_count(v)}</td>'
             f'<td data-label="Model">{escape(_field(v, "embedding_model") or "—")}</td>'
             f'<td data-label="Source">{_source(v)}</td>'
             f'<td data-label="SHA-256"><code class="hash">{escape(v.sha256)}</code></td>'
