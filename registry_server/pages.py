@@ -15,7 +15,7 @@ from urllib.parse import quote
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from context_cli.package.identity import InvalidIdentity, check_identity, check_name, check_registry
@@ -241,6 +241,8 @@ def _resolve(storage: Any, segments: list[str]) -> tuple[list[Record], Record] |
 
     Links percent-encode a scoped name as one segment; a literal `@scope/name` also works.
     """
+    if segments and not segments[-1]:
+        segments = segments[:-1]  # a trailing slash
     if len(segments) < 2 or not all(segments):
         return None
     registry = segments[0]
@@ -396,4 +398,10 @@ def _size(n: int) -> str:
     return ""
 
 
-ROUTES = [Route("/docs/{rest:path}", docs_page, methods=["GET"])]
+def docs_root(request: Request) -> Response:
+    """`/docs` on its own: the package list is the index."""
+    return RedirectResponse("/", status_code=308)
+
+
+ROUTES = [Route("/docs", docs_root, methods=["GET"]),
+          Route("/docs/{rest:path}", docs_page, methods=["GET"])]

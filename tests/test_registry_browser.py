@@ -228,6 +228,36 @@ def test_hostile_text_stays_text(server: ServerProcess, browser: Browser) -> Non
     assert status < 500
 
 
+CONTRAST = """(() => {
+  const rgb = c => c.match(/[\\d.]+/g).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map(v => { v /= 255; return v <= 0.03928 ? v / 12.92
+    : ((v + 0.055) / 1.055) ** 2.4; }).reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = el => { for (; el; el = el.parentElement) { const c = rgb(getComputedStyle(el).backgroundColor);
+    if (c.length < 4 || c[3] > 0) return c.slice(0, 3); } return [255, 255, 255]; };
+  const worst = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length) continue;
+    const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(background(el))];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) worst.push(el.tagName + '.' + el.className + ' ' + ratio.toFixed(2));
+  }
+  return worst;
+})()"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_text_contrast_meets_wcag_aa(server: ServerProcess, browser: Browser, scheme: str) -> None:
+    browser.viewport(*DESKTOP)
+    browser.page("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+    try:
+        for path in ("/", "/docs/pip/mylib?q=pipeline+timeouts", "/docs/pip/nope"):
+            browser.open(server.url + path)
+            assert browser.js(CONTRAST) == [], (scheme, path)
+    finally:
+        browser.page("Emulation.setEmulatedMedia", {"features": []})
+
+
 def test_pages_fit_a_phone(server: ServerProcess, browser: Browser) -> None:
     browser.viewport(*PHONE)
     for path in ("/", "/docs/pip/mylib/1.2.0?q=pipeline+timeouts"):

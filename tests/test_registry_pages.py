@@ -134,6 +134,11 @@ def test_version_page_shows_that_version(client: TestClient) -> None:
     assert current and ">1.1.0</a>" in current.group(1)
 
 
+def test_docs_root_leads_to_the_index(client: TestClient) -> None:
+    r = client.get("/docs", follow_redirects=False)
+    assert r.status_code == 308 and r.headers["location"] == "/"
+
+
 def test_source_url_and_commit(client: TestClient, tmp_path: Path) -> None:
     from context_cli.document import Chunk
 
@@ -152,7 +157,7 @@ def test_source_url_and_commit(client: TestClient, tmp_path: Path) -> None:
     assert 'href="javascript' not in html and "javascript:alert(1)" in html
 
 
-@pytest.mark.parametrize("path", ["/docs/npm/%40scope%2Fpkg", "/docs/npm/@scope/pkg",
+@pytest.mark.parametrize("path", ["/docs/npm/%40scope%2Fpkg", "/docs/npm/@scope/pkg", "/docs/npm/@scope/pkg/",
                                   "/docs/npm/%40scope%2Fpkg/1.0.0", "/docs/npm/@scope/pkg/1.0.0"])
 def test_scoped_names(client: TestClient, path: str) -> None:
     html = assert_page(client.get(path))
