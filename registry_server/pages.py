@@ -90,7 +90,6 @@ footer{border-top:1px solid var(--line);padding:1rem 0;font-size:.9rem;color:var
  table.stack td{display:block;border:0;padding:.1rem 0}
  table.stack td.pkg{font-size:1.1rem}
  table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600;color:var(--muted)}
- dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}
 }
 """
 
