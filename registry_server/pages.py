@@ -370,13 +370,16 @@ def _field(r: Record, key: str) -> str:
     """A Record field the storage may add (built_at, source_url, …), else the package's meta."""
     value = getattr(r, key, None)
     if value is None:
-        value = r.meta.get(key)
+        value = getattr(r, "meta", {}).get(key)
     return str(value) if value is not None else ""
 
 
 def _section_count(r: Record) -> int:
-    value = getattr(r, "section_count", None)
-    return int(value) if isinstance(value, int) else r.chunks
+    for key in ("section_count", "chunks"):
+        value = getattr(r, key, None)
+        if isinstance(value, int):
+            return value
+    return int(_field(r, "chunk_count") or 0)
 
 
 def _source(r: Record) -> str:
