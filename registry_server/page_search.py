@@ -20,9 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from context_cli.errors import ContextError
 from context_cli.package.identity import PackageId
-from context_cli.search.engine import DEFAULT_BUDGET, MAX_QUERY_CHARS
+from context_cli.search.engine import DEFAULT_BUDGET, MAX_QUERY_CHARS, EmptyQuery
 
 MAX_BUDGET = 100_000  # the CLI's `--budget` range
 DEADLINE_S = 10.0
@@ -43,7 +42,7 @@ def search_package(path: Path, pid: PackageId, query: str, budget: int = DEFAULT
     """The DESIGN §4 answer for `query` over the package file at `path` (opened read-only).
 
     The one place the pages touch the search engine (to become `cx.search` once the
-    Python API lands). Raises ContextError for queries or files the engine refuses.
+    Python API lands). Raises the engine's errors (ContextError) for what it refuses.
     """
     from context_cli.search.engine import SearchOptions, search
     from context_cli.store.store import Installed
@@ -89,9 +88,9 @@ async def run_search(sha256: str, locate: Callable[[], Path], pid: PackageId, qu
     except TimeoutError:
         future.cancel()
         raise SearchFailed("the search took too long; try fewer or more specific words") from None
-    except ContextError as e:
+    except EmptyQuery as e:
         raise SearchFailed(str(e)) from None
-    except Exception as e:  # a damaged or unreadable file: the page says so instead of a 500
+    except Exception as e:  # a damaged or unreadable file: the page says so, not a 500 or a path
         log.warning("page search over %s failed: %r", pid.qualified, e)
         raise SearchFailed("this package cannot be searched on the server right now") from None
     with _cache_lock:

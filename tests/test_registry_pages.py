@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from page_fixtures import HOSTILE, build_docs_package
@@ -223,6 +224,33 @@ def test_hostile_queries_give_a_normal_page(client: TestClient, q: str) -> None:
     assert HOSTILE not in html and "\x00" not in html
 
 
+def asgi_get(client: TestClient, path: str, query_string: bytes) -> tuple[int, str]:
+    """One GET straight into the app (httpx refuses URLs over 64 KB; the app must not care)."""
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+             "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query_string,
+             "root_path": "", "headers": [(b"host", b"testserver")], "client": ("127.0.0.1", 1),
+             "server": ("testserver", 80)}
+    assert client.portal is not None
+    client.portal.call(client.app, scope, receive, send)
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return sent[0]["status"], body.decode()
+
+
+@pytest.mark.parametrize("query", [b"q=" + b"x" * 100_000, b"q=" + b"%E7%AE%A1" * 12_000,
+                                   b"q=" + b"%22NOT%20" * 12_000, b"q=%ED%A0%80" * 10_000])
+def test_100_kb_queries(client: TestClient, query: bytes) -> None:
+    status, html = asgi_get(client, "/docs/pip/mylib", query)
+    assert status == 200 and "<h1>mylib" in html and len(query) >= 100_000
+
+
 def test_clean_query_leaves_printable_text() -> None:
     assert page_search.clean_query("x\udfffy\ud800 a\x00b\u202e c\t d") == "x y a b c d"
     assert page_search.clean_query("  naïve   管道 ") == "naïve 管道"
@@ -240,18 +268,21 @@ def test_lexical_package_is_searched(client: TestClient) -> None:
 
 
 def test_cached_answer_and_a_missing_file(files: dict[str, Path], tmp_path: Path) -> None:
-    """A repeated search is answered from the cache; a file gone from disk gives a notice, not a 500."""
+    """A repeated search is answered from the cache; a file gone or damaged gives a notice, not a 500."""
     app = create_app(tmp_path / "data", publish_key=KEY)
     with TestClient(app) as c:
         meta = c.post(package_url("pip", "mylib", "1.2.0"), content=files["1.2.0"].read_bytes(),
                       headers=AUTH).json()
         first = assert_page(c.get("/docs/pip/mylib", params={"q": "timeouts"}))
         assert "Results for" in first
-        (tmp_path / "data" / "blobs" / meta["sha256"][:2] / f"{meta['sha256']}.db").unlink()
-        page_search_cache_hit = assert_page(c.get("/docs/pip/mylib", params={"q": "timeouts"}))
-        assert page_search_cache_hit == first
+        blob = tmp_path / "data" / "blobs" / meta["sha256"][:2] / f"{meta['sha256']}.db"
+        blob.unlink()
+        assert assert_page(c.get("/docs/pip/mylib", params={"q": "timeouts"})) == first
         gone = assert_page(c.get("/docs/pip/mylib", params={"q": "cancel"}))
         assert "cannot be searched on the server" in gone and "Results for" not in gone
+        blob.write_bytes(b"SQLite format 3\x00" + b"\xff" * 5000)
+        damaged = assert_page(c.get("/docs/pip/mylib", params={"q": "sinks"}))
+        assert "cannot be searched on the server" in damaged and meta["sha256"] not in damaged.split("<dl")[0]
 
 
 def test_search_past_its_deadline(files: dict[str, Path], tmp_path: Path,
