@@ -446,6 +446,7 @@ ROUTES = [
     Route("/api/search", api_search, methods=["GET"]),
     Route("/api/packages/{rest:path}", api_package, methods=["GET"]),
     Route("/packages/{rest:path}", packages, methods=["GET", "HEAD", "POST"]),
+    *pages.ROUTES,
 ]
 # The HTML pages (pages.py) may add their own routes; the app works without them.
 PAGE_ROUTES: list[Route] = list(getattr(pages, "ROUTES", []))
