@@ -40,6 +40,8 @@ SETS = {
 SETS.update({d.name: (corpus_source(d), d / "questions.jsonl") for d in graded_sets()})
 KS = (1, 5, 10)
 _PART = re.compile(r" \(part \d+\)$")
+_ROLE = re.compile(r":[\w:.+-]+:(?=`)")
+_MD_HEADING = re.compile(r"^#{1,6} (.*?)\s*$", re.M)
 
 
 @dataclass
@@ -102,18 +104,32 @@ class GradedScores:
                 "section_hit@5": self.sec_hit5 / s if self.n_sec else None}
 
 
-def section_hits(chunk: Any, gold: dict[str, Any]) -> bool:
-    """Does a ranked chunk stand for a gold section (by path and heading)?"""
+def section_hits(chunk: Any, gold: dict[str, Any], plain_text: bool = False) -> bool:
+    """Does a ranked chunk stand for a gold section (by path and heading)?
+
+    The original table compares heading text verbatim (so its numbers stay comparable);
+    `plain_text=True`, used by the graded table, first strips inline markup from both sides,
+    because the builder renders a heading such as `` `syncKey` `` or ``:mod:`x` `` as plain text.
+    """
     if chunk.doc_path != gold["path"]:
         return False
-    heading = gold["heading"].strip()
-    parts = [_PART.sub("", p).strip() for p in chunk.section_title.split(" > ")]
+    norm = _plain if plain_text else str.strip
+    heading = norm(gold["heading"])
+    parts = [norm(_PART.sub("", p)) for p in chunk.section_title.split(" > ")]
     parts = [p for part in parts for p in part.split(" + ")]
     if heading in parts:
         return True
-    if heading == chunk.doc_title and parts[0] == "Introduction":
+    if heading == norm(chunk.doc_title) and parts[0] == "Introduction":
         return True
-    return re.search(r"^#{1,6} " + re.escape(heading) + r"\s*$", chunk.content, re.M) is not None
+    if not plain_text:
+        return re.search(r"^#{1,6} " + re.escape(heading) + r"\s*$", chunk.content, re.M) is not None
+    return any(_plain(h) == heading for h in _MD_HEADING.findall(chunk.content))
+
+
+def _plain(text: str) -> str:
+    """Heading text without inline markup: roles, backticks, emphasis, extra spaces."""
+    text = _ROLE.sub("", text).replace("`", "").replace("**", "")
+    return " ".join(text.split())
 
 
 def distinct_pages(ranked: list[Any]) -> list[str]:
@@ -155,7 +171,8 @@ def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str
             for k in KS:
                 scores.sec_recall[k] += sum(1 for r in hit_rank if r and r <= k) / len(gold_secs)
         grades = q.get("grades") or {p: 2 for p in q["gold"]}
-        sec_rank = next((i for i, c in enumerate(ranked, 1) if any(section_hits(c, g) for g in gold_secs)), None)
+        sec_rank = next((i for i, c in enumerate(ranked, 1)
+                         if any(section_hits(c, g, plain_text=True) for g in gold_secs)), None)
         for group in ("all", q.get("style")):
             if group:
                 graded.setdefault(group, GradedScores()).add(distinct_pages(ranked), grades, sec_rank, bool(gold_secs))
