@@ -41,6 +41,9 @@ SETS.update({d.name: (corpus_source(d), d / "questions.jsonl") for d in graded_s
 KS = (1, 5, 10)
 _PART = re.compile(r" \(part \d+\)$")
 _ROLE = re.compile(r":[\w:.+-]+:(?=`)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_HEADING_ID = re.compile(r"\s*\{#[^}]*\}\s*$")
+_ESCAPE = re.compile(r"\\([^\w\s])")
 _MD_HEADING = re.compile(r"^#{1,6} (.*?)\s*$", re.M)
 
 
@@ -127,8 +130,10 @@ def section_hits(chunk: Any, gold: dict[str, Any], plain_text: bool = False) -> 
 
 
 def _plain(text: str) -> str:
-    """Heading text without inline markup: roles, backticks, emphasis, extra spaces."""
-    text = _ROLE.sub("", text).replace("`", "").replace("**", "")
+    """Heading text without inline markup: roles, backticks, emphasis, links, `\\` escapes,
+    a trailing MDX/Docusaurus `{#id}`, extra spaces."""
+    text = _HEADING_ID.sub("", _LINK.sub(r"\1", _ROLE.sub("", text)))
+    text = _ESCAPE.sub(r"\1", text).replace("`", "").replace("**", "")
     return " ".join(text.split())
 
 

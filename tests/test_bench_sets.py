@@ -33,7 +33,7 @@ def validate() -> ModuleType:
 def test_every_set_in_the_repository_validates(validate: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
     assert validate.main([]) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
-    for name in ("starlight", "sphinx", "docker-api"):
+    for name in ("starlight", "trpc", "sphinx", "docker-api"):
         assert f"== {name} (graded)" in out
 
 
@@ -101,3 +101,5 @@ def test_heading_match_ignores_inline_markup_only_when_asked() -> None:
     assert retrieval.section_hits(Chunk(), gold, plain_text=True)
     assert retrieval.section_hits(Chunk(), {"path": "tabs.mdx", "heading": "`syncKey`"}, plain_text=True)
     assert not retrieval.section_hits(Chunk(), {"path": "other.mdx", "heading": "`syncKey`"}, plain_text=True)
+    assert retrieval._plain(r"Using [superjson](https://x.y) \<-> `tracked()` {#tracked}") == "Using superjson <-> tracked()"
+    assert retrieval._plain(":mod:`sphinx.ext.todo` -- Todo") == "sphinx.ext.todo -- Todo"
