@@ -3,6 +3,11 @@
 Builds each question set's corpus into a package (with vectors, in a temp CONTEXT_HOME),
 ranks every question with the real engine, and scores the ranking against gold sections.
 
+Per set it prints the original table (page and section MRR and Recall@1/5/10 over the top 10
+sections). At the end it prints one Markdown table over every set, per query style where a
+set has styles: page MRR, Hit@1, Hit@5 and graded nDCG@5, and section MRR and Hit@5 where the
+set has section gold. See `GradedScores` for the definitions.
+
     python bench/retrieval.py                 # every set found
     python bench/retrieval.py --set anthropic --modes lexical hybrid
 """
@@ -11,65 +16,144 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does: see context_cli/surfaces/cli.py
+sys.path.insert(0, str(ROOT / "bench" / "sets"))
+from setinfo import corpus_source, graded_sets  # noqa: E402
+
 SHARED = Path(os.environ.get("CONTEXT_SHARED", ROOT.parent / "shared"))
 SETS = {
     "anthropic": (SHARED / "eval" / "anthropic-docs" / "corpus", SHARED / "eval" / "anthropic-docs" / "questions.jsonl"),
     "click": (ROOT / "bench" / "sets" / "click" / "corpus", ROOT / "bench" / "sets" / "click" / "questions.jsonl"),
     "flask": (ROOT / "bench" / "sets" / "flask" / "corpus", ROOT / "bench" / "sets" / "flask" / "questions.jsonl"),
 }
+SETS.update({d.name: (corpus_source(d), d / "questions.jsonl") for d in graded_sets()})
 KS = (1, 5, 10)
 _PART = re.compile(r" \(part \d+\)$")
+_ROLE = re.compile(r":[\w:.+-]+:(?=`)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_HEADING_ID = re.compile(r"\s*\{#[^}]*\}\s*$")
+_ESCAPE = re.compile(r"\\([^\w\s])")
+_MD_HEADING = re.compile(r"^#{1,6} (.*?)\s*$", re.M)
 
 
 @dataclass
 class Scores:
     n: int = 0
+    n_sec: int = 0  # questions with section gold
     page_mrr: float = 0.0
     sec_mrr: float = 0.0
-    page_recall: dict | None = None
-    sec_recall: dict | None = None
-
-    def __post_init__(self) -> None:
-        self.page_recall = {k: 0.0 for k in KS}
-        self.sec_recall = {k: 0.0 for k in KS}
+    page_recall: dict[int, float] = field(default_factory=lambda: {k: 0.0 for k in KS})
+    sec_recall: dict[int, float] = field(default_factory=lambda: {k: 0.0 for k in KS})
 
     def row(self, label: str) -> str:
         n = max(self.n, 1)
         pr = " ".join(f"{self.page_recall[k] / n:.3f}" for k in KS)
-        sr = " ".join(f"{self.sec_recall[k] / n:.3f}" for k in KS)
-        return f"{label:<10} {self.page_mrr / n:.3f}  {pr}   {self.sec_mrr / n:.3f}  {sr}"
+        if not self.n_sec:
+            return f"{label:<10} {self.page_mrr / n:.3f}  {pr}   (no section gold)"
+        s = self.n_sec
+        sr = " ".join(f"{self.sec_recall[k] / s:.3f}" for k in KS)
+        return f"{label:<10} {self.page_mrr / n:.3f}  {pr}   {self.sec_mrr / s:.3f}  {sr}"
 
 
-def section_hits(chunk, gold: dict) -> bool:
-    """Does a ranked chunk stand for a gold section (by path and heading)?"""
+@dataclass
+class GradedScores:
+    """Page metrics on the distinct pages of the whole ranking, in order of first appearance.
+
+    MRR, Hit@1 and Hit@5 count a page of grade 2 (the page about it; for sets without grades,
+    any gold page). nDCG@5 uses every grade, gain 2^grade - 1. Section MRR and Hit@5 rank the
+    sections themselves and count only questions that have section gold.
+    """
+
+    n: int = 0
+    mrr: float = 0.0
+    hit1: float = 0.0
+    hit5: float = 0.0
+    ndcg5: float = 0.0
+    n_sec: int = 0
+    sec_mrr: float = 0.0
+    sec_hit5: float = 0.0
+
+    def add(self, pages: list[str], grades: dict[str, int], sec_rank: int | None, has_sections: bool) -> None:
+        self.n += 1
+        first = next((i for i, p in enumerate(pages, 1) if grades.get(p) == 2), None)
+        self.mrr += 1 / first if first else 0.0
+        self.hit1 += first == 1
+        self.hit5 += first is not None and first <= 5
+        dcg = sum((2 ** grades.get(p, 0) - 1) / math.log2(i + 1) for i, p in enumerate(pages[:5], 1))
+        ideal = sorted(grades.values(), reverse=True)[:5]
+        self.ndcg5 += dcg / sum((2**g - 1) / math.log2(i + 1) for i, g in enumerate(ideal, 1))
+        if has_sections:
+            self.n_sec += 1
+            self.sec_mrr += 1 / sec_rank if sec_rank else 0.0
+            self.sec_hit5 += sec_rank is not None and sec_rank <= 5
+
+    def summary(self) -> dict[str, float | int | None]:
+        n, s = max(self.n, 1), max(self.n_sec, 1)
+        return {"n": self.n, "page_mrr": self.mrr / n, "page_hit@1": self.hit1 / n,
+                "page_hit@5": self.hit5 / n, "page_ndcg@5": self.ndcg5 / n,
+                "section_n": self.n_sec,
+                "section_mrr": self.sec_mrr / s if self.n_sec else None,
+                "section_hit@5": self.sec_hit5 / s if self.n_sec else None}
+
+
+def section_hits(chunk: Any, gold: dict[str, Any], plain_text: bool = False) -> bool:
+    """Does a ranked chunk stand for a gold section (by path and heading)?
+
+    The original table compares heading text verbatim (so its numbers stay comparable);
+    `plain_text=True`, used by the graded table, first strips inline markup from both sides,
+    because the builder renders a heading such as `` `syncKey` `` or ``:mod:`x` `` as plain text.
+    """
     if chunk.doc_path != gold["path"]:
         return False
-    heading = gold["heading"].strip()
-    parts = [_PART.sub("", p).strip() for p in chunk.section_title.split(" > ")]
+    norm = _plain if plain_text else str.strip
+    heading = norm(gold["heading"])
+    parts = [norm(_PART.sub("", p)) for p in chunk.section_title.split(" > ")]
     parts = [p for part in parts for p in part.split(" + ")]
     if heading in parts:
         return True
-    if heading == chunk.doc_title and parts[0] == "Introduction":
+    if heading == norm(chunk.doc_title) and parts[0] == "Introduction":
         return True
-    return re.search(r"^#{1,6} " + re.escape(heading) + r"\s*$", chunk.content, re.M) is not None
+    if not plain_text:
+        return re.search(r"^#{1,6} " + re.escape(heading) + r"\s*$", chunk.content, re.M) is not None
+    return any(_plain(h) == heading for h in _MD_HEADING.findall(chunk.content))
 
 
-def evaluate(installed, questions: list[dict], mode: str) -> tuple[Scores, float]:
+def _plain(text: str) -> str:
+    """Heading text without inline markup: roles, backticks, emphasis, links, `\\` escapes,
+    a trailing MDX/Docusaurus `{#id}`, extra spaces."""
+    text = _HEADING_ID.sub("", _LINK.sub(r"\1", _ROLE.sub("", text)))
+    text = _ESCAPE.sub(r"\1", text).replace("`", "").replace("**", "")
+    return " ".join(text.split())
+
+
+def distinct_pages(ranked: list[Any]) -> list[str]:
+    pages: list[str] = []
+    for c in ranked:
+        if c.doc_path not in pages:
+            pages.append(c.doc_path)
+    return pages
+
+
+def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str
+             ) -> tuple[Scores, dict[str, GradedScores], float]:
+    """The original scores, graded scores per group ("all" and each style), and p50 ms."""
     from context_cli.search.engine import rank
     from context_cli.search.index import open_searchable
 
     s = open_searchable(installed)
     scores = Scores()
+    graded: dict[str, GradedScores] = {}
     times = []
     for q in questions:
         t0 = time.perf_counter()
@@ -77,44 +161,65 @@ def evaluate(installed, questions: list[dict], mode: str) -> tuple[Scores, float
         times.append(time.perf_counter() - t0)
         top = ranked[:max(KS)]
         scores.n += 1
-        pages: list[str] = []
-        for c in top:
-            if c.doc_path not in pages:
-                pages.append(c.doc_path)
+        pages = distinct_pages(top)
         gold_pages = set(q["gold"])
         first = next((i for i, p in enumerate(pages, 1) if p in gold_pages), None)
         scores.page_mrr += 1 / first if first else 0
         for k in KS:
             scores.page_recall[k] += len(gold_pages & set(pages[:k])) / len(gold_pages)
         gold_secs = q["gold_sections"]
-        hit_rank = [next((i for i, c in enumerate(top, 1) if section_hits(c, g)), None) for g in gold_secs]
-        found = [r for r in hit_rank if r]
-        scores.sec_mrr += 1 / min(found) if found else 0
-        for k in KS:
-            scores.sec_recall[k] += sum(1 for r in hit_rank if r and r <= k) / len(gold_secs)
+        if gold_secs:
+            scores.n_sec += 1
+            hit_rank = [next((i for i, c in enumerate(top, 1) if section_hits(c, g)), None) for g in gold_secs]
+            found = [r for r in hit_rank if r]
+            scores.sec_mrr += 1 / min(found) if found else 0
+            for k in KS:
+                scores.sec_recall[k] += sum(1 for r in hit_rank if r and r <= k) / len(gold_secs)
+        grades = q.get("grades") or {p: 2 for p in q["gold"]}
+        sec_rank = next((i for i, c in enumerate(ranked, 1)
+                         if any(section_hits(c, g, plain_text=True) for g in gold_secs)), None)
+        for group in ("all", q.get("style")):
+            if group:
+                graded.setdefault(group, GradedScores()).add(distinct_pages(ranked), grades, sec_rank, bool(gold_secs))
     times.sort()
-    return scores, times[len(times) // 2] * 1000
+    return scores, graded, times[len(times) // 2] * 1000
 
 
-def build(name: str, corpus: Path, embed: bool):
+def build(name: str, corpus: Path, embed: bool) -> Any:
     from context_cli.adding import AddRequest, add_source
 
     t0 = time.perf_counter()
     res = add_source(AddRequest(source=str(corpus), name=f"{name}-eval", version="1.0.0", embed=embed))
-    print(f"[{name}] built {res.build.chunks} sections from {res.build.pages} pages in "
-          f"{time.perf_counter() - t0:.1f}s ({'vectors: ' + str(res.build.embedding_model) if embed else 'no vectors'})")
+    b = res.build
+    assert b is not None, f"{corpus}: nothing was built"
+    print(f"[{name}] built {b.chunks} sections from {b.pages} pages in "
+          f"{time.perf_counter() - t0:.1f}s ({'vectors: ' + str(b.embedding_model) if embed else 'no vectors'})")
     return res.installed
 
 
+def fmt(x: float | int | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def markdown_table(graded: dict[tuple[str, str, str], dict[str, Any]]) -> str:
+    head = ("| set | queries | n | mode | page MRR | Hit@1 | Hit@5 | nDCG@5 | sec MRR | sec Hit@5 |\n"
+            "|---|---|---|---|---|---|---|---|---|---|")
+    rows = [f"| {s} | {g} | {v['n']} | {m} | {fmt(v['page_mrr'])} | {fmt(v['page_hit@1'])} | "
+            f"{fmt(v['page_hit@5'])} | {fmt(v['page_ndcg@5'])} | {fmt(v['section_mrr'])} | "
+            f"{fmt(v['section_hit@5'])} |" for (s, g, m), v in graded.items()]
+    return "\n".join([head, *rows])
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--set", dest="sets", action="append", choices=sorted(SETS))
     ap.add_argument("--modes", nargs="+", default=["lexical", "dense", "hybrid"])
     ap.add_argument("--json", dest="json_out", type=Path, help="also write the scores here")
     args = ap.parse_args()
     os.environ["CONTEXT_HOME"] = tempfile.mkdtemp(prefix="bench-home-")
     sys.path.insert(0, str(ROOT))
-    results = {}
+    results: dict[str, Any] = {}
+    table: dict[tuple[str, str, str], dict[str, Any]] = {}
     for name in args.sets or [n for n, (c, q) in SETS.items() if q.exists()]:
         corpus, qfile = SETS[name]
         questions = [json.loads(line) for line in qfile.read_text().splitlines() if line.strip()]
@@ -122,14 +227,18 @@ def main() -> None:
         print(f"\n{name}: {len(questions)} questions")
         print(f"{'mode':<10} {'page MRR':<8} {'R@1   R@5   R@10':<19}   {'sec MRR':<7} R@1   R@5   R@10")
         for mode in args.modes:
-            sc, p50 = evaluate(installed, questions, mode)
+            sc, graded, p50 = evaluate(installed, questions, mode)
             print(sc.row(mode) + f"   (p50 {p50:.1f} ms)")
-            n = max(sc.n, 1)
+            n, ns = max(sc.n, 1), sc.n_sec or None
             results[f"{name}/{mode}"] = {
-                "page_mrr": sc.page_mrr / n, "section_mrr": sc.sec_mrr / n,
+                "page_mrr": sc.page_mrr / n, "section_mrr": sc.sec_mrr / ns if ns else None,
                 **{f"page_r@{k}": sc.page_recall[k] / n for k in KS},
-                **{f"section_r@{k}": sc.sec_recall[k] / n for k in KS},
+                **{f"section_r@{k}": sc.sec_recall[k] / ns if ns else None for k in KS},
+                "graded": {g: v.summary() for g, v in graded.items()},
             }
+            for group, v in graded.items():
+                table[(name, group, mode)] = v.summary()
+    print("\n" + markdown_table(dict(sorted(table.items(), key=lambda kv: kv[0][:2]))))
     if args.json_out:
         args.json_out.write_text(json.dumps(results, indent=2))
 

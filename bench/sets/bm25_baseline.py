@@ -6,7 +6,9 @@ outside code fences; reStructuredText titles with an underline), indexes
 heading + body with FTS5 (porter tokenizer), and searches each question with
 all of its words OR-ed. It reports MRR, R@5 and R@10 at page level (ranked
 distinct paths) and at section level (a hit is a chunk whose path and
-heading line equal a gold section's), overall and per question `kind`.
+heading line equal a gold section's), overall, per question `kind` and per `style`
+(questions without section gold count at page level only). A set whose corpus is one OpenAPI
+file is skipped: plain FTS5 has no page structure for it.
 
 It mirrors the baseline quoted in shared/eval/anthropic-docs/README.md, so the
 numbers can be compared across sets. It is not the project's search.
@@ -21,6 +23,8 @@ import re
 import sqlite3
 import sys
 from pathlib import Path
+
+from setinfo import spec_file
 
 FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 MD_H = re.compile(r"^#{1,6}[ \t]+(.*?)[ \t]*$")
@@ -56,7 +60,7 @@ def rst_headings(lines: list[str]) -> list[tuple[int, str]]:
 
 def chunks(path: Path) -> list[tuple[int, str, str]]:
     lines = path.read_text(encoding="utf-8").splitlines()
-    heads = md_headings(lines) if path.suffix == ".md" else rst_headings(lines)
+    heads = md_headings(lines) if path.suffix in (".md", ".mdx") else rst_headings(lines)
     bounds = [(0, "")] + heads
     res = []
     for k, (line, head) in enumerate(bounds):
@@ -67,20 +71,25 @@ def chunks(path: Path) -> list[tuple[int, str, str]]:
 
 def run(setdir: Path) -> None:
     corpus = setdir / "corpus"
+    if spec_file(setdir) is not None:
+        print(f"== {setdir.name}: skipped (the corpus is an OpenAPI spec)")
+        return
     db = sqlite3.connect(":memory:")
     db.execute(
         "create virtual table c using fts5(path unindexed, line unindexed, "
         "heading, body, tokenize='porter')"
     )
     for p in sorted(corpus.rglob("*")):
-        if p.is_file() and p.suffix in (".md", ".rst", ".txt"):
+        if p.is_file() and p.suffix in (".md", ".mdx", ".rst", ".txt"):
             rel = p.relative_to(corpus).as_posix()
             for line, head, body in chunks(p):
                 db.execute("insert into c values (?,?,?,?)", (rel, line, head, body))
 
     qs = [json.loads(x) for x in (setdir / "questions.jsonl").open(encoding="utf-8")]
     tot: dict[str, list[float]] = {"page": [0, 0, 0], "section": [0, 0, 0]}
+    counted = {"page": 0, "section": 0}
     kinds: dict[str, list[tuple[float, float]]] = {}
+    styles: dict[str, list[tuple[float, float]]] = {}
     for q in qs:
         toks = sorted(set(re.findall(r"[a-z0-9]+", q["question"].lower())))
         match = " OR ".join(f'"{t}"' for t in toks)
@@ -95,6 +104,9 @@ def run(setdir: Path) -> None:
         gold_p = set(q["gold"])
         gold_s = {(s["path"], int(s["line"])) for s in q["gold_sections"]}
         for lvl, ranked, gold in (("page", pages, gold_p), ("section", secs, gold_s)):
+            if not gold:
+                continue
+            counted[lvl] += 1
             rr = next((1 / (i + 1) for i, x in enumerate(ranked) if x in gold), 0.0)
             r5 = len(gold & set(ranked[:5])) / len(gold)
             r10 = len(gold & set(ranked[:10])) / len(gold)
@@ -104,14 +116,17 @@ def run(setdir: Path) -> None:
             t[2] += r10
             if lvl == "section":
                 kinds.setdefault(q.get("kind", "-"), []).append((rr, r5))
-    n = len(qs)
-    print(f"== {setdir.name} ({n} questions)")
+            if lvl == "page" and "style" in q:
+                styles.setdefault(q["style"], []).append((rr, r5))
+    print(f"== {setdir.name} ({len(qs)} questions)")
     for lvl, (a, b, c) in tot.items():
+        n = max(counted[lvl], 1)
         print(f"{lvl:8s} MRR {a / n:.3f}  R@5 {b / n:.3f}  R@10 {c / n:.3f}")
-    for k, v in sorted(kinds.items()):
-        mrr = sum(a for a, _ in v) / len(v)
-        r5 = sum(b for _, b in v) / len(v)
-        print(f"  section, kind={k:10s} n={len(v):3d}  MRR {mrr:.3f}  R@5 {r5:.3f}")
+    for label, groups in (("section, kind", kinds), ("page, style", styles)):
+        for k, v in sorted(groups.items()):
+            mrr = sum(a for a, _ in v) / len(v)
+            r5 = sum(b for _, b in v) / len(v)
+            print(f"  {label}={k:10s} n={len(v):3d}  MRR {mrr:.3f}  R@5 {r5:.3f}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Validate the held-out question sets under bench/sets/<name>/.
 
-For every set folder that has a questions.jsonl it checks:
+Sets whose records carry `grades` (graded page relevance, two query styles) are checked by
+`validate_graded`: see its docstring. For the other (older) sets it checks:
 
 - each record has id, question, gold, gold_sections, reference_answer;
   ids are unique; 1-3 gold sections; `gold` lists exactly the paths used by
@@ -15,7 +16,8 @@ For every set folder that has a questions.jsonl it checks:
     least as long as the heading;
 - unanswerable.jsonl, if present: records have id and question, ids unique and
   disjoint from the answerable ids;
-- the set has a LICENSE.txt and README.md, and reports the corpus size.
+- the set has a LICENSE.txt and README.md, and reports the corpus size;
+- no question text appears twice.
 
 It prints counts per set and every error, and exits 1 if any error was found.
 
@@ -29,11 +31,16 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
+
+from setinfo import STYLES, corpus_pages, graded_sets
 
 HERE = Path(__file__).resolve().parent
 REQUIRED = ("id", "question", "gold", "gold_sections", "reference_answer")
+GRADED_REQUIRED = ("id", "style", "kind", "question", "grades", "gold", "gold_sections")
 MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+MARKDOWN = (".md", ".mdx")
 RST_UNDERLINE_CHARS = set("=-~^\"'`#*+.:_<>!$%&,;?@[]{}()/\\|")
 WORD = re.compile(r"[a-z][a-z0-9_]+")
 STOP = set(
@@ -65,7 +72,7 @@ def check_heading(path: Path, lines: list[str], line: int, heading: str) -> str 
     if not (1 <= line <= len(lines)):
         return f"line {line} out of range (file has {len(lines)} lines)"
     text = lines[line - 1]
-    if path.suffix == ".md":
+    if path.suffix in MARKDOWN:
         if line in fenced_lines(lines):
             return f"line {line} is inside a fenced code block"
         m = MD_HEADING.match(text)
@@ -96,9 +103,9 @@ RST_UNDER = re.compile(r"^([=\-~^\"'`#*+.:_])\1{2,}\s*$")
 
 def heading_lines(path: Path, lines: list[str]) -> list[int]:
     """1-based line numbers of every heading in the file (any level)."""
-    if path.suffix == ".md":
+    if path.suffix in MARKDOWN:
         fenced = fenced_lines(lines)
-        return [i for i, l in enumerate(lines, 1) if i not in fenced and MD_HEADING.match(l)]
+        return [i for i, text in enumerate(lines, 1) if i not in fenced and MD_HEADING.match(text)]
     out = []
     for i in range(len(lines) - 1):
         t, u = lines[i].rstrip(), lines[i + 1].rstrip()
@@ -114,7 +121,7 @@ def section_text(path: Path, lines: list[str], line: int) -> str:
     return "\n".join(lines[line - 1 : end])
 
 
-def load_jsonl(path: Path, errors: list[str]) -> list[dict]:
+def load_jsonl(path: Path, errors: list[str]) -> list[dict[str, Any]]:
     rows = []
     for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not raw.strip():
@@ -126,11 +133,95 @@ def load_jsonl(path: Path, errors: list[str]) -> list[dict]:
     return rows
 
 
+def duplicate_questions(rows: list[dict[str, Any]]) -> list[str]:
+    """Questions whose text (case and spacing aside) appears more than once."""
+    seen = Counter(" ".join(str(r.get("question", "")).lower().split()) for r in rows)
+    return [f"duplicate question {q!r} ({c}x)" for q, c in seen.items() if c > 1]
+
+
+def validate_graded(d: Path) -> int:
+    """Check a graded set; print its counts and errors; return the number of errors.
+
+    - each record has id, style (keyword|question), kind, question, grades, gold and
+      gold_sections; ids and question texts are unique; both styles occur;
+    - grades map page paths to 1 (helps) or 2 (the page about it), at least one 2;
+      `gold` lists exactly the grade-2 pages, in the order of `grades`;
+    - every graded path is a page of the corpus (a file, or a page the builder makes from an
+      OpenAPI corpus), and every gold section sits on a graded page at its heading line;
+    - keyword queries have at most 6 words;
+    - the set has LICENSE.txt and README.md.
+    """
+    errors: list[str] = []
+    rows = load_jsonl(d / "questions.jsonl", errors)
+    pages = corpus_pages(d)
+    corpus = d / "corpus"
+    cache: dict[Path, list[str]] = {}
+    errors += [f"duplicate id {i!r} ({c}x)" for i, c in Counter(r.get("id") for r in rows).items() if c > 1]
+    errors += duplicate_questions(rows)
+    styles: Counter[str] = Counter()
+    kinds: Counter[tuple[str, str]] = Counter()
+    graded: Counter[int] = Counter()
+    n_sections = 0
+    for r in rows:
+        rid = r.get("id", "?")
+        missing = [k for k in GRADED_REQUIRED if k not in r]
+        if missing:
+            errors.append(f"{rid}: missing fields {missing}")
+            continue
+        style, grades = r["style"], r["grades"]
+        styles[style] += 1
+        kinds[(style, r["kind"])] += 1
+        if style not in STYLES:
+            errors.append(f"{rid}: style {style!r} not in {STYLES}")
+        if style == "keyword" and len(str(r["question"]).split()) > 6:
+            errors.append(f"{rid}: keyword query longer than 6 words")
+        if not grades or any(g not in (1, 2) for g in grades.values()):
+            errors.append(f"{rid}: grades must map paths to 1 or 2: {grades}")
+        if r["gold"] != [p for p, g in grades.items() if g == 2] or not r["gold"]:
+            errors.append(f"{rid}: gold {r['gold']} is not the (non-empty) list of grade-2 pages")
+        for path, g in grades.items():
+            graded[g] += 1
+            if path not in pages:
+                errors.append(f"{rid}: graded page not in corpus: {path}")
+        for sec in r["gold_sections"]:
+            n_sections += 1
+            if sec.get("path") not in grades:
+                errors.append(f"{rid}: gold section on an ungraded page: {sec}")
+                continue
+            f = corpus / sec["path"]
+            if not f.is_file():
+                errors.append(f"{rid}: gold section path is not a file: {sec['path']}")
+                continue
+            lines = cache.setdefault(f, f.read_text(encoding="utf-8").splitlines())
+            err = check_heading(f, lines, int(sec["line"]), sec["heading"])
+            if err:
+                errors.append(f"{rid}: {sec['path']}: {err}")
+    for style in STYLES:
+        if not styles[style]:
+            errors.append(f"no {style!r} queries")
+    for f in ("LICENSE.txt", "README.md"):
+        if not (d / f).is_file():
+            errors.append(f"missing {f}")
+    size = sum(p.stat().st_size for p in corpus.rglob("*") if p.is_file())
+    print(f"== {d.name} (graded)")
+    print(f"corpus: {len(pages)} pages, {size / 1024:.0f} KiB")
+    print(f"queries: {dict(styles)}  graded pages: {dict(sorted(graded.items()))}  gold sections: {n_sections}")
+    for (style, kind), c in sorted(kinds.items()):
+        print(f"  {style:8s} {kind:10s} {c}")
+    for e in errors:
+        print(f"ERROR {e}")
+    print(f"errors: {len(errors)}")
+    return len(errors)
+
+
 def validate_set(d: Path) -> int:
+    if d in graded_sets():
+        return validate_graded(d)
     errors: list[str] = []
     corpus = d / "corpus"
     qpath = d / "questions.jsonl"
     rows = load_jsonl(qpath, errors)
+    errors += duplicate_questions(rows)
     cache: dict[Path, list[str]] = {}
 
     ids = Counter(r.get("id") for r in rows)
@@ -140,8 +231,8 @@ def validate_set(d: Path) -> int:
 
     n_sections = 0
     pages: set[str] = set()
-    per_q = Counter()
-    kinds = Counter()
+    per_q: Counter[int] = Counter()
+    kinds: Counter[str] = Counter()
     overlap_by_kind: dict[str, list[float]] = {}
     body_overlap_by_kind: dict[str, list[float]] = {}
     for r in rows:
@@ -198,7 +289,7 @@ def validate_set(d: Path) -> int:
                 len(qw & body_words) / len(qw)
             )
 
-    un_rows: list[dict] = []
+    un_rows: list[dict[str, Any]] = []
     upath = d / "unanswerable.jsonl"
     if upath.exists():
         un_rows = load_jsonl(upath, errors)

@@ -1,0 +1,55 @@
+"""Where a question set's corpus is and which page paths it has, shared by validate and retrieval.
+
+A set's `corpus/` is either a docs folder (page paths are file paths relative to it) or a single
+OpenAPI/Swagger file (page paths are the pages the builder renders from it: `overview`,
+`operations/<tag>/<operationId>`, `schemas/<Name>`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+SPEC_SUFFIXES = (".json", ".yaml", ".yml")
+STYLES = ("keyword", "question")
+
+
+def graded_sets() -> list[Path]:
+    """Set folders whose questions carry graded page relevance (`grades`)."""
+    out = []
+    for q in sorted(HERE.glob("*/questions.jsonl")):
+        first = q.read_text(encoding="utf-8").split("\n", 1)[0]
+        if '"grades"' in first:
+            out.append(q.parent)
+    return out
+
+
+def spec_file(setdir: Path) -> Path | None:
+    """The OpenAPI file when the corpus is one, else None."""
+    files = [p for p in (setdir / "corpus").iterdir() if p.is_file()]
+    if len(files) == 1 and files[0].suffix in SPEC_SUFFIXES:
+        return files[0]
+    return None
+
+
+def corpus_source(setdir: Path) -> Path:
+    """What to hand the builder: the spec file, or the docs folder."""
+    return spec_file(setdir) or setdir / "corpus"
+
+
+def corpus_pages(setdir: Path) -> set[str]:
+    """Every page path a gold entry may name."""
+    spec = spec_file(setdir)
+    if spec is None:
+        corpus = setdir / "corpus"
+        return {p.relative_to(corpus).as_posix() for p in corpus.rglob("*") if p.is_file()}
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from context_cli.sources.openapi import sniff_file, spec_documents
+
+    data = sniff_file(spec)
+    if data is None:
+        raise SystemExit(f"{spec}: not an OpenAPI or Swagger spec")
+    return {d.path for d in spec_documents(data)}
