@@ -122,11 +122,12 @@ def _link(url: str, text: str) -> str:
 
 # -- the frame every page shares ------------------------------------------------------
 
-def layout(title: str, body: str) -> str:
-    """One page: skip link, header with the package search, main landmark, footer."""
+def layout(title: str, body: str, *, noindex: bool = False) -> str:
+    """One page: skip link, header, main landmark, footer. Search answers are not for crawlers."""
+    robots = '<meta name="robots" content="noindex">\n' if noindex else ""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
+{robots}<meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>{escape(title)}</title><style>{STYLE}</style></head>
 <body>
@@ -292,7 +293,7 @@ def render_package(versions: list[Record], current: Record, query: str, budget: 
 <h2 id="search">Search these docs</h2>
 <form class="search" method="get" action="{_attr(here)}" role="search" aria-labelledby="search">
 <div class="field"><label for="q">Question or API name</label>
-<input id="q" type="search" name="q" value="{_attr(query)}" maxlength="10000"></div>
+<input id="q" type="search" name="q" value="{_attr(query)}" maxlength="1000"></div>
 <div class="field small"><label for="budget">Token budget</label>
 <input id="budget" type="number" name="budget" value="{budget}" min="1" max="{MAX_BUDGET}"></div>
 <button type="submit">Search</button>
@@ -302,7 +303,7 @@ def render_package(versions: list[Record], current: Record, query: str, budget: 
 {_facts(current)}
 <h2 id="versions">Versions</h2>
 {_versions_table(versions, current)}"""
-    return layout(f"{current.name} {current.version} · context registry", body)
+    return layout(f"{current.name} {current.version} · context registry", body, noindex=bool(query))
 
 
 def _notice(problem: str | None) -> str:

@@ -123,6 +123,7 @@ def test_package_page_shows_versions_and_facts(client: TestClient, files: dict[s
     assert meta["built_at"][:10] in html and "context-minilm-distilled-256" in html
     assert f"{meta['sectionCount']}</dd>" in html
     assert "(latest)" in html and 'aria-current="page"' in html
+    assert "noindex" not in html
     assert 'action="/docs/pip/mylib/1.2.0"' in html and '<label for="q">' in html
     assert HOSTILE not in html and "&lt;script&gt;" in html
 
@@ -189,7 +190,7 @@ def test_search_renders_the_clients_context_pack(client: TestClient, files: dict
     assert expected["results"], expected
     titles = re.findall(r'<article class="result"><h3>\d+\. (.*?)</h3>', html)
     assert titles == [escape(r["title"]) for r in expected["results"]]
-    assert "Cancelling a pipeline" in titles[0]
+    assert "Cancelling a pipeline" in titles[0] and '<meta name="robots" content="noindex">' in html
     assert f'verdict <span class="verdict {expected["verdict"]}">{expected["verdict"]}</span>' in html
     assert f'{expected["tokens"]} tokens of 2000' in html
     first = expected["results"][0]
