@@ -4,7 +4,8 @@
 * a stand-in for PyPI and npm on loopback (`CONTEXT_PYPI_URL`, `CONTEXT_NPM_REGISTRY_URL`)
   serving real sdists and tarballs made here;
 * a real git repository (file://) with a version tag, named as the source repository of an
-  npm package whose tarball carries only a README.
+  npm package whose tarball carries only a README, and of a Hex package;
+* a Hex API stand-in (`CONTEXT_HEX_URL`) on the same loopback server.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from registry_fixtures import AUTH, ServerProcess, make_package, package_url
 
 from context_cli.remote import client as remote_client
 
-ON_SERVER = [("npm", "zod", "3.22.4"), ("npm", "zod", "3.23.8"), ("npm", "@tanstack/react-query", "5.40.0"),
+ON_SERVER = [("hex", "jason", "1.4.1"), ("npm", "zod", "3.22.4"), ("npm", "zod", "3.23.8"), ("npm", "@tanstack/react-query", "5.40.0"),
              ("pip", "httpx", "0.27.2"), ("pip", "httpx", "0.28.1")]
 
 
@@ -110,6 +111,10 @@ def _fill_index(index: Index, repo: Path) -> None:
                                         "shasum": hashlib.sha1(tarball).hexdigest()}}}})
 
 
+    index.add("/api/packages/tiny_ex", {"name": "tiny_ex", "releases": [{"version": "1.0.0"}, {"version": "0.9.0"}],
+                                        "meta": {"links": {"GitHub": repo.as_uri()}}})
+
+
 def _make_repo(root: Path) -> Path:
     repo = root / "readme-only"
     git(root, "init", "-q", "-b", "main", str(repo))
@@ -155,6 +160,7 @@ def world(world_parts: World, monkeypatch: pytest.MonkeyPatch) -> World:
     monkeypatch.setenv("CONTEXT_REGISTRY_URL", world_parts.server.url)
     monkeypatch.setenv("CONTEXT_PYPI_URL", world_parts.index.url)
     monkeypatch.setenv("CONTEXT_NPM_REGISTRY_URL", world_parts.index.url)
+    monkeypatch.setenv("CONTEXT_HEX_URL", world_parts.index.url)
     monkeypatch.setattr(remote_client, "BACKOFF", 0.01)
     world_parts.index.log.clear()
     return world_parts

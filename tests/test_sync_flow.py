@@ -204,3 +204,20 @@ def test_binary_garbage_lockfile_is_one_line_exit_2(tmp_path: Path, name: str):
     (tmp_path / name).write_bytes(bytes(range(256)) * 64)
     code, out = run(str(tmp_path))
     assert code == 2 and out.startswith(f"Error: {name}") and len(out.strip().splitlines()) == 1
+
+
+def test_mix_lock_installs_from_server_and_builds_from_the_tagged_repository(world: World, tmp_path: Path):
+    project = tmp_path / "ex"
+    project.mkdir()
+    (project / "mix.lock").write_text(
+        '%{\n  "jason": {:hex, :jason, "1.4.1", "af15", [:mix], [], "hexpm", "fbb0"},\n'
+        '  "tiny_ex": {:hex, :tiny_ex, "1.0.0", "00aa", [:mix], [], "hexpm", "11bb"},\n'
+        '  "gone": {:hex, :gone, "0.1.0", "00aa", [:mix], [], "hexpm", "11bb"},\n}\n')
+    code, data = sync_json(str(project))
+    assert code == 1
+    rows = by_label(data)
+    assert rows["hex/jason@1.4.1"]["action"] == "downloaded"
+    tiny = rows["hex/tiny_ex@1.0.0"]
+    assert tiny["action"] == "built" and tiny["source"] == "readme-only@v1.0.0"
+    assert rows["hex/gone@0.1.0"]["action"] == "not available"
+    assert installed() == {"hex/jason@1.4.1", "hex/tiny_ex@1.0.0"}

@@ -159,8 +159,6 @@ def _plan_remote(row: Row, ctx: Context) -> None:
         row.action = UNAVAILABLE
         if on_server is not None:
             row.notes.append(_exists(on_server, "the registry server"))
-        if not actions.can_build(row.registry):
-            row.notes.append(f"no builder for {row.registry} release artefacts yet")
 
 
 def _resolve_range(row: Row, on_server: list[str], ctx: Context) -> None:
@@ -198,7 +196,7 @@ def _released(row: Row) -> list[str]:
 
 def _exists(versions: list[str], where: str) -> str:
     if not versions:
-        return f"{where} has no version"
+        return f"{where} has no version of it"
     shown = ", ".join(versions[:SHOWN_VERSIONS]) + (" ..." if len(versions) > SHOWN_VERSIONS else "")
     return f"{where} has {shown}"
 
