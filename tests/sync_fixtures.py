@@ -111,6 +111,18 @@ def _fill_index(index: Index, repo: Path) -> None:
                                         "shasum": hashlib.sha1(tarball).hexdigest()}}}})
 
 
+    readme = ("# readme-big\n\nA parser for config files.\n\n## Usage\n\nCall `load(path)` to read a file "
+              "and `dump(data)` to write one back; both keep comments in place.\n")
+    big = targz({"package/package.json": '{"name": "readme-big"}', "package/README.md": readme})
+    index.add("/tarballs/readme-big-2.1.0.tgz", big)
+    index.add("/readme-big", {"name": "readme-big", "versions": {"2.1.0": {
+        "dist": {"tarball": f"{index.url}/tarballs/readme-big-2.1.0.tgz", "shasum": hashlib.sha1(big).hexdigest()}}}})
+    scoped = targz({"package/package.json": '{"name": "@acme/widgets"}', "package/README.md": readme})
+    index.add("/tarballs/widgets-2.0.0.tgz", scoped)
+    index.add("/@acme%2Fwidgets", {"name": "@acme/widgets", "versions": {"2.0.0": {
+        "repository": {"type": "git", "url": f"git+{repo.parent.joinpath('mono').as_uri()}",
+                       "directory": "packages/widgets"},
+        "dist": {"tarball": f"{index.url}/tarballs/widgets-2.0.0.tgz", "shasum": hashlib.sha1(scoped).hexdigest()}}}})
     index.add("/api/packages/tiny_ex", {"name": "tiny_ex", "releases": [{"version": "1.0.0"}, {"version": "0.9.0"}],
                                         "meta": {"links": {"GitHub": repo.as_uri()}}})
 
@@ -126,6 +138,16 @@ def _make_repo(root: Path) -> Path:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "docs")
     git(repo, "tag", "v1.0.0")
+    mono = root / "mono"  # a monorepo: tags named `<package>@<version>`, docs under the package
+    git(root, "init", "-q", "-b", "main", str(mono))
+    (mono / "packages" / "widgets" / "docs").mkdir(parents=True)
+    (mono / "packages" / "widgets" / "package.json").write_text('{"name": "@acme/widgets"}')
+    (mono / "packages" / "widgets" / "docs" / "usage.md").write_text(
+        "# Widgets\n\n## Rendering\n\nCall `render(widget)` to draw a widget; version 2.0.0.\n")
+    (mono / "README.md").write_text("# acme monorepo\n")
+    git(mono, "add", "-A")
+    git(mono, "commit", "-q", "-m", "widgets")
+    git(mono, "tag", "@acme/widgets@2.0.0")
     return repo
 
 

@@ -156,9 +156,10 @@ def artefact_spec(registry: str, name: str, version: str) -> str:
 @dataclass
 class Built:
     local: Local
-    source: str  # what it was built from: an artefact spec or `git URL@tag`
+    source: str  # what it was built from: an artefact spec, or `REPOSITORY#TAG`
     readme_only: bool
     notes: list[str]
+    tag: str | None = None
 
 
 def build_from_artefact(store: Store, registry: str, name: str, version: str) -> Built:
@@ -194,7 +195,7 @@ def build_from_tag(store: Store, registry: str, name: str, version: str) -> Buil
         return None
     result = add_source(AddRequest(source=url, tag=tag, name=name, version=version, registry=registry,
                                    path=directory), store=store)
-    return Built(local_of(result.installed), f"{clean_url(url)}@{tag}", False, list(result.notes))
+    return Built(local_of(result.installed), f"{clean_url(url)}#{tag}", False, list(result.notes), tag)
 
 
 def source_repository(registry: str, name: str, version: str) -> tuple[str, str | None] | None:

@@ -256,7 +256,7 @@ def _build(row: Row, ctx: Context) -> Row:
         if tagged is not None:
             built = tagged
             notes.append(f"the released artefact {what}: built the docs folder of the source "
-                         f"repository at tag {tagged.source.rsplit('@', 1)[-1]}")
+                         f"repository at tag {tagged.tag}")
         elif built is not None:
             notes.append("README only: the release has no docs folder and no tagged source repository was found")
     if built is None:
