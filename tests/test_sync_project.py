@@ -119,3 +119,12 @@ def test_oversized_lockfile_is_refused_without_reading(tmp_path):
         f.truncate(65 * 1024 * 1024)  # sparse: costs no disk
     with pytest.raises(LockfileError, match=r"^yarn.lock: is \d+ bytes, over the"):
         read_project(tmp_path)
+
+
+def test_requirements_folder_layout(tmp_path):
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "base.txt").write_text("Django==5.0.6\n")
+    (tmp_path / "requirements" / "dev.txt").write_text("-r base.txt\npytest==8.2.0\n")
+    project = read_project(tmp_path)
+    assert project.files == ["requirements/base.txt", "requirements/dev.txt"]
+    assert names(project.deps) == {("pip", "django", "5.0.6"), ("pip", "pytest", "8.2.0")}

@@ -26,7 +26,7 @@ SKIP_DIRS = {"node_modules", ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".n
              "bower_components", "coverage"}
 JS_LOCKS = ("pnpm-lock.yaml", "yarn.lock", "bun.lock", "npm-shrinkwrap.json", "package-lock.json")
 PY_LOCKS = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock")
-LOOKED_FOR = (*PY_LOCKS, "requirements*.txt", "pyproject.toml", *JS_LOCKS, "package.json", "mix.lock")
+LOOKED_FOR = (*PY_LOCKS, "requirements*.txt", "requirements/*.txt", "pyproject.toml", *JS_LOCKS, "package.json", "mix.lock")
 _MANAGER_LOCK = {"pnpm": "pnpm-lock.yaml", "yarn": "yarn.lock", "bun": "bun.lock", "npm": "package-lock.json"}
 
 
@@ -164,7 +164,7 @@ class _Reader:
             lock = folder / "Pipfile.lock"
             self.deps += python.pipfile_lock_deps(lock, self.use(lock), names)
             return
-        requirements = sorted(folder.glob("requirements*.txt"))
+        requirements = sorted(folder.glob("requirements*.txt")) + sorted(folder.glob("requirements/*.txt"))
         for path in requirements:
             self.deps += python.requirements_deps(path, self.use(path), self.root)
         if not requirements and has_pyproject:
