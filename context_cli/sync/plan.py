@@ -12,13 +12,16 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ContextError, RegistryError
 from . import actions
 from .docslock import Entry
 from .model import Dep
 from .ranges import newest_satisfying, satisfies
+
+if TYPE_CHECKING:
+    from ..store.store import Store
 
 WORKERS = 3  # downloads and builds at once
 SHOWN_VERSIONS = 8
@@ -66,7 +69,7 @@ class Row:
 class Context:
     """What planning needs besides the dependencies."""
 
-    store: Any  # a Store (see actions.open_store)
+    store: Store
     previous: dict[tuple[str, str, str], Entry]  # the project's docs.lock, by identity
     build: bool = True
     offline: bool = False  # --check: nothing leaves the machine
