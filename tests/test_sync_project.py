@@ -128,3 +128,11 @@ def test_requirements_folder_layout(tmp_path):
     project = read_project(tmp_path)
     assert project.files == ["requirements/base.txt", "requirements/dev.txt"]
     assert names(project.deps) == {("pip", "django", "5.0.6"), ("pip", "pytest", "8.2.0")}
+
+
+def test_binary_bun_lockb_is_said_and_package_json_ranges_used(tmp_path):
+    (tmp_path / "bun.lockb").write_bytes(b"#!/usr/bin/env bun\nbun-lockfile-format-v0\n\x00\x01\x02")
+    (tmp_path / "package.json").write_text(json.dumps({"dependencies": {"hono": "^4.4.0"}}))
+    project = read_project(tmp_path)
+    assert [(d.name, d.wanted) for d in project.deps] == [("hono", "^4.4.0")]
+    assert project.notes and project.notes[0].startswith("bun.lockb is binary and not read")

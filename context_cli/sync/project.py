@@ -39,6 +39,7 @@ class Project:
     root: Path
     deps: list[Dep]
     files: list[str] = field(default_factory=list)  # the dependency files read, relative
+    notes: list[str] = field(default_factory=list)  # what could not be used, and what was instead
 
 
 def read_project(root: Path, *, transitive: bool = False) -> Project:
@@ -52,7 +53,7 @@ def read_project(root: Path, *, transitive: bool = False) -> Project:
     if not reader.files:
         raise NoDependencyFiles(f"no dependency files in {root} (looked for {', '.join(LOOKED_FOR)})")
     deps = dedupe([d for d in reader.deps if transitive or d.direct])
-    return Project(root, deps, sorted(reader.files))
+    return Project(root, deps, sorted(reader.files), reader.notes)
 
 
 def _project_folders(root: Path) -> list[Path]:
@@ -73,6 +74,7 @@ class _Reader:
         self.deps: list[Dep] = []
         self.files: set[str] = set()
         self.covered: set[tuple[str, Path]] = set()  # (ecosystem, folder) already read
+        self.notes: list[str] = []
 
     def label(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -100,6 +102,9 @@ class _Reader:
         for m in [folder, *members]:
             self.covered.add(("js", m))
         lock = self.js_lock(folder, manifest)
+        if lock is None and (folder / "bun.lockb").is_file():
+            self.notes.append(f"{self.label(folder / 'bun.lockb')} is binary and not read; package.json's "
+                              "ranges were used (`bun install --save-text-lockfile` writes bun.lock)")
         if lock is None:
             names = {str(d.get("name")) for d in manifests.values() if d.get("name")}
             for rel, data in manifests.items():
