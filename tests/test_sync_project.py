@@ -136,3 +136,12 @@ def test_binary_bun_lockb_is_said_and_package_json_ranges_used(tmp_path):
     project = read_project(tmp_path)
     assert [(d.name, d.wanted) for d in project.deps] == [("hono", "^4.4.0")]
     assert project.notes and project.notes[0].startswith("bun.lockb is binary and not read")
+
+
+def test_npm_shrinkwrap_is_read_like_package_lock(tmp_path):
+    shutil.copy(FIX / "npm-v1" / "package-lock.json", tmp_path / "npm-shrinkwrap.json")
+    shutil.copy(FIX / "npm-v1" / "package.json", tmp_path / "package.json")
+    project = read_project(tmp_path)
+    assert project.files == ["npm-shrinkwrap.json"]
+    assert names(project.deps) == {("npm", "express", "4.17.1"), ("npm", "lodash-es", "4.17.21"),
+                                   ("npm", "mocha", "8.4.0")}
