@@ -4,7 +4,8 @@
 * a stand-in for PyPI and npm on loopback (`CONTEXT_PYPI_URL`, `CONTEXT_NPM_REGISTRY_URL`)
   serving real sdists and tarballs made here;
 * a real git repository (file://) with a version tag, named as the source repository of an
-  npm package whose tarball carries only a README.
+  npm package whose tarball carries only a README, and of a Hex package;
+* a Hex API stand-in (`CONTEXT_HEX_URL`) on the same loopback server.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from registry_fixtures import AUTH, ServerProcess, make_package, package_url
 
 from context_cli.remote import client as remote_client
 
-ON_SERVER = [("npm", "zod", "3.22.4"), ("npm", "zod", "3.23.8"), ("npm", "@tanstack/react-query", "5.40.0"),
+ON_SERVER = [("hex", "jason", "1.4.1"), ("npm", "zod", "3.22.4"), ("npm", "zod", "3.23.8"), ("npm", "@tanstack/react-query", "5.40.0"),
              ("pip", "httpx", "0.27.2"), ("pip", "httpx", "0.28.1")]
 
 
@@ -110,6 +111,22 @@ def _fill_index(index: Index, repo: Path) -> None:
                                         "shasum": hashlib.sha1(tarball).hexdigest()}}}})
 
 
+    readme = ("# readme-big\n\nA parser for config files.\n\n## Usage\n\nCall `load(path)` to read a file "
+              "and `dump(data)` to write one back; both keep comments in place.\n")
+    big = targz({"package/package.json": '{"name": "readme-big"}', "package/README.md": readme})
+    index.add("/tarballs/readme-big-2.1.0.tgz", big)
+    index.add("/readme-big", {"name": "readme-big", "versions": {"2.1.0": {
+        "dist": {"tarball": f"{index.url}/tarballs/readme-big-2.1.0.tgz", "shasum": hashlib.sha1(big).hexdigest()}}}})
+    scoped = targz({"package/package.json": '{"name": "@acme/widgets"}', "package/README.md": readme})
+    index.add("/tarballs/widgets-2.0.0.tgz", scoped)
+    index.add("/@acme%2Fwidgets", {"name": "@acme/widgets", "versions": {"2.0.0": {
+        "repository": {"type": "git", "url": f"git+{repo.parent.joinpath('mono').as_uri()}",
+                       "directory": "packages/widgets"},
+        "dist": {"tarball": f"{index.url}/tarballs/widgets-2.0.0.tgz", "shasum": hashlib.sha1(scoped).hexdigest()}}}})
+    index.add("/api/packages/tiny_ex", {"name": "tiny_ex", "releases": [{"version": "1.0.0"}, {"version": "0.9.0"}],
+                                        "meta": {"links": {"GitHub": repo.as_uri()}}})
+
+
 def _make_repo(root: Path) -> Path:
     repo = root / "readme-only"
     git(root, "init", "-q", "-b", "main", str(repo))
@@ -121,6 +138,16 @@ def _make_repo(root: Path) -> Path:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "docs")
     git(repo, "tag", "v1.0.0")
+    mono = root / "mono"  # a monorepo: tags named `<package>@<version>`, docs under the package
+    git(root, "init", "-q", "-b", "main", str(mono))
+    (mono / "packages" / "widgets" / "docs").mkdir(parents=True)
+    (mono / "packages" / "widgets" / "package.json").write_text('{"name": "@acme/widgets"}')
+    (mono / "packages" / "widgets" / "docs" / "usage.md").write_text(
+        "# Widgets\n\n## Rendering\n\nCall `render(widget)` to draw a widget; version 2.0.0.\n")
+    (mono / "README.md").write_text("# acme monorepo\n")
+    git(mono, "add", "-A")
+    git(mono, "commit", "-q", "-m", "widgets")
+    git(mono, "tag", "@acme/widgets@2.0.0")
     return repo
 
 
@@ -155,6 +182,7 @@ def world(world_parts: World, monkeypatch: pytest.MonkeyPatch) -> World:
     monkeypatch.setenv("CONTEXT_REGISTRY_URL", world_parts.server.url)
     monkeypatch.setenv("CONTEXT_PYPI_URL", world_parts.index.url)
     monkeypatch.setenv("CONTEXT_NPM_REGISTRY_URL", world_parts.index.url)
+    monkeypatch.setenv("CONTEXT_HEX_URL", world_parts.index.url)
     monkeypatch.setattr(remote_client, "BACKOFF", 0.01)
     world_parts.index.log.clear()
     return world_parts

@@ -60,7 +60,7 @@ def test_sync_downloads_builds_records_then_is_a_no_op(world: World, tmp_path: P
     assert rows["pip/demo-lib@1.0.0"]["action"] == "built"
     assert rows["pip/demo-lib@1.0.0"]["source"] == "pypi:demo-lib==1.0.0"
     readme = rows["npm/readme-only@1.0.0"]
-    assert readme["action"] == "built" and readme["source"] == "readme-only@v1.0.0"
+    assert readme["action"] == "built" and readme["source"] == "readme-only#v1.0.0"
     assert any("source repository at tag v1.0.0" in n for n in readme["notes"])
     assert rows["npm/local@None"]["action"] == "skip" and rows["npm/local@None"]["notes"] == ["path: file:../local"]
     # filed under pip/npm, never local; exactly the locked versions (the server also has httpx 0.28.1)
@@ -204,3 +204,35 @@ def test_binary_garbage_lockfile_is_one_line_exit_2(tmp_path: Path, name: str):
     (tmp_path / name).write_bytes(bytes(range(256)) * 64)
     code, out = run(str(tmp_path))
     assert code == 2 and out.startswith(f"Error: {name}") and len(out.strip().splitlines()) == 1
+
+
+def test_mix_lock_installs_from_server_and_builds_from_the_tagged_repository(world: World, tmp_path: Path):
+    project = tmp_path / "ex"
+    project.mkdir()
+    (project / "mix.lock").write_text(
+        '%{\n  "jason": {:hex, :jason, "1.4.1", "af15", [:mix], [], "hexpm", "fbb0"},\n'
+        '  "tiny_ex": {:hex, :tiny_ex, "1.0.0", "00aa", [:mix], [], "hexpm", "11bb"},\n'
+        '  "gone": {:hex, :gone, "0.1.0", "00aa", [:mix], [], "hexpm", "11bb"},\n}\n')
+    code, data = sync_json(str(project))
+    assert code == 1
+    rows = by_label(data)
+    assert rows["hex/jason@1.4.1"]["action"] == "downloaded"
+    tiny = rows["hex/tiny_ex@1.0.0"]
+    assert tiny["action"] == "built" and tiny["source"] == "readme-only#v1.0.0"
+    assert rows["hex/gone@0.1.0"]["action"] == "not available"
+    assert installed() == {"hex/jason@1.4.1", "hex/tiny_ex@1.0.0"}
+
+
+def test_readme_only_is_the_last_resort_and_monorepo_tags_are_found(world: World, tmp_path: Path):
+    project = npm_project(tmp_path / "app", {"readme-big": "2.1.0", "@acme/widgets": "2.0.0"},
+                          {"readme-big": "2.1.0", "@acme/widgets": "2.0.0"})
+    code, data = sync_json(str(project))
+    assert code == 0, json.dumps(data["rows"], indent=1)
+    rows = by_label(data)
+    big = rows["npm/readme-big@2.1.0"]  # no repository named: the README is all there is
+    assert big["action"] == "built" and big["source"] == "npm:readme-big@2.1.0"
+    assert any(n.startswith("README only") for n in big["notes"])
+    widgets = rows["npm/@acme/widgets@2.0.0"]  # npm `repository.directory` and a `name@version` tag
+    assert widgets["action"] == "built" and widgets["source"] == "mono#@acme/widgets@2.0.0"
+    with Store().open("npm/@acme/widgets@2.0.0") as pkg:
+        assert {c[0] for c in pkg.db.execute("SELECT doc_path FROM chunks")} == {"packages/widgets/docs/usage.md"}

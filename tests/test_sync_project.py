@@ -119,3 +119,29 @@ def test_oversized_lockfile_is_refused_without_reading(tmp_path):
         f.truncate(65 * 1024 * 1024)  # sparse: costs no disk
     with pytest.raises(LockfileError, match=r"^yarn.lock: is \d+ bytes, over the"):
         read_project(tmp_path)
+
+
+def test_requirements_folder_layout(tmp_path):
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "base.txt").write_text("Django==5.0.6\n")
+    (tmp_path / "requirements" / "dev.txt").write_text("-r base.txt\npytest==8.2.0\n")
+    project = read_project(tmp_path)
+    assert project.files == ["requirements/base.txt", "requirements/dev.txt"]
+    assert names(project.deps) == {("pip", "django", "5.0.6"), ("pip", "pytest", "8.2.0")}
+
+
+def test_binary_bun_lockb_is_said_and_package_json_ranges_used(tmp_path):
+    (tmp_path / "bun.lockb").write_bytes(b"#!/usr/bin/env bun\nbun-lockfile-format-v0\n\x00\x01\x02")
+    (tmp_path / "package.json").write_text(json.dumps({"dependencies": {"hono": "^4.4.0"}}))
+    project = read_project(tmp_path)
+    assert [(d.name, d.wanted) for d in project.deps] == [("hono", "^4.4.0")]
+    assert project.notes and project.notes[0].startswith("bun.lockb is binary and not read")
+
+
+def test_npm_shrinkwrap_is_read_like_package_lock(tmp_path):
+    shutil.copy(FIX / "npm-v1" / "package-lock.json", tmp_path / "npm-shrinkwrap.json")
+    shutil.copy(FIX / "npm-v1" / "package.json", tmp_path / "package.json")
+    project = read_project(tmp_path)
+    assert project.files == ["npm-shrinkwrap.json"]
+    assert names(project.deps) == {("npm", "express", "4.17.1"), ("npm", "lodash-es", "4.17.21"),
+                                   ("npm", "mocha", "8.4.0")}

@@ -82,6 +82,8 @@ def _print(outcome: Outcome, *, check: bool, dry_run: bool) -> None:
         counts[row.action] = counts.get(row.action, 0) + 1
     summary = ", ".join(f"{n} {a}" for a, n in sorted(counts.items()))
     click.echo(f"{len(outcome.rows)} dependencies from {', '.join(outcome.project.files)}: {summary}")
+    for note in outcome.project.notes:
+        click.echo(f"note: {note}")
     for problem in outcome.problems:
         click.echo(f"out of step: {problem}")
     if check or dry_run:

@@ -17,7 +17,7 @@ from ..errors import ContextError, RegistryError, SourceError
 from ..store.store import Installed, Store
 from .formats import table
 
-INDEX_KIND = {"pip": "pypi", "npm": "npm"}  # registries whose released artefacts we can build from
+INDEX_KIND = {"pip": "pypi", "npm": "npm", "hex": "hex"}  # registries with an index to build from
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,8 @@ def can_build(registry: str) -> bool:
 def index_versions(registry: str, name: str) -> list[str]:
     """Versions the package index (PyPI or npm) has released; SourceError when it cannot say."""
     doc = _index_doc(registry, name)
+    if registry == "hex":
+        return [str(table(r).get("version")) for r in doc.get("releases") or [] if table(r).get("version")]
     return [str(v) for v in (doc.get("releases") if registry == "pip" else doc.get("versions")) or {}]
 
 
@@ -134,6 +136,9 @@ def _index_doc(registry: str, name: str) -> dict[str, Any]:
     if registry == "pip":
         url = f"{base_url('pypi')}/pypi/{quote(name, safe='')}/json"
         doc = get_json(url, what="PyPI", not_found=f"no such package on PyPI: {name}")
+    elif registry == "hex":
+        url = f"{base_url('hex')}/api/packages/{quote(name, safe='')}"
+        doc = get_json(url, what="Hex", not_found=f"no such package on Hex: {name}")
     else:
         url = f"{base_url('npm')}/{quote(name, safe='@')}"
         doc = get_json(url, what="npm registry", not_found=f"no such package on npm: {name}")
@@ -143,21 +148,26 @@ def _index_doc(registry: str, name: str) -> dict[str, Any]:
 
 
 def artefact_spec(registry: str, name: str, version: str) -> str:
+    if registry == "hex":
+        return f"hex:{name}@{version}"
     return f"pypi:{name}=={version}" if registry == "pip" else f"npm:{name}@{version}"
 
 
 @dataclass
 class Built:
     local: Local
-    source: str  # what it was built from: an artefact spec or `git URL@tag`
+    source: str  # what it was built from: an artefact spec, or `REPOSITORY#TAG`
     readme_only: bool
     notes: list[str]
+    tag: str | None = None
 
 
 def build_from_artefact(store: Store, registry: str, name: str, version: str) -> Built:
     """`context add pypi:NAME==VER` / `npm:NAME@VER`, filed under `pip`/`npm` (not `local`)."""
     from ..adding import AddRequest, add_source
 
+    if registry == "hex":
+        raise SourceError("hex release tarballs are not built (their docs live in the code)")
     spec = artefact_spec(registry, name, version)
     result = add_source(AddRequest(source=spec, name=name, version=version, registry=registry), store=store)
     readme = any(re.match(r"^docs from readme", n, re.IGNORECASE) for n in result.notes)
@@ -185,7 +195,7 @@ def build_from_tag(store: Store, registry: str, name: str, version: str) -> Buil
         return None
     result = add_source(AddRequest(source=url, tag=tag, name=name, version=version, registry=registry,
                                    path=directory), store=store)
-    return Built(local_of(result.installed), f"{clean_url(url)}@{tag}", False, list(result.notes))
+    return Built(local_of(result.installed), f"{clean_url(url)}#{tag}", False, list(result.notes), tag)
 
 
 def source_repository(registry: str, name: str, version: str) -> tuple[str, str | None] | None:
@@ -205,6 +215,10 @@ def source_repository(registry: str, name: str, version: str) -> tuple[str, str 
         candidates = [(str(u), None) for k, u in ranked if _URL_RANK.get(str(k).lower().replace("-", " "), 9) < 9]
         if isinstance(info.get("home_page"), str):
             candidates.append((info["home_page"], None))
+    elif registry == "hex":
+        links = table(table(doc.get("meta")).get("links"))
+        ranked = sorted(links.items(), key=lambda kv: _URL_RANK.get(str(kv[0]).lower(), 5))
+        candidates = [(str(u), None) for _, u in ranked if isinstance(u, str)]
     else:
         meta = table(table(doc.get("versions")).get(version))
         repo = meta.get("repository") or doc.get("repository")
@@ -220,8 +234,8 @@ def source_repository(registry: str, name: str, version: str) -> tuple[str, str 
     return None
 
 
-_URL_RANK = {"source": 0, "source code": 0, "repository": 1, "code": 1, "github": 2, "homepage": 3,
-             "home": 3}
+_URL_RANK = {"source": 0, "source code": 0, "repository": 1, "code": 1, "github": 2, "gitlab": 2,
+             "homepage": 3, "home": 3}
 
 
 def _git_url(url: str) -> str | None:

@@ -12,13 +12,16 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ContextError, RegistryError
 from . import actions
 from .docslock import Entry
 from .model import Dep
 from .ranges import newest_satisfying, satisfies
+
+if TYPE_CHECKING:
+    from ..store.store import Store
 
 WORKERS = 3  # downloads and builds at once
 SHOWN_VERSIONS = 8
@@ -66,7 +69,7 @@ class Row:
 class Context:
     """What planning needs besides the dependencies."""
 
-    store: Any  # a Store (see actions.open_store)
+    store: Store
     previous: dict[tuple[str, str, str], Entry]  # the project's docs.lock, by identity
     build: bool = True
     offline: bool = False  # --check: nothing leaves the machine
@@ -159,8 +162,6 @@ def _plan_remote(row: Row, ctx: Context) -> None:
         row.action = UNAVAILABLE
         if on_server is not None:
             row.notes.append(_exists(on_server, "the registry server"))
-        if not actions.can_build(row.registry):
-            row.notes.append(f"no builder for {row.registry} release artefacts yet")
 
 
 def _resolve_range(row: Row, on_server: list[str], ctx: Context) -> None:
@@ -198,7 +199,7 @@ def _released(row: Row) -> list[str]:
 
 def _exists(versions: list[str], where: str) -> str:
     if not versions:
-        return f"{where} has no version"
+        return f"{where} has no version of it"
     shown = ", ".join(versions[:SHOWN_VERSIONS]) + (" ..." if len(versions) > SHOWN_VERSIONS else "")
     return f"{where} has {shown}"
 
@@ -258,7 +259,7 @@ def _build(row: Row, ctx: Context) -> Row:
         if tagged is not None:
             built = tagged
             notes.append(f"the released artefact {what}: built the docs folder of the source "
-                         f"repository at tag {tagged.source.rsplit('@', 1)[-1]}")
+                         f"repository at tag {tagged.tag}")
         elif built is not None:
             notes.append("README only: the release has no docs folder and no tagged source repository was found")
     if built is None:

@@ -26,7 +26,7 @@ SKIP_DIRS = {"node_modules", ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".n
              "bower_components", "coverage"}
 JS_LOCKS = ("pnpm-lock.yaml", "yarn.lock", "bun.lock", "npm-shrinkwrap.json", "package-lock.json")
 PY_LOCKS = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock")
-LOOKED_FOR = (*PY_LOCKS, "requirements*.txt", "pyproject.toml", *JS_LOCKS, "package.json", "mix.lock")
+LOOKED_FOR = (*PY_LOCKS, "requirements*.txt", "requirements/*.txt", "pyproject.toml", *JS_LOCKS, "package.json", "mix.lock")
 _MANAGER_LOCK = {"pnpm": "pnpm-lock.yaml", "yarn": "yarn.lock", "bun": "bun.lock", "npm": "package-lock.json"}
 
 
@@ -39,6 +39,7 @@ class Project:
     root: Path
     deps: list[Dep]
     files: list[str] = field(default_factory=list)  # the dependency files read, relative
+    notes: list[str] = field(default_factory=list)  # what could not be used, and what was instead
 
 
 def read_project(root: Path, *, transitive: bool = False) -> Project:
@@ -52,7 +53,7 @@ def read_project(root: Path, *, transitive: bool = False) -> Project:
     if not reader.files:
         raise NoDependencyFiles(f"no dependency files in {root} (looked for {', '.join(LOOKED_FOR)})")
     deps = dedupe([d for d in reader.deps if transitive or d.direct])
-    return Project(root, deps, sorted(reader.files))
+    return Project(root, deps, sorted(reader.files), reader.notes)
 
 
 def _project_folders(root: Path) -> list[Path]:
@@ -73,6 +74,7 @@ class _Reader:
         self.deps: list[Dep] = []
         self.files: set[str] = set()
         self.covered: set[tuple[str, Path]] = set()  # (ecosystem, folder) already read
+        self.notes: list[str] = []
 
     def label(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -100,6 +102,9 @@ class _Reader:
         for m in [folder, *members]:
             self.covered.add(("js", m))
         lock = self.js_lock(folder, manifest)
+        if lock is None and (folder / "bun.lockb").is_file():
+            self.notes.append(f"{self.label(folder / 'bun.lockb')} is binary and not read; package.json's "
+                              "ranges were used (`bun install --save-text-lockfile` writes bun.lock)")
         if lock is None:
             names = {str(d.get("name")) for d in manifests.values() if d.get("name")}
             for rel, data in manifests.items():
@@ -164,7 +169,7 @@ class _Reader:
             lock = folder / "Pipfile.lock"
             self.deps += python.pipfile_lock_deps(lock, self.use(lock), names)
             return
-        requirements = sorted(folder.glob("requirements*.txt"))
+        requirements = sorted(folder.glob("requirements*.txt")) + sorted(folder.glob("requirements/*.txt"))
         for path in requirements:
             self.deps += python.requirements_deps(path, self.use(path), self.root)
         if not requirements and has_pyproject:

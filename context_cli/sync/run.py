@@ -27,7 +27,7 @@ class Outcome:
         return 1 if self.problems or any(r.failed for r in self.rows) else 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"project": str(self.project.root), "files": self.project.files,
+        return {"project": str(self.project.root), "files": self.project.files, "notes": self.project.notes,
                 "docs_lock": str(self.lock), "docs_lock_written": self.lock_written,
                 "rows": [r.to_json() for r in self.rows], "problems": self.problems,
                 "exit_code": self.exit_code}
