@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import logging
 import os
 import socket
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -49,6 +50,7 @@ SEARCH_SECONDS = 30.0  # a get_docs call that takes longer answers with an error
 MAX_SEARCHES = 8  # get_docs calls searching at once; more wait for a slot (within their time limit)
 MAX_STUCK = 32  # searches still running after their time limit; beyond this get_docs is refused
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+INVALID_TEXT = "context/invalid-text"  # request _meta key set by `clean_line`
 INSTRUCTIONS = ("Version-specific library documentation, searched locally. Call get_docs with a library and a "
                 "topic before answering from memory. " + tools.WORKFLOW)
 
@@ -198,6 +200,9 @@ def build_server(catalog: Catalog) -> Server[dict[str, Any]]:
     async def call_tool(ctx: ServerRequestContext[Any, Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
         notifier.remember(ctx)
+        invalid = (params.meta or {}).get(INVALID_TEXT) if isinstance(params.meta, dict) else None
+        if invalid:
+            return _error(f"{invalid} is not valid text (it contains a lone surrogate)")
         fn = TOOLS.get(params.name)
         if fn is None or (catalog.locked and params.name != "get_docs"):
             return _error(f"Unknown tool: {params.name}. Available: "
@@ -241,18 +246,75 @@ def _error(message: str) -> types.CallToolResult:
 
 def run_stdio(catalog: Catalog) -> None:
     """Serve one client over stdin/stdout until it closes them."""
+    import io
+
     from mcp.server.stdio import stdio_server
 
     server = build_server(catalog)
+    lines = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        async with stdio_server(stdin=cast(Any, _CleanLines(lines))) as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
     try:
         anyio.run(main)
     except KeyboardInterrupt:
         pass
+
+
+class _CleanLines:
+    """stdin's lines with lone surrogates taken out (see `clean_line`)."""
+
+    def __init__(self, source: AsyncIterable[str]) -> None:
+        self.source = source
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self.source:
+            yield clean_line(line)
+
+
+def clean_line(line: str) -> str:
+    """A JSON-RPC line whose strings hold a lone surrogate (`"\\ud800"`) cannot be read by the
+    SDK, which then drops it and the client waits forever. Such a line is rewritten: the
+    surrogates become U+FFFD and the request's `_meta` names the arguments that held them,
+    so the tool call answers with an error result instead."""
+    if "\\ud" not in line.lower():
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line
+    if not _has_surrogate(message):
+        return line  # only proper surrogate pairs
+    params = message.get("params") if isinstance(message, dict) else None
+    if isinstance(params, dict):
+        args = params.get("arguments")
+        bad = [str(k) for k, v in args.items() if _has_surrogate(v) or _has_surrogate(k)] \
+            if isinstance(args, dict) else []
+        meta = params.get("_meta")
+        params["_meta"] = {**(meta if isinstance(meta, dict) else {}), INVALID_TEXT: " and ".join(bad) or "the request"}
+    return json.dumps(_replace_surrogates(message))
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    return False
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value)
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    return value
 
 
 def run_http(catalog: Catalog, host: str, port: int, *, ready: Callable[[str], None] | None = None,
