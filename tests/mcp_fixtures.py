@@ -77,14 +77,15 @@ def serve_env(home: Path) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def stdio_session(home: Path, *args: str, handler: Any = None, modern: bool = False) -> AsyncIterator[Any]:
+async def stdio_session(home: Path, *args: str, handler: Any = None, modern: bool = False,
+                        env: dict[str, str] | None = None) -> AsyncIterator[Any]:
     """`context serve ARGS` as a subprocess, with an SDK client session: initialized by the
     handshake, or with `modern` by `server/discover` (the 2026-07-28 protocol)."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=sys.executable, args=["-m", "context_cli", "serve", *args],
-                                   env=serve_env(home))
+                                   env={**serve_env(home), **(env or {})})
     with open(home / "serve-stderr.log", "a") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write, message_handler=handler) as session:
@@ -142,7 +143,7 @@ def _wait_for_url(proc: subprocess.Popen, log: Path, timeout: float) -> str:
 
 @contextmanager
 def registry_server(data_dir: Path, key: str = "test-key") -> Iterator[str]:
-    """The project's registry server (DESIGN §7) in a thread on a free loopback port."""
+    """The project's registry server (docs/registry.md) in a thread on a free loopback port."""
     import uvicorn
 
     from registry_server.app import create_app
@@ -203,3 +204,25 @@ def tool_named(listing: Any, name: str) -> Any:
 
 def is_list_changed(message: Any) -> bool:
     return getattr(message, "method", None) == "notifications/tools/list_changed"
+
+
+def slow_package(dest: Path, name: str = "slow", version: str = "1.0.0") -> Path:
+    """A hostile package whose every lexical search runs forever: its FTS5 table keeps no
+    column sizes and takes its content from a view over an endless recursive CTE, so BM25
+    reads the view. It has no BM25 index of ours, so search goes through FTS5."""
+    import sqlite3
+
+    path = build_package(dest, name, version, [("a.md", name.title(), "Intro", f"{name} streams data")])
+    db = sqlite3.connect(path)
+    db.execute("DELETE FROM meta WHERE key = 'bm25_index'")
+    db.execute("DROP TABLE IF EXISTS bm25_terms")
+    db.execute("DROP TABLE IF EXISTS bm25_lengths")
+    db.execute("CREATE VIEW endless AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) "
+               "SELECT c.id AS id, c.doc_title, c.section_title, c.content FROM chunks c, r WHERE r.x = 0")
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+    db.execute("PRAGMA writable_schema = ON")
+    db.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'chunks_fts'",
+               (sql.replace("content='chunks'", "content='endless', columnsize=0"),))
+    db.commit()
+    db.close()
+    return path

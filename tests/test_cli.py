@@ -115,3 +115,29 @@ def test_one_progress_notion_for_steps_and_downloads():
     bars.download("npm/zod@3.1.0")(1_500_000, 3_000_000)
     shown = [amount(t) for t in progress.tasks]
     assert shown == ["3/10", "1.5 MB of 3.0 MB"]
+
+
+def test_batch_line_with_a_lone_surrogate_gets_an_error_and_the_batch_goes_on(tmp_path):
+    run("add", str(PEER_DB))
+    batch = tmp_path / "q.jsonl"
+    batch.write_text('{"id": 1, "query": "stream \\ud800 responses"}\n{"id": "\\udfff", "query": "streaming"}\n'
+                     '{"id": 3, "query": "streaming"}\n', "utf-8")
+    out = run("search", "--batch", str(batch)).output
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert lines[0] == {"id": 1, "error": "the query is not valid text (it contains a lone surrogate)"}
+    assert lines[1]["id"] == "\udfff" and lines[1]["results"]  # echoed as a JSON escape
+    assert lines[2]["id"] == 3 and lines[2]["results"]
+
+
+def test_add_db_refuses_to_replace_a_registry_install_without_replace(tmp_path):
+    from context_cli.store.store import Store
+
+    official = make_package(tmp_path / "official.db", "alpha", "1.0.0", registry="npm", description="official")
+    Store().install(official, server="http://127.0.0.1:8080")
+    spoof = make_package(tmp_path / "spoof.db", "alpha", "1.0.0", registry="npm", description="spoof")
+    result = run("add", str(spoof), ok=False)
+    one_error_line(result)
+    assert "installed from the registry http://127.0.0.1:8080" in result.output and "--replace" in result.output
+    assert json.loads(run("info", "npm/alpha", "--json").output)["meta"]["description"] == "official"
+    assert "Installed npm/alpha@1.0.0" in run("add", str(spoof), "--replace").output
+    assert json.loads(run("info", "npm/alpha", "--json").output)["meta"]["description"] == "spoof"

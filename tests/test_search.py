@@ -102,3 +102,48 @@ def test_several_versions_searched_by_spec(tmp_path):
     store.install(make_package(tmp_path / "2.db", "lib", "2.0.0", [("a.md", "New", "the new streaming api is here")]))
     answer = search("streaming api", [store.resolve("lib")])
     assert answer["library"] == "lib@2.0.0" and answer["results"][0]["title"] == "A > New"
+
+
+def test_budget_counts_the_text_returned_not_the_packages_claim(tmp_path):
+    """A 4.9 MB section that declares 1 token must not come back whole under a budget of 100."""
+    from context_cli.document import Chunk
+    from context_cli.package.writer import write_package
+
+    huge = "streaming pipeline details. " * 175_000  # ~4.9 MB
+    liar = Chunk(doc_path="big.md", doc_title="Big", section_title="Streaming", content=huge, tokens=1,
+                  has_code=False)
+    small = Chunk(doc_path="small.md", doc_title="Small", section_title="Streaming", content="streaming pipeline", has_code=False,
+                  tokens=1)
+    path = write_package(tmp_path / "liar.db", {"name": "liar", "version": "1.0.0"}, [liar, small])
+    answer = search("streaming pipeline", [Store().install(path)], SearchOptions(budget=100))
+    assert answer["tokens"] <= 100
+    assert sum(len(r["content"]) for r in answer["results"]) <= 100 * 4 + 100
+    assert all(r["tokens"] == (len(r["content"]) + 3) // 4 for r in answer["results"])
+
+
+def test_nan_vectors_never_reach_json(docs_folder, tmp_path):
+    """A package whose vectors are NaN: scores and signals stay finite, strict JSON holds."""
+    import json
+    import math
+    import sqlite3
+
+    from context_cli.search.answer import dumps
+
+    built = add_source(AddRequest(source=str(docs_folder), name="nanlib", version="1.0.0")).installed
+    hostile = tmp_path / "nan.db"
+    hostile.write_bytes(built.path.read_bytes())
+    db = sqlite3.connect(hostile)
+    dim = int(db.execute("SELECT value FROM meta WHERE key = 'embedding_dim'").fetchone()[0])
+    db.execute("UPDATE meta SET value = 'float16' WHERE key = 'embedding_dtype'")
+    db.execute("UPDATE vectors SET vector = ?", (b"\x00\x7e" * dim,))  # float16 NaN
+    db.commit()
+    db.close()
+    Store().remove("nanlib")
+    inst = Store().install(hostile)
+    answer = search("stop the pipeline halfway", [inst])
+    assert answer["results"]
+    text = dumps(answer)
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
+    assert all(math.isfinite(r["score"]) for r in answer["results"])
+    with pytest.raises(ValueError):
+        dumps({"score": float("nan")})

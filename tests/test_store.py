@@ -112,3 +112,46 @@ def test_one_prerelease_rule(version, pre):
     from context_cli.store.versions import is_prerelease
 
     assert is_prerelease(version) is pre
+
+
+def test_temp_files_never_count_as_packages_and_stale_ones_go(tmp_path):
+    import os
+    import time
+
+    store = Store()
+    real = store.install(make_package(tmp_path / "a.db", "real", "1.0.0"))
+    copy = make_package(tmp_path / "b.db", "huge", "1.0.0")
+    leftovers = [".downloading-x1.db", ".incoming-x2.db", ".building-x3.db", ".tmp-x4.partial",
+                 "local__huge__1.0.0.db.partial", ".incoming-x2.db-wal", ".incoming-x2.db-shm"]
+    for name in leftovers:
+        (store.root / name).write_bytes(copy.read_bytes())
+    assert [i.id.qualified for i in store.installed()] == ["local/real@1.0.0"]
+    assert [name for name, *_ in store.fingerprint()] == [real.path.name]
+    assert store.resolve("real").path == real.path
+    with pytest.raises(NotInstalled):
+        store.resolve("huge")
+    assert sorted(p.name for p in store.root.iterdir() if p.name in leftovers) == sorted(leftovers)  # in progress?
+    old = time.time() - 7200
+    for name in leftovers:
+        os.utime(store.root / name, (old, old))
+    store.installed()  # listing cleans up what a killed process left
+    assert sorted(p.name for p in store.root.iterdir()) == [real.path.name]
+
+
+def test_a_file_never_silently_replaces_a_registry_install(tmp_path):
+    from context_cli.store.store import Replaced
+
+    store = Store()
+    official = make_package(tmp_path / "official.db", "alpha", "1.0.0", registry="npm", description="official")
+    spoof = make_package(tmp_path / "spoof.db", "alpha", "1.0.0", registry="npm", description="spoof")
+    first = store.install(official, server="https://registry.example")
+    assert first.origin == "https://registry.example"
+    with pytest.raises(Replaced, match="installed from the registry https://registry.example.*--replace"):
+        store.install(spoof)
+    kept = store.resolve("npm/alpha")
+    assert kept.meta["description"] == "official" and kept.origin == "https://registry.example"
+    assert store.install(official, server="https://registry.example").origin  # the registry may update it
+    replaced = Store(replace=True).install(spoof)
+    assert replaced.origin == "file:spoof.db" and store.resolve("npm/alpha").meta["description"] == "spoof"
+    store.remove("npm/alpha")
+    assert store.installed() == []

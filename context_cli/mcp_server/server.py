@@ -4,18 +4,28 @@ The low-level `Server` is used (not `MCPServer`) because the tool list is dynami
 `get_docs` schema carries an enum of what is installed, rebuilt on every `tools/list`, and a
 download must announce `notifications/tools/list_changed`. Searches are synchronous, so
 every tool call runs in a worker thread; the event loop only shuttles messages, and
-concurrent calls (one session or many) do not queue behind each other.
+concurrent calls (one session or many) do not queue behind each other. `get_docs` runs
+under its own limit of concurrent calls and a time limit: a package that makes a search
+hang costs that call an error result, never the server (`tools/list`, other searches).
+
+Over HTTP every request's Host and Origin must be in an allow list (DNS rebinding), and with a
+token (`--token`, `CONTEXT_MCP_TOKEN`) every request must carry `Authorization: Bearer TOKEN`.
 """
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
+import json
 import logging
+import os
 import socket
 import sys
+import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -36,6 +46,11 @@ log = logging.getLogger("context.mcp")
 
 WATCH_SECONDS = 2.0  # how often the store folder is checked for packages added by other processes
 MAX_TRACKED_SESSIONS = 1000
+SEARCH_SECONDS = 30.0  # a get_docs call that takes longer answers with an error (CONTEXT_MCP_SEARCH_SECONDS)
+MAX_SEARCHES = 8  # get_docs calls searching at once; more wait for a slot (within their time limit)
+MAX_STUCK = 32  # searches still running after their time limit; beyond this get_docs is refused
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+INVALID_TEXT = "context/invalid-text"  # request _meta key set by `clean_line`
 INSTRUCTIONS = ("Version-specific library documentation, searched locally. Call get_docs with a library and a "
                 "topic before answering from memory. " + tools.WORKFLOW)
 
@@ -118,9 +133,54 @@ async def _quietly(send: Any) -> bool:
         return False
 
 
+class Searches:
+    """Runs `get_docs` calls in worker threads, a few at a time, each with a time limit.
+
+    A thread cannot be killed: a search past its limit is abandoned (its caller gets an error
+    result) and runs on until SQLite gives up; `MAX_STUCK` such threads and new searches are
+    refused at once rather than piling up.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.limiter = anyio.CapacityLimiter(MAX_SEARCHES)
+        self._lock = threading.Lock()
+        self.running = 0  # threads inside a search, abandoned ones included
+
+    async def run(self, fn: ToolFn, catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
+        if self.running >= MAX_STUCK:
+            raise tools.ToolError("the server is busy with searches that do not finish; try again later "
+                                  "or remove the package that makes them hang")
+        with anyio.move_on_after(self.seconds) as scope:
+            return await anyio.to_thread.run_sync(self._counted, fn, catalog, args,
+                                                  limiter=self.limiter, abandon_on_cancel=True)
+        assert scope.cancelled_caught
+        raise tools.ToolError(f"the search took longer than {self.seconds:g}s and was stopped; a package may be "
+                              "damaged or hostile: try another library or a narrower topic")
+
+    def _counted(self, fn: ToolFn, catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self.running += 1
+        try:
+            return fn(catalog, args)
+        finally:
+            with self._lock:
+                self.running -= 1
+
+
+def _search_seconds() -> float:
+    raw = os.environ.get("CONTEXT_MCP_SEARCH_SECONDS", "")
+    try:
+        value = float(raw) if raw.strip() else SEARCH_SECONDS
+    except ValueError:
+        return SEARCH_SECONDS
+    return value if 0 < value < float("inf") else SEARCH_SECONDS
+
+
 def build_server(catalog: Catalog) -> Server[dict[str, Any]]:
     """The MCP server for one catalog; the same instance serves every session."""
     notifier = Notifier(catalog)
+    searches = Searches(_search_seconds())
 
     @asynccontextmanager
     async def lifespan(_: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
@@ -140,6 +200,9 @@ def build_server(catalog: Catalog) -> Server[dict[str, Any]]:
     async def call_tool(ctx: ServerRequestContext[Any, Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
         notifier.remember(ctx)
+        invalid = (params.meta or {}).get(INVALID_TEXT) if isinstance(params.meta, dict) else None
+        if invalid:
+            return _error(f"{invalid} is not valid text (it contains a lone surrogate)")
         fn = TOOLS.get(params.name)
         if fn is None or (catalog.locked and params.name != "get_docs"):
             return _error(f"Unknown tool: {params.name}. Available: "
@@ -148,7 +211,10 @@ def build_server(catalog: Catalog) -> Server[dict[str, Any]]:
         downloading = params.name == "download_package"
         notifier.busy += int(downloading)
         try:
-            answer = await anyio.to_thread.run_sync(fn, catalog, args)
+            if params.name == "get_docs":
+                answer = await searches.run(fn, catalog, args)
+            else:
+                answer = await anyio.to_thread.run_sync(fn, catalog, args)
         except ContextError as e:
             return _error(str(e))
         except Exception as e:  # noqa: BLE001 - the server stays up; the agent gets one line
@@ -180,12 +246,15 @@ def _error(message: str) -> types.CallToolResult:
 
 def run_stdio(catalog: Catalog) -> None:
     """Serve one client over stdin/stdout until it closes them."""
+    import io
+
     from mcp.server.stdio import stdio_server
 
     server = build_server(catalog)
+    lines = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        async with stdio_server(stdin=cast(Any, _CleanLines(lines))) as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
     try:
@@ -194,17 +263,88 @@ def run_stdio(catalog: Catalog) -> None:
         pass
 
 
-def run_http(catalog: Catalog, host: str, port: int, *, ready: Callable[[str], None] | None = None) -> None:
+class _CleanLines:
+    """stdin's lines with lone surrogates taken out (see `clean_line`)."""
+
+    def __init__(self, source: AsyncIterable[str]) -> None:
+        self.source = source
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self.source:
+            yield clean_line(line)
+
+
+def clean_line(line: str) -> str:
+    """A JSON-RPC line whose strings hold a lone surrogate (`"\\ud800"`) cannot be read by the
+    SDK, which then drops it and the client waits forever. Such a line is rewritten: the
+    surrogates become U+FFFD and the request's `_meta` names the arguments that held them,
+    so the tool call answers with an error result instead."""
+    if "\\ud" not in line.lower():
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line
+    if not _has_surrogate(message):
+        return line  # only proper surrogate pairs
+    params = message.get("params") if isinstance(message, dict) else None
+    if isinstance(params, dict):
+        args = params.get("arguments")
+        bad = [str(k) for k, v in args.items() if _has_surrogate(v) or _has_surrogate(k)] \
+            if isinstance(args, dict) else []
+        meta = params.get("_meta")
+        params["_meta"] = {**(meta if isinstance(meta, dict) else {}), INVALID_TEXT: " and ".join(bad) or "the request"}
+    return json.dumps(_replace_surrogates(message))
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    return False
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value)
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    return value
+
+
+def run_http(catalog: Catalog, host: str, port: int, *, ready: Callable[[str], None] | None = None,
+             token: str | None = None, allowed_hosts: Sequence[str] = ()) -> None:
     """Serve many sessions over Streamable HTTP at http://HOST:PORT/mcp until interrupted.
 
     The socket is bound here, before uvicorn starts, so a busy port is one clear error and
-    port 0 picks a free port that `ready` is told about.
+    port 0 picks a free port that `ready` is told about. Requests must name an allowed Host
+    (the bound address, plus localhost names on loopback, plus `allowed_hosts`) and, with a
+    `token`, carry it as a bearer token.
     """
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
 
     sock = _bind(host, port)
-    url = _url(host, sock.getsockname()[1])
-    app = build_server(catalog).streamable_http_app(host=host)
+    bound = sock.getsockname()[1]
+    url = _url(host, bound)
+    if not is_loopback(host):
+        say(f"Warning: listening on {host}, beyond this machine"
+            + ("" if token else "; anyone who can reach it can read your docs (set --token)"))
+    names = allowed_host_names(host, allowed_hosts)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{n}:*" for n in names] + list(names),
+        allowed_origins=[f"{scheme}://{n}{port}" for n in names for scheme in ("http", "https")
+                         for port in (":*", "")],
+    )
+    app: Any = build_server(catalog).streamable_http_app(host=host, transport_security=security)
+    if token:
+        app = BearerToken(app, token)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)
 
@@ -222,6 +362,46 @@ def run_http(catalog: Catalog, host: str, port: int, *, ready: Callable[[str], N
         pass
     finally:
         sock.close()
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def allowed_host_names(host: str, extra: Sequence[str] = ()) -> list[str]:
+    """Host names a request may use: the bound address (bracketed if IPv6), the loopback
+    names when it is loopback, and what the user added. A wildcard bind (0.0.0.0, ::) names
+    no host, so only loopback names and the user's additions are accepted."""
+    names = [f"[{host}]" if ":" in host else host]
+    if is_loopback(host) or host in ("0.0.0.0", "::"):
+        names += LOOPBACK_NAMES
+    names += [h.strip() for h in extra if h.strip()]
+    return [n for n in dict.fromkeys(names) if n not in ("0.0.0.0", "[::]")]
+
+
+class BearerToken:
+    """ASGI middleware: every HTTP request must carry `Authorization: Bearer TOKEN`."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                body = b'{"error": "missing or wrong bearer token (Authorization: Bearer TOKEN)"}'
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
 
 
 def _bind(host: str, port: int) -> socket.socket:

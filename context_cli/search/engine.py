@@ -92,7 +92,7 @@ def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
     if not terms(query):
         notes.append("the query has no searchable words")
         return [], notes, modes
-    query_vectors: dict[int, object] = {}
+    query_vectors: dict[int, np.ndarray] = {}
     candidates: list[Candidate] = []
     for s in searchables:
         with s.lock:
@@ -184,7 +184,8 @@ def _zscores(index: VectorIndex, scores: np.ndarray) -> Callable[[list[int]], di
     return z_of
 
 
-def _judge(s: Searchable, query: str, ids: list[int], fused: dict[int, float], z_of) -> list[Candidate]:
+def _judge(s: Searchable, query: str, ids: list[int], fused: dict[int, float],
+           z_of: Callable[[list[int]], dict[int, float]] | None) -> list[Candidate]:
     if not ids:
         return []
     with s.lock:

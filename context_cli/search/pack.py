@@ -46,19 +46,20 @@ def pack(ranked: list[Candidate], budget: int, limit: int) -> list[Candidate]:
     chosen: list[Candidate] = []
     used = 0
     per_page: dict[tuple[str, str], int] = {}
-    for cand in ranked:
+    for ranked_cand in ranked:
         if len(chosen) >= limit or used >= budget:
             break
-        cand = replace(cand, tokens=estimate_tokens(cand.content))
+        cand = replace(ranked_cand, tokens=estimate_tokens(ranked_cand.content))
         page = (cand.library, cand.doc_path)
         if per_page.get(page, 0) >= MAX_PER_PAGE:
             continue
         if used + cand.tokens > budget:
             if chosen:
                 continue  # try the next, smaller section
-            cand = trim(cand, budget)
-            if cand is None:
+            trimmed = trim(cand, budget)
+            if trimmed is None:
                 continue
+            cand = trimmed
         chosen.append(cand)
         used += cand.tokens
         per_page[page] = per_page.get(page, 0) + 1

@@ -215,7 +215,7 @@ class Store:
         removed = remove_stale(self.root, older_than)
         cutoff = time.time() - older_than
         try:
-            leftovers = [p for p in self.root.iterdir() if p.name.startswith(".") and ".db" in p.name]
+            leftovers = [p for p in self.root.iterdir() if p.name.startswith(".") or TEMP_SUFFIX in p.name]
         except OSError:
             return removed
         for path in leftovers:

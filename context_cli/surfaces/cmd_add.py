@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..adding import AddRequest, add_source
+from ..store.store import Store
 from .progress import progress_bar
 
 
@@ -24,9 +25,10 @@ from .progress import progress_bar
               help="Also write the package file here, to share it.")
 @click.option("--no-embed", is_flag=True, help="Skip embeddings (lexical search only).")
 @click.option("--model", "model", help="Embedding model: a folder or a model2vec hub id.")
+@click.option("--replace", is_flag=True, help="Replace a package of the same identity installed from a registry.")
 def add(source: str, name: str | None, version: str | None, registry: str, path: str | None,
         tag: str | None, lang: str | None, description: str | None, save: Path | None,
-        no_embed: bool, model: str | None) -> None:
+        no_embed: bool, model: str | None, replace: bool) -> None:
     """Build a package from SOURCE and install it.
 
     SOURCE is a folder, a git URL (https://, ssh://, git@, file://, .../tree/REF), a
@@ -39,7 +41,7 @@ def add(source: str, name: str | None, version: str | None, registry: str, path:
         interactive=sys.stdin.isatty(),
     )
     with progress_bar() as bars:
-        result = add_source(request, progress=bars.stage if bars else None)
+        result = add_source(request, store=Store(replace=replace), progress=bars.stage if bars else None)
     for note in result.notes:
         click.echo(note, err=True)
     click.echo(result.summary())

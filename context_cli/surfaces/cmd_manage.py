@@ -3,33 +3,37 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
-from ..store.store import Store
+from ..package.reader import open_package
+from ..store.store import Installed, Store
+
+
+def _row(i: Installed) -> dict[str, Any]:
+    """One package as `context list --json` prints it."""
+    return {"registry": i.id.registry, "name": i.id.name, "version": i.id.version,
+            "sections": int(i.meta.get("chunk_count") or 0) or None,
+            "vectors": bool(i.meta.get("embedding_dim")), "size": i.path.stat().st_size,
+            "description": i.meta.get("description", "")}
 
 
 @click.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_cmd(as_json: bool) -> None:
     """List installed packages, newest version first."""
-    rows = [
-        {"registry": i.id.registry, "name": i.id.name, "version": i.id.version,
-         "sections": int(i.meta.get("chunk_count") or 0) or None,
-         "vectors": bool(i.meta.get("embedding_dim")), "size": i.path.stat().st_size,
-         "description": i.meta.get("description", "")}
-        for i in Store().installed()
-    ]
+    installed = Store().installed()
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        click.echo(json.dumps([_row(i) for i in installed], indent=2))
         return
-    if not rows:
+    if not installed:
         click.echo("No packages installed. Add one with `context add FOLDER` or `context install REGISTRY/NAME`.")
         return
-    for r in rows:
-        vec = "hybrid" if r["vectors"] else "lexical"
-        click.echo(f"{r['registry']}/{r['name']}@{r['version']}  {r['sections'] or '?'} sections  "
-                   f"{r['size'] / 1e6:.1f} MB  {vec}")
+    for i in installed:
+        vec = "hybrid" if i.meta.get("embedding_dim") else "lexical"
+        click.echo(f"{i.id.qualified}  {i.meta.get('chunk_count') or '?'} sections  "
+                   f"{i.path.stat().st_size / 1e6:.1f} MB  {vec}")
 
 
 @click.command("info")
@@ -38,28 +42,30 @@ def list_cmd(as_json: bool) -> None:
 def info(spec: str, as_json: bool) -> None:
     """Show an installed package's details (SPEC: [registry/]name[@version])."""
     store = Store()
-    with store.open(spec) as pkg:
-        data = {"registry": pkg.id.registry, "name": pkg.name, "version": pkg.version,
-                "path": str(pkg.path), "size": pkg.path.stat().st_size,
-                "sections": pkg.chunk_count(), "vectors": pkg.has_vectors, "meta": pkg.meta,
-                "versions": [i.id.version for i in store.find(f"{pkg.id.registry}/{pkg.name}")]}
+    inst = store.resolve(spec)
+    with open_package(inst.path, registry=inst.id.registry) as pkg:
+        sections, vectors, meta = pkg.chunk_count(), pkg.has_vectors, dict(pkg.meta)
+    size = inst.path.stat().st_size
+    versions = [i.id.version for i in store.find(f"{inst.id.registry}/{inst.id.name}")]
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json.dumps({"registry": inst.id.registry, "name": inst.id.name, "version": inst.id.version,
+                               "path": str(inst.path), "size": size, "sections": sections, "vectors": vectors,
+                               "meta": meta, "versions": versions, "origin": inst.origin}, indent=2))
         return
-    meta = data["meta"]
-    click.echo(f"{data['registry']}/{data['name']}@{data['version']}")
+    click.echo(inst.id.qualified)
     lines = [
         ("description", meta.get("description")),
-        ("sections", data["sections"]),
-        ("size", f"{data['size'] / 1e6:.2f} MB"),
+        ("sections", sections),
+        ("size", f"{size / 1e6:.2f} MB"),
         ("source", f"{meta.get('source_type', '?')}: {meta.get('source_url', '?')}"),
         ("commit", meta.get("source_commit")),
         ("built", f"{meta.get('built_at', '?')} by {meta.get('builder', 'unknown')}"),
         ("embeddings", (f"{meta['embedding_model']} ({meta.get('embedding_dim')} dims, "
                         f"{meta.get('embedding_dtype', 'int8')}, fingerprint {meta.get('embedding_fingerprint', '?')})")
-         if data["vectors"] else "none (lexical search only)"),
-        ("installed", ", ".join(data["versions"])),
-        ("file", data["path"]),
+         if vectors else "none (lexical search only)"),
+        ("installed", ", ".join(versions)),
+        ("from", inst.origin),
+        ("file", str(inst.path)),
     ]
     for key, value in lines:
         if value:

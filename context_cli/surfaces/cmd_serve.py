@@ -15,14 +15,23 @@ import click
 @click.option("--libs", "libs", multiple=True, metavar="SPEC...",
               help="Pin the session to these packages (name or name@version; several after one --libs, "
                    "comma-separated or repeated) and hide the registry tools.")
+@click.option("--token", envvar="CONTEXT_MCP_TOKEN", metavar="TOKEN",
+              help="With --http: every request must send 'Authorization: Bearer TOKEN' (env CONTEXT_MCP_TOKEN).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="With --http: another Host name clients may use (the bound address, and localhost names "
+                   "on loopback, are always allowed); repeatable.")
 @click.argument("more_libs", nargs=-1, metavar="", required=False)
-def serve(http_port: int | None, host: str, libs: tuple[str, ...], more_libs: tuple[str, ...]) -> None:
+def serve(http_port: int | None, host: str, libs: tuple[str, ...], token: str | None,
+          allow_hosts: tuple[str, ...], more_libs: tuple[str, ...]) -> None:
     """Run the MCP server that gives agents get_docs, search_packages and download_package.
 
     \b
     context serve                       stdio, for one agent
     context serve --http 8765           http://127.0.0.1:8765/mcp, many sessions
     context serve --libs react next@15  only these packages, no registry tools
+
+    Over HTTP, requests whose Host or Origin is not allowed are refused (DNS rebinding);
+    binding beyond loopback prints a warning: set --token.
     """
     if more_libs and not libs:
         raise click.UsageError(f"unexpected argument {more_libs[0]!r} (did you mean --libs {more_libs[0]}?)")
@@ -41,4 +50,5 @@ def serve(http_port: int | None, host: str, libs: tuple[str, ...], more_libs: tu
     if http_port is None:
         run_stdio(catalog)
     else:
-        run_http(catalog, host, http_port, ready=lambda url: say(f"Listening on {url}"))
+        run_http(catalog, host, http_port, ready=lambda url: say(f"Listening on {url}"),
+                 token=token or None, allowed_hosts=allow_hosts)
