@@ -221,11 +221,11 @@ def _collect(fetched: Fetched, opts: BuildOptions, progress: Progress | None, pr
         if old is not None:
             out.reuse_page(PageRecord(rel, old.title, old.url, digest), old)
             continue
-        doc = next(parsed)
-        if isinstance(doc, Exception):
+        parsed_doc = next(parsed)
+        if isinstance(parsed_doc, Exception):
             out.skipped += 1
-        elif doc is not None:
-            out.add_page(PageRecord(rel, doc.title, doc.url, digest), chunk_document(doc))
+        elif parsed_doc is not None:
+            out.add_page(PageRecord(rel, parsed_doc.title, parsed_doc.url, digest), chunk_document(parsed_doc))
     return out
 
 

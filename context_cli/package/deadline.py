@@ -19,7 +19,7 @@ from ..errors import InvalidPackage
 
 DEFAULT_DEADLINE_S = 2.0  # one search call against one package
 LOAD_DEADLINE_S = 10.0  # a one-time load (a package's vectors, its BM25 lengths)
-PROGRESS_OPS = 2_000  # SQLite virtual-machine steps between two looks at the clock
+PROGRESS_OPS = 1_000  # SQLite virtual-machine steps between two looks at the clock
 
 
 class PackageTooSlow(InvalidPackage):

@@ -235,13 +235,13 @@ def _deep(db: sqlite3.Connection, label: str, meta: Mapping[str, str], has_vecto
         bad = db.execute(f"SELECT count(*) FROM {table} WHERE {wrong}").fetchone()[0]
         if bad:
             raise InvalidPackage(f"{label}: {bad} chunk row(s) have wrong value types")
-    sized = {"chunks": [*_TYPED_COLUMNS["chunks"], *(["url"] if has_url else [])]}
+    sized: dict[str, list[str]] = {"chunks": [*_TYPED_COLUMNS["chunks"], *(["url"] if has_url else [])]}
     if has_vectors:
         sized["vectors"] = ["vector"]
     if has_bm25:
         sized.update({"bm25_terms": ["term", "postings"], "bm25_lengths": ["lengths"]})
-    for table, cols in sized.items():
-        _check_sizes(db, label, table, cols)
+    for table, names in sized.items():
+        _check_sizes(db, label, table, names)
     if has_vectors:
         _deep_vectors(db, label, meta)
     if has_bm25:

@@ -54,7 +54,8 @@ def decode(blobs: Iterable[bytes], dtype: str, dim: int) -> np.ndarray:
         raise MalformedVectors("vectors hold values that are not finite (NaN or infinity)")
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return m / norms
+    unit: np.ndarray = m / norms
+    return unit
 
 
 def finite(blobs: Sequence[bytes], dtype: str, dim: int) -> bool:

@@ -62,7 +62,7 @@ class Bm25Index:
         self._k = np.concatenate(([K1], K1 * (1 - B + B * doc_len / (avgdl or 1.0))))
         self._cache: OrderedDict[object, Posting | None] = OrderedDict()
         self._held = 0
-        self._last: tuple[tuple, list[Posting | None]] | None = None
+        self._last: tuple[tuple[tuple[str, ...], tuple[str, ...]], list[Posting | None]] | None = None
 
     @classmethod
     def load(cls, db: sqlite3.Connection, weights: Sequence[float]) -> Bm25Index:
@@ -141,7 +141,7 @@ class Bm25Index:
         toks = stemmer().tokens(list(words) + list(phrases))
         singles = [toks[w][0] for w in words if len(toks[w]) == 1]
         plist = self.postings(singles) if singles else {}
-        out = []
+        out: list[Posting | None] = []
         for w in list(words) + list(phrases):
             t = toks[w]
             if not t:
@@ -196,7 +196,7 @@ class Bm25Index:
         else:
             units = self.units(words, ())
         cand = np.asarray(list(candidates), dtype=np.int64)
-        out = []
+        out: list[tuple[str, int, set[int]]] = []
         for w, u in zip(words, units, strict=True):
             if u is None:
                 out.append((w, 0, set()))

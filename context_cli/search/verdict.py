@@ -34,7 +34,7 @@ class Signals:
     n_terms: int
     exact_phrase: bool = False
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"coverage": round(self.coverage, 3), "z": None if self.z is None else round(self.z, 2),
                 "missingTerms": self.missing}
 
