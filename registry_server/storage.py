@@ -182,6 +182,11 @@ class Storage:
         self.scratch = Scratch(self.root)
 
     @property
+    def inline_reads(self) -> bool:
+        """Index reads cheap enough to run on the event loop (the local SQLite file)."""
+        return bool(getattr(self.index, "inline_reads", False))
+
+    @property
     def tmp(self) -> Path:
         return self.scratch.tmp
 
