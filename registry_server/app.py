@@ -275,10 +275,10 @@ async def send_blob(request: Request, record: Record) -> Response:
             raise fail(500, missing) from None
         return BlobResponse(path, headers=headers, media_type="application/octet-stream",
                             stat_result=stat)
-    chunks = await run_in_threadpool(_first_chunk, blobs.stream(record.sha256), missing)
     headers["Content-Length"] = str(record.size)
     if request.method == "HEAD":
         return Response(headers=headers, media_type="application/octet-stream")
+    chunks = await run_in_threadpool(_first_chunk, blobs.stream(record.sha256), missing)
     return StreamingResponse(iterate_in_threadpool(chunks), headers=headers,
                              media_type="application/octet-stream")
 
