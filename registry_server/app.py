@@ -40,7 +40,6 @@ from starlette.types import Receive, Scope, Send
 
 from context_cli.package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 
-from . import pages
 from .observe import Metrics, ObserveMiddleware
 from .records import MUTABLE_VERSIONS, BlobMissing, Conflict, Record, Rejected, Unavailable
 from .storage import ORPHAN_GRACE, Storage, StorageConfig, Upload, open_storage
@@ -92,7 +91,7 @@ def create_app(data_dir: Path | None = None, *, publish_key: str | None = None,
             sweeper.cancel()
             await run_in_threadpool(store.close)
 
-    app = Starlette(routes=[*ROUTES, *PAGE_ROUTES], lifespan=lifespan,
+    app = Starlette(routes=[*PAGE_ROUTES, *ROUTES], lifespan=lifespan,
                     exception_handlers=EXCEPTION_HANDLERS,
                     middleware=[Middleware(ObserveMiddleware, metrics=metrics)])
     app.state.settings = settings
@@ -456,5 +455,8 @@ ROUTES = [
     Route("/api/packages/{rest:path}", api_package, methods=["GET"]),
     Route("/packages/{rest:path}", packages, methods=["GET", "HEAD", "POST"]),
 ]
-# The HTML pages (pages.py) may add their own routes; the app works without them.
+# The HTML pages may add their own routes (`pages.ROUTES`, matched before ours, so a page
+# route for `/` replaces `index`). Imported last: pages.py may import helpers from this module.
+from . import pages  # noqa: E402
+
 PAGE_ROUTES: list[Route] = list(getattr(pages, "ROUTES", []))
