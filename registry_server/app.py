@@ -2,7 +2,9 @@
 
 Neuledge Context's API (`/search`, `/packages/R/N/V[/download]`, `POST /packages/R/N/V`) so
 their client and publisher work unchanged, plus ours: checksums, conditional downloads,
-full-text search, all versions of a package, a health check and an HTML page.
+full-text search, all versions of a package, a health check, Prometheus metrics and HTML pages.
+Storage (SQLite or PostgreSQL index, files or S3 blobs) is chosen by `StorageConfig` and
+opened in the lifespan; every handler sees the same `Storage` API.
 
 Package paths are parsed from the raw request path, one percent-decoded segment at a
 time, so `%40trpc%2Fserver` is one name while a decoded `..`, NUL or stray `/` is refused
