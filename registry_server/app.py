@@ -2,7 +2,9 @@
 
 Neuledge Context's API (`/search`, `/packages/R/N/V[/download]`, `POST /packages/R/N/V`) so
 their client and publisher work unchanged, plus ours: checksums, conditional downloads,
-full-text search, all versions of a package, a health check and an HTML page.
+full-text search, all versions of a package, a health check, Prometheus metrics and HTML pages.
+Storage (SQLite or PostgreSQL index, files or S3 blobs) is chosen by `StorageConfig` and
+opened in the lifespan; every handler sees the same `Storage` API.
 
 Package paths are parsed from the raw request path, one percent-decoded segment at a
 time, so `%40trpc%2Fserver` is one name while a decoded `..`, NUL or stray `/` is refused
@@ -14,11 +16,11 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
 from starlette.applications import Starlette
@@ -40,7 +42,6 @@ from starlette.types import Receive, Scope, Send
 
 from context_cli.package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 
-from . import pages
 from .observe import Metrics, ObserveMiddleware
 from .records import MUTABLE_VERSIONS, BlobMissing, Conflict, Record, Rejected, Unavailable
 from .storage import ORPHAN_GRACE, Storage, StorageConfig, Upload, open_storage
@@ -49,6 +50,7 @@ WRITE_BUFFER = 1024 * 1024  # upload bytes gathered before one write in the thre
 MAX_PATH = 2048
 MAX_DIGITS = 18
 log = logging.getLogger("registry_server")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ def create_app(data_dir: Path | None = None, *, publish_key: str | None = None,
             sweeper.cancel()
             await run_in_threadpool(store.close)
 
-    app = Starlette(routes=[*ROUTES, *PAGE_ROUTES], lifespan=lifespan,
+    app = Starlette(routes=[*PAGE_ROUTES, *ROUTES], lifespan=lifespan,
                     exception_handlers=EXCEPTION_HANDLERS,
                     middleware=[Middleware(ObserveMiddleware, metrics=metrics)])
     app.state.settings = settings
@@ -152,6 +154,14 @@ def settings_of(request: Request) -> Settings:
     return settings
 
 
+async def read(request: Request, fn: Callable[..., T], *args: Any) -> T:
+    """Run an index read: inline for SQLite (a local, indexed lookup takes microseconds, less
+    than a threadpool hand-off), in the threadpool for a networked database."""
+    if storage_of(request).inline_reads:
+        return fn(*args)
+    return await run_in_threadpool(fn, *args)
+
+
 def whole_number(raw: str) -> int | None:
     """ASCII digits only: `isdigit()` also accepts '²' and other digits `int()` refuses."""
     if not raw or len(raw) > MAX_DIGITS or not raw.isascii() or not raw.isdigit():
@@ -204,7 +214,7 @@ class BlobResponse(FileResponse):
 
 # -- Context's API --------------------------------------------------------------------
 
-def search(request: Request) -> Response:
+async def search(request: Request) -> Response:
     """`GET /search?registry=R&name=N[&version=V]`: exact name, newest first, `[]` when none."""
     q = request.query_params
     registry, name, version = q.get("registry", ""), q.get("name", ""), q.get("version") or None
@@ -217,7 +227,7 @@ def search(request: Request) -> Response:
             identity(registry, name, version)
     except InvalidIdentity as e:
         raise fail(400, str(e)) from None
-    records = storage_of(request).versions(registry, name, version)
+    records = await read(request, storage_of(request).versions, registry, name, version)
     return JSONResponse([r.summary() for r in records])
 
 
@@ -234,7 +244,7 @@ async def packages(request: Request) -> Response:
         if download:
             raise fail(405, "publish with POST /packages/REGISTRY/NAME/VERSION", {"Allow": "GET, HEAD"})
         return await publish(request, pid)
-    record = await run_in_threadpool(storage_of(request).get, pid)
+    record = await read(request, storage_of(request).get, pid)
     if record is None:
         raise fail(404, f"package {pid.qualified} not found")
     if download:
@@ -266,10 +276,10 @@ async def send_blob(request: Request, record: Record) -> Response:
             raise fail(500, missing) from None
         return BlobResponse(path, headers=headers, media_type="application/octet-stream",
                             stat_result=stat)
-    chunks = await run_in_threadpool(_first_chunk, blobs.stream(record.sha256), missing)
     headers["Content-Length"] = str(record.size)
     if request.method == "HEAD":
         return Response(headers=headers, media_type="application/octet-stream")
+    chunks = await run_in_threadpool(_first_chunk, blobs.stream(record.sha256), missing)
     return StreamingResponse(iterate_in_threadpool(chunks), headers=headers,
                              media_type="application/octet-stream")
 
@@ -367,16 +377,16 @@ async def receive_body(request: Request, upload: Upload, settings: Settings) -> 
 
 # -- ours -----------------------------------------------------------------------------
 
-def api_search(request: Request) -> Response:
+async def api_search(request: Request) -> Response:
     """`GET /api/search?q=…[&limit=N]`: full-text over names and descriptions."""
     query = request.query_params.get("q", "")
     limit = int_param(request, "limit", 20, 1, 100)
-    groups = storage_of(request).text_search(query, limit)
+    groups = await read(request, storage_of(request).text_search, query, limit)
     results = [{**g[0].summary(), "versions": [r.version for r in g]} for g in groups]
     return JSONResponse({"query": query, "results": results})
 
 
-def api_package(request: Request) -> Response:
+async def api_package(request: Request) -> Response:
     """`GET /api/packages/R/N`: every version of one package with its metadata, newest first."""
     segments = raw_segments(request, "/api/packages/")
     if len(segments) < 2:
@@ -387,7 +397,7 @@ def api_package(request: Request) -> Response:
         check_name(name)
     except InvalidIdentity as e:
         raise fail(400, str(e)) from None
-    records = storage_of(request).versions(registry, name)
+    records = await read(request, storage_of(request).versions, registry, name)
     if not records:
         raise fail(404, f"package {registry}/{name} not found")
     return JSONResponse({"registry": registry, "name": name,
@@ -448,5 +458,8 @@ ROUTES = [
     Route("/packages/{rest:path}", packages, methods=["GET", "HEAD", "POST"]),
     *pages.ROUTES,
 ]
-# The HTML pages (pages.py) may add their own routes; the app works without them.
+# The HTML pages may add their own routes (`pages.ROUTES`, matched before ours, so a page
+# route for `/` replaces `index`). Imported last: pages.py may import helpers from this module.
+from . import pages  # noqa: E402
+
 PAGE_ROUTES: list[Route] = list(getattr(pages, "ROUTES", []))

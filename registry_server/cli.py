@@ -102,6 +102,7 @@ def main(ctx: click.Context, data_dir: Path | None, database: str | None, blobs:
                      redirect_downloads=redirect_downloads, presign_seconds=presign_seconds,
                      min_upload_rate=min_upload_rate * 1024, body_grace=header_timeout,
                      orphan_grace=float(orphan_grace))
+    _check_storage(config)
     if not publish_key:
         click.echo("Publishing is disabled (no --publish-key or CONTEXT_REGISTRY_KEY).", err=True)
     _log_json_access(log_level)
@@ -132,6 +133,23 @@ def migrate(source: Path, data_dir: Path | None, database: str | None, blobs: st
     click.echo(f"{report.copied} copied, {report.skipped} already there, {len(report.failed)} failed")
     if report.failed:
         sys.exit(1)
+
+
+def _check_storage(config: Any) -> None:
+    """Open and close the storage once, so a wrong URL or a down database is one clear line."""
+    from .records import Unavailable
+    from .storage import open_storage
+
+    try:
+        store = open_storage(config)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    try:
+        store.open()
+    except Unavailable as e:
+        raise click.ClickException(f"storage unavailable: {e}") from None
+    finally:
+        store.close()
 
 
 def _log_json_access(level: str) -> None:

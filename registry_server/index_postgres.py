@@ -111,6 +111,10 @@ class PostgresIndex:
             from psycopg_pool import ConnectionPool
         except ImportError:
             raise SystemExit("--database needs psycopg 3: pip install 'psycopg[binary]' psycopg-pool") from None
+        try:  # one direct attempt first: a wrong URL or a down server fails in seconds, clearly
+            psycopg.connect(self.url, connect_timeout=5).close()
+        except psycopg.Error as e:
+            raise Unavailable(f"cannot connect to the database: {_first_line(e)}") from None
         self.pool = ConnectionPool(
             self.url, min_size=self.min_size, max_size=self.max_size, timeout=self.wait_timeout,
             kwargs={"autocommit": True, "row_factory": dict_row, "connect_timeout": 5},
@@ -144,7 +148,7 @@ class PostgresIndex:
             with self.pool.connection() as conn:
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as e:
-            raise Unavailable(f"database: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+            raise Unavailable(f"database: {_first_line(e)}") from None
 
     def _all(self, sql: str, args: tuple[Any, ...] | list[Any]) -> list[dict[str, Any]]:
         with self._conn() as conn:
@@ -197,3 +201,8 @@ class PostgresIndex:
             for key in sorted(set(locks)):
                 conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (_lock_key(key),))
             yield PostgresTxn(conn)
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__

@@ -89,6 +89,8 @@ class SqliteTxn:
 class SqliteIndex:
     """`registry.sqlite` in the data folder: per-thread readers, one writer per process."""
 
+    inline_reads = True  # WAL readers never wait for a writer; lookups are indexed
+
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()

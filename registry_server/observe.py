@@ -10,8 +10,10 @@ import json
 import logging
 import threading
 import time
+from bisect import bisect_left
 from collections import Counter
 from datetime import UTC, datetime
+from itertools import accumulate
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -49,10 +51,8 @@ class Metrics:
                 bytes_in: int, bytes_out: int) -> None:
         with self._lock:
             self.requests[(route, method, status)] += 1
-            counts = self.buckets.setdefault(route, [0] * len(BUCKETS))
-            for i, bound in enumerate(BUCKETS):
-                if seconds <= bound:
-                    counts[i] += 1
+            counts = self.buckets.setdefault(route, [0] * (len(BUCKETS) + 1))
+            counts[bisect_left(BUCKETS, seconds)] += 1  # one bucket; cumulated when rendered
             self.latency_sum[route] = self.latency_sum.get(route, 0.0) + seconds
             self.latency_count[route] += 1
             self.bytes_in[route] += bytes_in
@@ -68,7 +68,7 @@ class Metrics:
             lines += ["# HELP registry_http_request_duration_seconds Time to the end of the response.",
                       "# TYPE registry_http_request_duration_seconds histogram"]
             for route, counts in sorted(self.buckets.items()):
-                for bound, n in zip(BUCKETS, counts, strict=True):
+                for bound, n in zip(BUCKETS, accumulate(counts[:-1]), strict=True):
                     lines.append(f'registry_http_request_duration_seconds_bucket{{route="{route}",'
                                  f'le="{bound}"}} {n}')
                 total = self.latency_count[route]

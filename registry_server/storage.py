@@ -175,11 +175,19 @@ class Storage:
         if index is None:
             from .index_sqlite import SqliteIndex
 
-            assert root is not None
-            index = SqliteIndex(Path(root) / "registry.sqlite")
+            assert self.root is not None
+            index = SqliteIndex(self.root / "registry.sqlite")
+        if blobs is None:
+            assert self.root is not None
+            blobs = FileBlobs(self.root / "blobs")
         self.index: Index = index
-        self.blobs: BlobStore = blobs if blobs is not None else FileBlobs(Path(root or ".") / "blobs")
+        self.blobs: BlobStore = blobs
         self.scratch = Scratch(self.root)
+
+    @property
+    def inline_reads(self) -> bool:
+        """Index reads cheap enough to run on the event loop (the local SQLite file)."""
+        return bool(getattr(self.index, "inline_reads", False))
 
     @property
     def tmp(self) -> Path:

@@ -124,8 +124,11 @@ def pg_url(pg_cluster: PostgresCluster) -> str:
 
 class S3Server:
     def __init__(self) -> None:
+        import logging
+
         from moto.server import ThreadedMotoServer
 
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per S3 call otherwise
         self.port = free_port()
         self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
 

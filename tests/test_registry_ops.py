@@ -151,3 +151,19 @@ def test_one_json_access_line_per_request(tmp_path):
     assert [(e["method"], e["path"], e["status"]) for e in ours] == [
         ("GET", "/search", 200), ("GET", "/packages/npm/zod/1.0.0", 404)]
     assert all(e["ms"] >= 0 and e["client"] == "127.0.0.1" and e["bytes_out"] > 0 for e in ours)
+
+
+def test_the_plain_server_needs_no_database_or_s3_library(tmp_path):
+    """`--data` alone must never import psycopg or boto3 (they are an optional extra)."""
+    import subprocess
+    import sys
+
+    from registry_fixtures import REPO
+
+    code = ("import sys; from starlette.testclient import TestClient; "
+            "from registry_server.app import create_app; "
+            f"c = TestClient(create_app({str(tmp_path / 'd')!r})); c.__enter__(); "
+            "assert c.get('/health').status_code == 200; c.__exit__(None, None, None); "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('psycopg', 'psycopg_pool', 'boto3', 'botocore')]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=60)

@@ -196,6 +196,7 @@ def test_database_restart_under_load(replicas, pg_cluster: PostgresCluster, tmp_
         w.join(30)
     assert recovered, "the replica did not recover after the database restarted"
     assert set(statuses) <= {200, 503}, sorted(set(statuses))
+    assert 503 in statuses  # the pooled connections the restart broke failed cleanly, once each
     for r in bodies:
         assert "unavailable" in assert_error(r, 503) and r.headers["retry-after"]
     health = requests.get(a.url + "/health", timeout=5).json()

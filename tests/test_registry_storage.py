@@ -190,3 +190,21 @@ def test_text_search_finds_names_and_descriptions(storage, tmp_path):
     assert [g[0].name for g in storage.text_search("cafe")] == ["naive-cafe"]
     assert [g[0].name for g in storage.text_search("caf")] == ["naive-cafe"]  # prefix
     assert storage.text_search("nothing-like-this") == []
+
+
+def test_local_copy_is_the_package_verified(storage, tmp_path):
+    pkg = make_package(tmp_path / "p.db", "flask", "3.0.0", registry="pip")
+    record = put(storage, pkg, "pip", "flask", "3.0.0").record
+    copy = storage.local_copy(record)
+    assert copy.read_bytes() == pkg.read_bytes()
+    assert storage.local_copy(record) == copy  # cached (S3) or the blob itself (files)
+    with sqlite3.connect(f"file:{copy}?mode=ro", uri=True) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'name'").fetchone() == ("flask",)
+
+
+def test_record_carries_build_facts(storage, tmp_path):
+    pkg = make_package(tmp_path / "p.db", "flask", "3.0.0", registry="pip")
+    put(storage, pkg, "pip", "flask", "3.0.0")
+    record = storage.get(PackageId("pip", "flask", "3.0.0"))
+    assert record.built_at.endswith("Z") and record.section_count == 2
+    assert record.built_at == record.meta["built_at"]
