@@ -98,7 +98,7 @@ def _laughs(depth: int) -> str:
 
 
 def validate(path: Path, home: Path) -> Outcome:
-    return run(["validate", str(path)], home, timeout=8, program=REGISTRY)
+    return run(["validate", str(path)], home, timeout=6, program=REGISTRY)
 
 
 @pytest.mark.parametrize("text", [

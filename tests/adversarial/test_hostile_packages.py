@@ -75,7 +75,7 @@ def _refused_or_search_survives(home: Path, bad: Path, query: str, *, timeout: f
 @xfail(1, "an FTS5 content= view over an endless CTE passes install and hangs every search")
 def test_endless_fts_view_cannot_stall_search(home: Path, tmp_path: Path) -> None:
     _refused_or_search_survives(home, hp.fts_endless_view(tmp_path / "endless.db"), "streaming cancellation",
-                                timeout=15)
+                                timeout=10)
 
 
 @xfail(4, "FTS5 detail=none makes a query with foo.bar fail for all packages searched together")
