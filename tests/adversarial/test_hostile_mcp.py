@@ -16,7 +16,7 @@ import pytest
 import requests
 from mcp_fixtures import anyio_backend, http_server, stdio_session  # noqa: F401 - fixture
 
-from context_cli.errors import InvalidPackage
+from context_cli.errors import ContextError
 from context_cli.store.store import Store
 
 from . import hostile_packages as hp
@@ -30,7 +30,7 @@ def install_or_refused(home: Path, path: Path) -> bool:
     """Install a hostile file the way `context add` does; False when the store refuses it."""
     try:
         Store(home / "packages").install(path)
-    except InvalidPackage:
+    except ContextError:
         return False
     return True
 

@@ -114,7 +114,6 @@ def test_nan_vectors_never_reach_json(home: Path, tmp_path: Path) -> None:
     assert_ok(o)
     answer = o.json()  # strict: NaN and Infinity raise
     assert isinstance(answer, dict) and answer["results"]
-    assert "RuntimeWarning" not in o.stderr, o
 
 
 @xfail(10, "a name with a trailing newline passes the identity check ($ instead of \\Z)")
