@@ -57,10 +57,16 @@ def _no_constants(name: str) -> object:
     raise ValueError(f"{name} is not valid JSON")
 
 
+CONTEXT = ("-m", "context_cli")
+REGISTRY = ("-c", "from registry.cli import main; main()")  # `context-registry`
+
+
 def run(args: Sequence[str], home: Path, *, timeout: float = 30.0, env: dict[str, str] | None = None,
-        fsize: int | None = None, stdin: bytes | None = None, cwd: Path = REPO) -> Outcome:
+        fsize: int | None = None, stdin: bytes | None = None, cwd: Path = REPO,
+        program: Sequence[str] = CONTEXT) -> Outcome:
     """`python -m context_cli ARGS` with CONTEXT_HOME=home; killed (with its group) at `timeout`."""
-    proc = spawn(args, home, env=env, fsize=fsize, stdin=subprocess.PIPE if stdin is not None else None, cwd=cwd)
+    proc = spawn(args, home, env=env, fsize=fsize, stdin=subprocess.PIPE if stdin is not None else None, cwd=cwd,
+                 program=program)
     if stdin is not None:
         assert proc.stdin is not None
         try:
@@ -72,11 +78,11 @@ def run(args: Sequence[str], home: Path, *, timeout: float = 30.0, env: dict[str
 
 
 def spawn(args: Sequence[str], home: Path, *, env: dict[str, str] | None = None, fsize: int | None = None,
-          stdin: int | None = None, cwd: Path = REPO) -> subprocess.Popen[bytes]:
+          stdin: int | None = None, cwd: Path = REPO, program: Sequence[str] = CONTEXT) -> subprocess.Popen[bytes]:
     full_env = {**os.environ, "CONTEXT_HOME": str(home), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
                 **(env or {})}
     full_env.pop("CONTEXT_DEBUG", None)
-    return subprocess.Popen([sys.executable, "-m", "context_cli", *args], cwd=cwd, env=full_env,
+    return subprocess.Popen([sys.executable, *program, *args], cwd=cwd, env=full_env,
                             stdin=stdin if stdin is not None else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                             preexec_fn=_limits(fsize))

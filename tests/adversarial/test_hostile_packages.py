@@ -33,7 +33,8 @@ def add(home: Path, path: Path, *extra: str, timeout: float = 30):
 
 
 REFUSED_PARAMS = [
-    pytest.param(name, marks=xfail(2, "the refusal echoes a 5000-char name whole; error text must be capped"))
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="issue 11 (suite, cf. #2): the refusal echoes "
+                                                "a 5000-char name whole; error text must be capped"))
     if name == "very_long_name" else name
     for name in hp.REFUSED
 ]
@@ -74,7 +75,7 @@ def _refused_or_search_survives(home: Path, bad: Path, query: str, *, timeout: f
 @xfail(1, "an FTS5 content= view over an endless CTE passes install and hangs every search")
 def test_endless_fts_view_cannot_stall_search(home: Path, tmp_path: Path) -> None:
     _refused_or_search_survives(home, hp.fts_endless_view(tmp_path / "endless.db"), "streaming cancellation",
-                                timeout=15)
+                                timeout=10)
 
 
 @xfail(4, "FTS5 detail=none makes a query with foo.bar fail for all packages searched together")
@@ -113,7 +114,6 @@ def test_nan_vectors_never_reach_json(home: Path, tmp_path: Path) -> None:
     assert_ok(o)
     answer = o.json()  # strict: NaN and Infinity raise
     assert isinstance(answer, dict) and answer["results"]
-    assert "RuntimeWarning" not in o.stderr, o
 
 
 @xfail(10, "a name with a trailing newline passes the identity check ($ instead of \\Z)")

@@ -92,7 +92,7 @@ def test_gzip_bomb_is_not_inflated(home: Path, snapshot: StoreSnapshot) -> None:
 @xfail(3, "the timeout is per read: one byte every 2 s keeps an install going for ever")
 def test_slow_drip_download_has_a_deadline(home: Path, snapshot: StoreSnapshot, alpha: bytes) -> None:
     with web.HostileServer({DOWNLOAD: lambda r: web.drip(alpha, every=2.0)}) as srv:
-        o = install(home, srv.url, timeout=12)
+        o = install(home, srv.url, timeout=10)
     assert_one_line_error(o)
     snapshot.assert_unchanged(home)
 

@@ -1,0 +1,81 @@
+"""Fault injection around `context add FOLDER`: SIGTERM, kill -9 and a full disk (`ulimit -f`)
+while a package is being built. The store must never show a half-built package, and the
+package installed before must still answer.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from .runner import (
+    StoreSnapshot,
+    assert_good_package_searchable,
+    assert_ok,
+    assert_one_line_error,
+    finish,
+    run,
+    spawn,
+)
+from .test_hostile_packages import xfail
+
+
+@pytest.fixture
+def big_folder(tmp_path: Path) -> Path:
+    """Enough Markdown that building it (with embeddings) takes a moment."""
+    root = tmp_path / "bigdocs"
+    root.mkdir()
+    para = "Pipelines stream records from sources to sinks with retries and backpressure. " * 12
+    for i in range(150):
+        (root / f"page{i:03}.md").write_text(
+            f"# Page {i}\n\n## Part one\n\n{para}\n\n## Part two\n\n{para}\n\n## Part three\n\n{para}\n", "utf-8")
+    return root
+
+
+def _interrupted_add(home: Path, folder: Path, sig: int) -> None:
+    """Start `context add FOLDER`, wait until its temp package exists, then signal it."""
+    proc = spawn(["add", str(folder), "--name", "big", "--pkg-version", "1.0.0"], home)
+    packages = home / "packages"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if any(p.name.startswith(".") for p in packages.iterdir()):
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, "the build finished before it could be interrupted"
+    os.kill(proc.pid, sig)
+    o = finish(proc, ("add",), 20)
+    assert not o.timed_out and o.rc != 0, o
+
+
+def _listed(home: Path) -> set[str]:
+    o = run(["list", "--json"], home, timeout=20)
+    assert_ok(o)
+    data = o.json()
+    assert isinstance(data, list)
+    return {f"{p['registry']}/{p['name']}@{p['version']}" for p in data}
+
+
+@xfail(6, "SIGTERM during a build leaves its temp .db files in the store")
+def test_sigterm_during_add_leaves_nothing(home: Path, snapshot: StoreSnapshot, big_folder: Path) -> None:
+    _interrupted_add(home, big_folder, signal.SIGTERM)
+    snapshot.assert_unchanged(home)
+
+
+def test_kill9_during_add_installs_nothing(home: Path, big_folder: Path) -> None:
+    """kill -9 cannot clean up; what it leaves is never listed, and the good package answers."""
+    _interrupted_add(home, big_folder, signal.SIGKILL)
+    assert _listed(home) == {"local/goodlib@1.0.0"}
+    assert_good_package_searchable(home)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 11 (suite, fault injection): a full disk while building ends in "
+                   "'internal error: OperationalError: disk I/O error', not one clear line")
+def test_full_disk_during_add(home: Path, snapshot: StoreSnapshot, big_folder: Path) -> None:
+    o = run(["add", str(big_folder), "--name", "big", "--no-embed"], home, timeout=60, fsize=64 * 1024)
+    assert_one_line_error(o)
+    snapshot.assert_unchanged(home)
+    assert_good_package_searchable(home)
