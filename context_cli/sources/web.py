@@ -21,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from posixpath import normpath
+from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from ..document import Document
@@ -52,7 +53,7 @@ def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None)
     p = urlsplit(url)
     if p.scheme not in ("http", "https") or not p.hostname:
         raise SourceError(f"{url}: not an http(s) URL")
-    base = dict(source_type="web", source_url=safe_url(url), name=site_name(url), version="latest")
+    base: dict[str, Any] = dict(source_type="web", source_url=safe_url(url), name=site_name(url), version="latest")
     if not client.allowed(url):
         raise SourceError(f"{safe_url(url)}: robots.txt disallows fetching this URL")
     path = p.path.lower()
@@ -196,7 +197,7 @@ def llms_links(text: str, base_url: str) -> tuple[list[str], int]:
     return links, offsite
 
 
-def _from_llms_txt(resp: Response, client: HttpClient, limits: WebLimits, base: dict) -> Fetched | None:
+def _from_llms_txt(resp: Response, client: HttpClient, limits: WebLimits, base: dict[str, Any]) -> Fetched | None:
     from ..parse import parse_markdown
 
     links, offsite = llms_links(resp.text, resp.url)
@@ -217,7 +218,7 @@ def _from_llms_txt(resp: Response, client: HttpClient, limits: WebLimits, base: 
     return Fetched(**base, documents=docs, skipped=skipped, notes=notes, description=description or None)
 
 
-def _from_sitemap(url: str, client: HttpClient, limits: WebLimits, base: dict,
+def _from_sitemap(url: str, client: HttpClient, limits: WebLimits, base: dict[str, Any],
                   exists: Callable[[], bool]) -> Fetched | None:
     candidates = _candidates(url, "sitemap.xml")
     candidates += [s for s in client.sitemaps_from_robots(url) if origin(s) == origin(url) and s not in candidates]
