@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup demo test bench lint clean
+.PHONY: setup demo test bench lint clean check-wheel
 
 $(BIN)/context: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +22,11 @@ test: setup
 bench: setup
 	$(BIN)/python bench/retrieval.py
 
+check-wheel:  # sdist + wheel carry the model; the installed wheel adds and searches (needs the index)
+	bash scripts/check_wheel.sh
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache
 
 lint: setup
 	$(BIN)/ruff check .

@@ -32,7 +32,7 @@ class RetryPolicy:
 
     def delay(self, attempt: int, retry_after: str | None = None) -> float | None:
         """Seconds to wait after failed try `attempt` (0 is the first); None: stop retrying."""
-        wait = self.backoff * 2 ** attempt
+        wait = self.backoff * 2.0 ** attempt
         asked = parse_retry_after(retry_after) if self.honour_retry_after else None
         if asked is None:
             return wait

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -199,7 +200,7 @@ embed_options = [
 ]
 
 
-def _with(options: list[Any]):
+def _with(options: list[Any]) -> Callable[[Any], Any]:
     def apply(f: Any) -> Any:
         for option in reversed(options):
             f = option(f)

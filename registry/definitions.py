@@ -379,7 +379,7 @@ class _Checker:
     def error(self, where: str, message: str) -> None:
         self.errors.append(Problem(self.label, where, message))
 
-    def unknown_keys(self, data: dict, allowed: set[str], where: str) -> None:
+    def unknown_keys(self, data: dict[str, Any], allowed: set[str], where: str) -> None:
         for key in data:
             if key not in allowed:
                 at = f"{where}.{key}" if where else str(key)
@@ -456,7 +456,7 @@ class _Checker:
             return None
         return VersionRange(source, min_v, max_v, explicit, pattern)
 
-    def version_field(self, data: dict, key: str, where: str) -> str | None:
+    def version_field(self, data: dict[str, Any], key: str, where: str) -> str | None:
         if key not in data or data[key] is None:
             return None
         value = data[key]
@@ -471,7 +471,7 @@ class _Checker:
             return None
         return value
 
-    def explicit_versions(self, data: dict, where: str) -> tuple[str, ...]:
+    def explicit_versions(self, data: dict[str, Any], where: str) -> tuple[str, ...]:
         if "versions" not in data:
             return ()
         value = data["versions"]
@@ -530,7 +530,7 @@ class _Checker:
         cls = PypiSource if kind == "pypi" else NpmSource
         return cls(docs_path, package, lang, excludes)
 
-    def string(self, data: dict, key: str, where: str, *, required: bool = False) -> str | None:
+    def string(self, data: dict[str, Any], key: str, where: str, *, required: bool = False) -> str | None:
         value = data.get(key)
         if value is None:
             if required:
@@ -541,7 +541,7 @@ class _Checker:
             return None
         return value
 
-    def url(self, data: dict, where: str, kind: str) -> str | None:
+    def url(self, data: dict[str, Any], where: str, kind: str) -> str | None:
         url = self.string(data, "url", f"{where}.url", required=True)
         if url is None:
             return None
@@ -552,7 +552,7 @@ class _Checker:
             return None
         return url
 
-    def rel_path(self, data: dict, key: str, where: str) -> str | None:
+    def rel_path(self, data: dict[str, Any], key: str, where: str) -> str | None:
         value = self.string(data, key, f"{where}.{key}")
         if value is None:
             return None
@@ -562,7 +562,7 @@ class _Checker:
             return None
         return value.strip("/")
 
-    def globs(self, data: dict, where: str) -> tuple[str, ...]:
+    def globs(self, data: dict[str, Any], where: str) -> tuple[str, ...]:
         value = data.get("exclude_paths")
         if value is None:
             return ()
@@ -669,7 +669,7 @@ def _yaml_files(reg_dir: Path, found: _Collected) -> list[Path]:
     return files
 
 
-def _load_single(path: Path, data: dict) -> LoadResult:
+def _load_single(path: Path, data: dict[str, Any]) -> LoadResult:
     """One Neuledge file given on its own: the registry is its folder (or its scope's parent)."""
     parent = path.parent
     scope = parent.name if parent.name.startswith("@") else None

@@ -95,7 +95,8 @@ def _lookup_name(definition: Definition) -> str:
     """The name to ask the registry under: an artefact source may name its package on
     PyPI/npm (`package:`) differently from the definition."""
     packages = {getattr(r.source, "package", None) for r in definition.versions}
-    return packages.pop() if len(packages) == 1 and None not in packages else definition.name
+    only = packages.pop() if len(packages) == 1 else None
+    return only if isinstance(only, str) else definition.name
 
 
 def select(
@@ -112,7 +113,7 @@ def select(
         v = parse_version(r.version)
         if v is None or not is_stable(r.version) or not keep(r.version):
             continue
-        minor = (v.release + (0,))[:2]
+        minor = (v.release[0], v.release[1] if len(v.release) > 1 else 0)
         held = newest.get(minor)
         if held is None or v > _order(held.version):
             newest[minor] = r

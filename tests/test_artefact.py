@@ -21,7 +21,8 @@ from context_cli.sources.artefact import fetch_artefact, fetch_npm, fetch_pypi, 
 
 
 class Server:
-    """path -> (status, body, headers); a header `X-Delay` makes the answer wait (seconds)."""
+    """path -> (status, body, headers); a header `X-Delay` makes the answer wait (seconds),
+    `X-Drip` sends the body one byte at a time that many seconds apart."""
 
     def __init__(self) -> None:
         self.routes: dict[str, tuple[int, bytes, dict[str, str]]] = {}
@@ -44,13 +45,19 @@ def server():
             headers = dict(headers)
             if "X-Delay" in headers:
                 time.sleep(float(headers.pop("X-Delay")))
+            drip = float(headers.pop("X-Drip", 0))  # seconds between single bytes of the body
             self.send_response(status)
             for k, v in headers.items():
                 self.send_header(k, v)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             try:
-                self.wfile.write(body)
+                if not drip:
+                    self.wfile.write(body)
+                for i in range(len(body) if drip else 0):
+                    self.wfile.write(body[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(drip)
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
@@ -224,6 +231,28 @@ def test_download_timeout_is_one_clear_line(server, isolated, monkeypatch):
     monkeypatch.setattr(artefact, "ATTEMPTS", 2)
     with pytest.raises(SourceError, match=r"^could not reach download of demo 1.0 sdist at 127.0.0.1:\d+: timed out$"):
         fetch_pypi("demo", "1.0", index_url=server.url)
+    assert leftovers(isolated) == []
+
+
+def test_an_encoded_sdist_is_refused_not_decoded(server, isolated):
+    """identity is asked for; a server that gzips the download anyway is refused (bomb-proof)."""
+    import gzip
+
+    serve_pypi(server)
+    server.add("/files/demo-1.0.tar.gz", gzip.compress(SDIST), **{"Content-Encoding": "gzip"})
+    with pytest.raises(SourceError, match=r"^download of demo 1.0 sdist: the server sent 'gzip'-encoded data"):
+        fetch_pypi("demo", "1.0", index_url=server.url)
+    assert leftovers(isolated) == []
+
+
+def test_a_dripping_download_meets_the_deadline(server, isolated, monkeypatch):
+    serve_pypi(server)
+    server.add("/files/demo-1.0.tar.gz", SDIST, **{"X-Drip": "0.3"})
+    monkeypatch.setenv("CONTEXT_DOWNLOAD_DEADLINE", "1")
+    started = time.monotonic()
+    with pytest.raises(SourceError, match=r"^download of demo 1.0 sdist: took longer than 1 s in all; stopped$"):
+        fetch_pypi("demo", "1.0", index_url=server.url)
+    assert time.monotonic() - started < 4
     assert leftovers(isolated) == []
 
 

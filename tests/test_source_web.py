@@ -154,6 +154,42 @@ def test_404_site_is_one_line() -> None:
     assert "404" in str(e.value) and "\n" not in str(e.value)
 
 
+def _site_with_root_llms_txt(base: str, site: Site) -> None:
+    site.add("/llms.txt", "# Whole site\n\n- [Other](/other.md)\n", content_type="text/plain")
+    site.add("/other.md", "# Other\n\nA page about something else entirely, the wrong docs.\n",
+             content_type="text/markdown")
+    site.add("/sitemap.xml", ('<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                              f"<url><loc>{base}/other.md</loc></url></urlset>"), content_type="application/xml")
+
+
+def test_a_missing_url_is_an_error_not_the_whole_site(context_home: Path) -> None:
+    """Issue 11 #15: a 404 must not fall back to the root's llms.txt and index the whole site."""
+    from click.testing import CliRunner
+
+    from context_cli.surfaces.cli import cli
+
+    site = Site()
+    with serve(site) as base:
+        _site_with_root_llms_txt(base, site)
+        with pytest.raises(FetchError) as e:
+            fetch_source(base + "/missing/", OPTS)
+        assert str(e.value) == f"{base}/missing/: HTTP 404 Not Found"
+        assert not site.requested("/other.md")
+        r = CliRunner().invoke(cli, ["add", base + "/missing/", "--name", "x", "--no-embed"])
+    assert r.exit_code != 0 and r.output.count("\n") == 1 and "404" in r.output
+    assert not (context_home / "packages").exists() or not any((context_home / "packages").glob("*.db"))
+
+
+def test_the_root_llms_txt_stands_in_for_a_page_that_exists_and_says_so() -> None:
+    site = Site()
+    with serve(site) as base:
+        _site_with_root_llms_txt(base, site)
+        site.add("/guide/", html("Guide", "<p>The guide page exists, but the site only publishes a root llms.txt.</p>"))
+        fetched = fetch_source(base + "/guide/", OPTS)
+    assert fetched.notes[0] == f"{base}/guide/ has no llms.txt of its own; using the site root's {base}/llms.txt"
+    assert "wrong docs" in all_text(fetched)
+
+
 def test_slow_server_times_out_fast() -> None:
     site = Site()
     site.routes["/robots.txt"] = Route(b"", status=404)

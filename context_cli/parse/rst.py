@@ -225,7 +225,7 @@ class _Writer:
     def _inline_child(self, child: Any) -> str:
         tag = child.tagname
         if isinstance(child, nodes.Text):
-            return child.astext()  # Text keeps backslash escapes as NULs; astext() drops them
+            return str(child.astext())  # Text keeps backslash escapes as NULs; astext() drops them
         if tag in ("literal", "title_reference", "math"):
             return code_span(child.astext())
         if tag == "reference":

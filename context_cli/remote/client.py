@@ -175,9 +175,10 @@ def _install_stream(resp: requests.Response, pid: PackageId, srv: Server, store:
                             "nothing was installed")
     want = header or expected
     total = header_int(resp.headers.get("Content-Length"))  # for progress; read_body judges it
-    listed = entry.get("sizeBytes", entry.get("size"))
-    limit = listed if isinstance(listed, int) and not isinstance(listed, bool) and listed >= 0 \
-        else max_download_bytes()
+    listed = entry.get("sizeBytes", entry.get("size"))  # the server's own word, when we have it
+    limit = max_download_bytes()
+    if isinstance(listed, int) and not isinstance(listed, bool) and 0 <= listed < limit:
+        limit = listed
     store.root.mkdir(parents=True, exist_ok=True)
     # Named like every temp file of ours (never *.db): the store never lists it as a package.
     fd, tmp_name = tempfile.mkstemp(prefix=".downloading-", suffix=TEMP_SUFFIX, dir=store.root)

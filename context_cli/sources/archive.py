@@ -30,8 +30,9 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import IO
 
 from ..errors import SourceError
 from .transfer import clip
@@ -78,7 +79,7 @@ class _Member:
     size: int  # declared uncompressed size (files)
     link_target: str | None = None
     hard: bool = False  # a hard link (target relative to the root, not the link's folder)
-    open: Callable[[], BinaryIO] | None = None  # the content, for files
+    open: Callable[[], IO[bytes]] | None = None  # the content, for files
 
 
 def extract(
@@ -166,7 +167,7 @@ def _members(archive: Path) -> Iterator[_Member]:
 class _CappedTarInfo(tarfile.TarInfo):
     """A TarInfo that refuses an oversized long-name/pax header before tarfile reads it."""
 
-    def _proc_member(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+    def _proc_member(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:
         kind = _LONG_HEADERS.get(self.type)
         if kind and self.size > MAX_HEADER_BYTES:
             raise _Refused(f"a {kind} header of {self.size} bytes (over the {MAX_HEADER_BYTES}-byte cap)")
@@ -179,7 +180,7 @@ def _tar_members(archive: Path) -> Iterator[_Member]:
     with tarfile.open(archive, mode="r:*", tarinfo=_CappedTarInfo) as tf:
         for info in tf:
             if info.isreg():
-                yield _Member(info.name, "file", info.size, open=lambda i=info: _tar_file(tf, i))
+                yield _Member(info.name, "file", info.size, open=partial(_tar_file, tf, info))
             elif info.isdir():
                 yield _Member(info.name, "dir", 0)
             elif info.issym() or info.islnk():
@@ -188,11 +189,11 @@ def _tar_members(archive: Path) -> Iterator[_Member]:
                 yield _Member(info.name, "special", 0)
 
 
-def _tar_file(tf: tarfile.TarFile, info: tarfile.TarInfo) -> BinaryIO:
+def _tar_file(tf: tarfile.TarFile, info: tarfile.TarInfo) -> IO[bytes]:
     fh = tf.extractfile(info)
     if fh is None:  # only for non-regular members, which never get here
         raise _Refused(f"member {_name(info.name)} has no content")
-    return fh  # type: ignore[return-value]
+    return fh
 
 
 def _zip_members(archive: Path) -> Iterator[_Member]:
@@ -212,7 +213,7 @@ def _zip_members(archive: Path) -> Iterator[_Member]:
             elif mode and (stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode)):
                 yield _Member(info.filename, "special", 0)
             else:
-                yield _Member(info.filename, "file", info.file_size, open=lambda i=info: zf.open(i))
+                yield _Member(info.filename, "file", info.file_size, open=partial(zf.open, info))
 
 
 def _safe_parts(name: str) -> tuple[str, ...]:

@@ -195,7 +195,7 @@ def fetch_pypi(name: str, version: str | None = None, *, index_url: str | None =
     return fetched
 
 
-def _latest_pypi(doc: dict) -> str:
+def _latest_pypi(doc: dict[str, Any]) -> str:
     """The newest release that is not a pre-release and has a file that is not yanked.
 
     PyPI's `info.version` is the fallback: it is the newest upload, which may be a
@@ -256,7 +256,7 @@ def fetch_npm(name: str, version: str | None = None, *, registry_url: str | None
     return fetched
 
 
-def _npm_digest(dist: dict) -> tuple[str, str, str] | None:
+def _npm_digest(dist: dict[str, Any]) -> tuple[str, str, str] | None:
     """The strongest digest npm gives: an SRI sha512 `integrity`, else the sha1 `shasum`."""
     for item in str(dist.get("integrity") or "").split():
         algo, _, value = item.partition("-")

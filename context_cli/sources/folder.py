@@ -10,11 +10,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SourceError
-from ..parse import SUFFIXES as DOC_SUFFIXES  # a document is a file we can parse: one list
+from ..parse import SUFFIXES
+
+DOC_SUFFIXES = SUFFIXES  # a document is a file we can parse: one list
 
 PROJECT_MARKERS = (".git", "pyproject.toml", "package.json", "setup.py")
 DOCS_DIRS = ("docs", "doc", "documentation", "Documentation")
@@ -65,7 +68,7 @@ def discover(folder: Path, *, path: str | None = None, lang: str | None = None) 
     return Discovered(root=folder, files=files, narrowed_to=narrowed)
 
 
-def _walk(base: Path, root: Path, lang: str | None):
+def _walk(base: Path, root: Path, lang: str | None) -> Iterator[Path]:
     ignores: dict[Path, list[str]] = {}
     wanted = lang.lower().split("-")[0] if lang else None
     for dirpath, dirnames, filenames in os.walk(base):

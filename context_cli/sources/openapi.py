@@ -39,6 +39,17 @@ SPEC_NAMES = ("openapi.json", "openapi.yaml", "openapi.yml", "swagger.json", "sw
 Json = dict[str, Any]
 
 
+def _dict(obj: Json, key: str) -> Json:
+    """`obj[key]` when it is an object, else {}: specs from strangers have any shape."""
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _list(obj: Json, key: str) -> list[Any]:
+    value = obj.get(key)
+    return value if isinstance(value, list) else []
+
+
 def load_spec(text: str) -> Json | None:
     """Parse JSON or YAML; return the mapping if it is an OpenAPI/Swagger spec, else None."""
     stripped = text.lstrip()
@@ -90,7 +101,7 @@ def fetch_openapi_url(url: str, client: Any) -> Fetched:
 
 
 def fetched_from_spec(spec: Json, source_url: str) -> Fetched:
-    info = spec.get("info") if isinstance(spec.get("info"), dict) else {}
+    info = _dict(spec, "info")
     title = str(info.get("title") or "api")
     name = re.sub(r"[^a-z0-9._-]+", "-", title.lower()).strip("-.") or "api"
     version = str(info.get("version") or "").strip().lstrip("v")
@@ -199,7 +210,7 @@ def schema_fields(schema: Any, r: _Resolver, prefix: str = "", depth: int = 0,
             yield from schema_fields(inner, r, path + ("[]." if is_array else "."), depth + 1, stack)
 
 
-def _merged_properties(target: Json, r: _Resolver, stack: tuple[str, ...]) -> tuple[dict, set]:
+def _merged_properties(target: Json, r: _Resolver, stack: tuple[str, ...]) -> tuple[dict[str, Any], set[str]]:
     props: dict[str, Any] = {}
     required: set[str] = set()
     for part in target.get("allOf", []) if isinstance(target.get("allOf"), list) else []:
@@ -228,7 +239,7 @@ def _field_lines(schema: Any, r: _Resolver) -> list[str]:
 # -- operations ---------------------------------------------------------------------------
 
 def _operations(spec: Json, r: _Resolver) -> Iterator[Document]:
-    paths = spec.get("paths") if isinstance(spec.get("paths"), dict) else {}
+    paths = _dict(spec, "paths")
     tag_order = [t.get("name") for t in spec.get("tags", []) if isinstance(t, dict)] \
         if isinstance(spec.get("tags"), list) else []
     ops = []
@@ -239,7 +250,7 @@ def _operations(spec: Json, r: _Resolver) -> Iterator[Document]:
         for method in METHODS:
             op = item.get(method)
             if isinstance(op, dict):
-                tags = op.get("tags") if isinstance(op.get("tags"), list) and op.get("tags") else ["default"]
+                tags = _list(op, "tags") or ["default"]
                 ops.append((str(tags[0]), str(path), method, op, item))
     ops.sort(key=lambda o: (tag_order.index(o[0]) if o[0] in tag_order else len(tag_order), o[0]))
     used: set[str] = set()
@@ -332,7 +343,7 @@ def _schema_summary(schema: Any, r: _Resolver) -> list[str]:
 
 
 def _responses(op: Json, r: _Resolver) -> list[str]:
-    responses = op.get("responses") if isinstance(op.get("responses"), dict) else {}
+    responses = _dict(op, "responses")
     lines = []
     for status, raw in responses.items():
         resp, _ = r.deref(raw)
@@ -361,7 +372,7 @@ def _pick_media(content: Any) -> tuple[str, Any]:
 # -- overview and schemas -----------------------------------------------------------------
 
 def _overview(spec: Json) -> Document:
-    info = spec.get("info") if isinstance(spec.get("info"), dict) else {}
+    info = _dict(spec, "info")
     title = str(info.get("title") or "API")
     blocks = []
     if info.get("description"):
@@ -394,7 +405,7 @@ def _overview(spec: Json) -> Document:
 
 
 def _schemas(spec: Json, r: _Resolver) -> Iterator[Document]:
-    comps = spec.get("components") if isinstance(spec.get("components"), dict) else {}
+    comps = _dict(spec, "components")
     schemas = comps.get("schemas") if "openapi" in spec else spec.get("definitions")
     if not isinstance(schemas, dict):
         return

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from posixpath import normpath
+from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from ..document import Document
@@ -52,29 +53,36 @@ def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None)
     p = urlsplit(url)
     if p.scheme not in ("http", "https") or not p.hostname:
         raise SourceError(f"{url}: not an http(s) URL")
-    base = dict(source_type="web", source_url=safe_url(url), name=site_name(url), version="latest")
+    base: dict[str, Any] = dict(source_type="web", source_url=safe_url(url), name=site_name(url), version="latest")
     if not client.allowed(url):
         raise SourceError(f"{safe_url(url)}: robots.txt disallows fetching this URL")
     path = p.path.lower()
+    exists = _existence(client, url)
 
     if not path.endswith("llms.txt"):
         for cand in _candidates(url, "llms-full.txt"):
+            if _borrowed(url, cand) and not exists():
+                continue
             resp = _probe(client, cand)
             if resp is not None:
                 docs = split_llms_full(resp.text, resp.url)
                 if docs:
-                    return Fetched(**base, documents=docs, notes=[f"read {len(docs)} pages from {safe_url(resp.url)}"])
+                    notes = _borrowed_note(url, resp) + [f"read {len(docs)} pages from {safe_url(resp.url)}"]
+                    return Fetched(**base, documents=docs, notes=notes)
     if not path.endswith("llms-full.txt"):
         for cand in _candidates(url, "llms.txt"):
+            if _borrowed(url, cand) and not exists():
+                continue
             resp = _probe(client, cand)
             if resp is not None:
                 fetched = _from_llms_txt(resp, client, limits, base)
                 if fetched is not None:
+                    fetched.notes[:0] = _borrowed_note(url, resp)
                     return fetched
     if path.endswith(("llms.txt", "llms-full.txt")):
         raise SourceError(f"{safe_url(url)}: no usable {p.path.rsplit('/', 1)[-1]} there")
 
-    fetched = _from_sitemap(url, client, limits, base)
+    fetched = _from_sitemap(url, client, limits, base, exists)
     if fetched is not None:
         return fetched
     resp = client.get(url)  # raises the real error (404, binary, ...) as one line
@@ -189,7 +197,7 @@ def llms_links(text: str, base_url: str) -> tuple[list[str], int]:
     return links, offsite
 
 
-def _from_llms_txt(resp: Response, client: HttpClient, limits: WebLimits, base: dict) -> Fetched | None:
+def _from_llms_txt(resp: Response, client: HttpClient, limits: WebLimits, base: dict[str, Any]) -> Fetched | None:
     from ..parse import parse_markdown
 
     links, offsite = llms_links(resp.text, resp.url)
@@ -210,7 +218,8 @@ def _from_llms_txt(resp: Response, client: HttpClient, limits: WebLimits, base: 
     return Fetched(**base, documents=docs, skipped=skipped, notes=notes, description=description or None)
 
 
-def _from_sitemap(url: str, client: HttpClient, limits: WebLimits, base: dict) -> Fetched | None:
+def _from_sitemap(url: str, client: HttpClient, limits: WebLimits, base: dict[str, Any],
+                  exists: Callable[[], bool]) -> Fetched | None:
     candidates = _candidates(url, "sitemap.xml")
     candidates += [s for s in client.sitemaps_from_robots(url) if origin(s) == origin(url) and s not in candidates]
     for cand in candidates:
@@ -219,9 +228,14 @@ def _from_sitemap(url: str, client: HttpClient, limits: WebLimits, base: dict) -
             continue
         urls = sitemap_urls(resp, client)
         scope = urlsplit(url).path
+        notes = []
         if scope not in ("", "/"):
             prefix = scope if scope.endswith("/") else scope.rsplit("/", 1)[0] + "/"
             in_scope = [u for u in urls if urlsplit(u).path.startswith(prefix)]
+            if not in_scope:  # the whole site only stands in for a page that exists
+                if not exists():
+                    return None
+                notes.append(f"the sitemap lists nothing under {prefix}; indexing every page it lists")
             urls = in_scope or urls
         urls = [u for u in urls if origin(u) == origin(url)]
         if not urls:
@@ -229,7 +243,7 @@ def _from_sitemap(url: str, client: HttpClient, limits: WebLimits, base: dict) -
         docs, skipped, extra = _fetch_pages(urls, client, limits)
         if not docs:
             raise SourceError(f"{safe_url(resp.url)}: none of the {len(urls)} listed pages could be fetched")
-        notes = [f"read sitemap {safe_url(resp.url)}: {len(urls)} pages"] + extra
+        notes = notes + [f"read sitemap {safe_url(resp.url)}: {len(urls)} pages"] + extra
         return Fetched(**base, documents=docs, skipped=skipped, notes=notes)
     return None
 
@@ -302,6 +316,38 @@ def _fetch_pages(urls: list[str], client: HttpClient, limits: WebLimits) -> tupl
     if failed:
         notes.append(f"{failed} pages could not be fetched or had no text; skipped")
     return docs, failed + len(urls) - len(allowed), notes
+
+
+def _existence(client: HttpClient, url: str) -> Callable[[], bool]:
+    """Whether the URL itself answers (asked once, on first need): the site root's llms.txt or
+    whole sitemap may stand in for a page that exists, never for one that does not (a 404
+    must not silently build the whole site under the name the user gave)."""
+    known: list[bool] = []
+
+    def exists() -> bool:
+        if not known:
+            try:
+                client.get(url)
+                known.append(True)
+            except FetchError as e:
+                if e.network:
+                    raise
+                known.append(e.status is None)  # there, but not a text page (binary, too big)
+        return known[0]
+
+    return exists
+
+
+def _borrowed(url: str, cand: str) -> bool:
+    """A candidate at the site root standing in for a URL below it."""
+    return urlsplit(url).path not in ("", "/") and urlsplit(cand).path.count("/") == 1
+
+
+def _borrowed_note(url: str, resp: Response) -> list[str]:
+    if not _borrowed(url, resp.url):
+        return []
+    name = urlsplit(resp.url).path.lstrip("/")
+    return [f"{safe_url(url)} has no {name} of its own; using the site root's {safe_url(resp.url)}"]
 
 
 def _candidates(url: str, filename: str) -> list[str]:
