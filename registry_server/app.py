@@ -433,9 +433,7 @@ def index(request: Request) -> Response:
     query = request.query_params.get("q", "").strip()
     storage = storage_of(request)
     groups = storage.text_search(query, 100) if query else storage.catalogue()
-    page = pages.render_index(groups, query, storage.count())
-    return HTMLResponse(page, headers={"Content-Security-Policy": pages.CSP,
-                                       "X-Content-Type-Options": "nosniff"})
+    return HTMLResponse(pages.render_index(groups, query, storage.count()), headers=pages.HEADERS)
 
 
 def int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
@@ -456,10 +454,9 @@ ROUTES = [
     Route("/api/search", api_search, methods=["GET"]),
     Route("/api/packages/{rest:path}", api_package, methods=["GET"]),
     Route("/packages/{rest:path}", packages, methods=["GET", "HEAD", "POST"]),
-    *pages.ROUTES,
 ]
 # The HTML pages may add their own routes (`pages.ROUTES`, matched before ours, so a page
 # route for `/` replaces `index`). Imported last: pages.py may import helpers from this module.
 from . import pages  # noqa: E402
 
-PAGE_ROUTES: list[Route] = list(getattr(pages, "ROUTES", []))
+PAGE_ROUTES: list[Route] = pages.ROUTES

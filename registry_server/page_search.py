@@ -18,9 +18,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 from context_cli.package.identity import PackageId
+from context_cli.search.answer import Answer
 from context_cli.search.engine import DEFAULT_BUDGET, MAX_QUERY_CHARS, EmptyQuery
 
 MAX_BUDGET = 100_000  # the CLI's `--budget` range
@@ -29,7 +29,7 @@ CACHE_SIZE = 128
 WORKERS = 2
 
 _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="page-search")
-_cache: OrderedDict[tuple[str, str, int], dict[str, Any]] = OrderedDict()
+_cache: OrderedDict[tuple[str, str, int], Answer] = OrderedDict()
 _cache_lock = threading.Lock()
 log = logging.getLogger("registry_server")
 
@@ -38,16 +38,14 @@ class SearchFailed(Exception):
     """A search that produced no answer; the message is shown on the page as it is."""
 
 
-def search_package(path: Path, pid: PackageId, query: str, budget: int = DEFAULT_BUDGET) -> dict[str, Any]:
-    """The DESIGN §4 answer for `query` over the package file at `path` (opened read-only).
-
-    The one place the pages touch the search engine (to become `cx.search` once the
-    Python API lands). Raises the engine's errors (ContextError) for what it refuses.
-    """
-    from context_cli.search.engine import SearchOptions, search
+def search_package(path: Path, pid: PackageId, query: str, budget: int = DEFAULT_BUDGET) -> Answer:
+    """The answer for `query` over the package file at `path` (opened read-only), as the
+    client's `cx.search` gives it: the same engine and limits. Raises ContextError for what
+    it refuses."""
+    from context_cli.search.engine import SearchOptions, answer
     from context_cli.store.store import Installed
 
-    return search(query, [Installed(pid, path, {})], SearchOptions(budget=budget))
+    return answer(query, [Installed(pid, path, {})], SearchOptions(budget=budget))
 
 
 def clean_query(raw: str) -> str:
@@ -66,7 +64,7 @@ def _unprintable(ch: str) -> bool:
 
 
 async def run_search(sha256: str, locate: Callable[[], Path], pid: PackageId, query: str,
-                     budget: int) -> dict[str, Any]:
+                     budget: int) -> Answer:
     """The cached answer, or a fresh one computed on the pool within the deadline.
 
     `locate` gives the package's local file (it may have to fetch it from object storage,
@@ -79,7 +77,7 @@ async def run_search(sha256: str, locate: Callable[[], Path], pid: PackageId, qu
             _cache.move_to_end(key)
             return hit
 
-    def work() -> dict[str, Any]:
+    def work() -> Answer:
         return search_package(locate(), pid, query, budget)
 
     future = _pool.submit(work)

@@ -19,6 +19,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from context_cli.package.identity import InvalidIdentity, check_identity, check_name, check_registry
+from context_cli.search.answer import Answer
 from context_cli.search.engine import DEFAULT_BUDGET
 from context_cli.surfaces.render import to_markdown
 
@@ -224,7 +225,7 @@ async def docs_page(request: Request) -> Response:
     versions, current = found
     query = clean_query(request.query_params.get("q", ""))
     budget, budget_note = _budget(request.query_params.get("budget", ""))
-    answer: dict[str, Any] | None = None
+    answer: Answer | None = None
     problem = budget_note
     if query:
         local = getattr(storage, "local_copy", None)
@@ -277,7 +278,7 @@ def _budget(raw: str) -> tuple[int, str | None]:
 
 
 def render_package(versions: list[Record], current: Record, query: str, budget: int,
-                   answer: dict[str, Any] | None, problem: str | None) -> str:
+                   answer: Answer | None, problem: str | None) -> str:
     """The package page: install command, search form and answer, facts, versions."""
     here = docs_url(current.registry, current.name, current.version)
     install = f"context install {current.registry}/{current.name}@{current.version}"
@@ -310,8 +311,9 @@ def _notice(problem: str | None) -> str:
     return f'<p class="notice" role="status">{escape(problem)}</p>\n' if problem else ""
 
 
-def _answer(answer: dict[str, Any]) -> str:
+def _answer(found: Answer) -> str:
     """The context pack as `context search` shows it: a head line, then each section."""
+    answer = found.to_json()
     saved = round(float(answer.get("savedPercent", 0)) * 100)
     verdict = str(answer["verdict"])
     parts = [f'<section aria-labelledby="results"><h2 id="results">Results for <q>{escape(answer["query"][:200])}</q></h2>',
@@ -330,7 +332,7 @@ def _answer(answer: dict[str, Any]) -> str:
             f'<span class="verdict {_attr(rv)}">{escape(rv)}</span> · {int(r["tokens"])} tokens</p>'
             f'<pre>{escape(str(r["content"]))}</pre></article>')
     parts.append("<details><summary>The same answer as Markdown (what <code>context search</code> prints)"
-                 f"</summary><pre>{escape(to_markdown(answer))}</pre></details></section>")
+                 f"</summary><pre>{escape(to_markdown(found))}</pre></details></section>")
     return "\n".join(parts) + "\n"
 
 

@@ -19,7 +19,7 @@ from registry_fixtures import AUTH, KEY, make_package, package_url
 from starlette.testclient import TestClient
 
 from context_cli.package.writer import write_package
-from context_cli.search.engine import SearchOptions, search
+from context_cli.search.engine import SearchOptions, answer
 from context_cli.store.store import Store
 from context_cli.surfaces.render import to_markdown
 from registry_server import page_search
@@ -186,7 +186,8 @@ def test_search_renders_the_clients_context_pack(client: TestClient, files: dict
     html = assert_page(client.get("/docs/pip/mylib/1.2.0", params={"q": query}))
     assert_accessible(html)
     installed = Store().install(files["1.2.0"], registry="pip")
-    expected = search(query, [installed], SearchOptions())
+    found = answer(query, [installed], SearchOptions())
+    expected = found.to_json()
     assert expected["results"], expected
     titles = re.findall(r'<article class="result"><h3>\d+\. (.*?)</h3>', html)
     assert titles == [escape(r["title"]) for r in expected["results"]]
@@ -196,7 +197,7 @@ def test_search_renders_the_clients_context_pack(client: TestClient, files: dict
     first = expected["results"][0]
     assert f'{first["tokens"]} tokens</p>' in html and first["source"] in html
     md = re.search(r"<details>.*?<pre>(.*?)</pre>", html, re.S)
-    assert md and md.group(1) == escape(to_markdown(expected))
+    assert md and md.group(1) == escape(to_markdown(found))
 
 
 def test_search_escapes_hostile_content(client: TestClient) -> None:
