@@ -62,7 +62,7 @@ def listed(srv: ServerProcess, registry: str, name: str) -> list[dict]:
     "/packages/npm/%ff%fe/1.0.0",
     "/api/packages/npm/..%2F..",
     "/docs/npm/%2e%2e%2f%2e%2e",
-])
+], ids=lambda p: p if len(p) < 100 else "very_long_name")
 def test_path_tricks_get_json_errors(raw_path: str, server: ServerProcess) -> None:
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
         s.sendall(f"GET {raw_path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
@@ -81,7 +81,7 @@ def test_path_tricks_get_json_errors(raw_path: str, server: ServerProcess) -> No
     {"Authorization": f"Bearer {KEY}x"},
     {"Authorization": f"Bearer {KEY[:-1]}"},
     {"Authorization": "Bearer "},
-])
+], ids=["none", "wrong", "basic_scheme", "key_plus_one", "key_minus_one", "empty_bearer"])
 def test_publish_needs_the_exact_key(headers: dict[str, str], server: ServerProcess, tmp_path: Path) -> None:
     pkg = hp.base_package(tmp_path / "p.db", name="keyed", registry="npm")
     assert_error(post(server, pkg, "npm", "keyed", "1.0.0", headers=headers), 401)
