@@ -110,6 +110,16 @@ def test_endless_fts_view_refused_at_publish(server: ServerProcess, tmp_path: Pa
     assert 400 <= resp.status_code < 500, resp.text
 
 
+def test_unicode_digit_content_length_on_upload(server: ServerProcess) -> None:
+    """`Content-Length: ²` on a publish is refused before the app sees it (400)."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(f"POST {package_url('npm', 'cl', '1.0.0')} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  f"Authorization: Bearer {KEY}\r\n".encode() + b"Content-Length: \xb2\r\n\r\nab")
+        answer = s.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 400"), answer
+    assert listed(server, "npm", "cl") == []
+
+
 @xfail(8, "/api/search?limit=² passes isdigit() and int() raises: a 500")
 def test_unicode_digit_query_parameter(server: ServerProcess) -> None:
     resp = requests.get(f"{server.url}/api/search", params={"q": "x", "limit": "\u00b2"}, timeout=10)
