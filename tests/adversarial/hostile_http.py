@@ -54,11 +54,14 @@ def not_found() -> list[Part]:
     return json_reply({"error": "not found"}, 404)
 
 
-def endless(headers: dict[str, str] | None = None, block: int = 64 * 1024) -> Iterator[Part]:
-    """200 without Content-Length, then bytes for ever."""
+def endless(headers: dict[str, str] | None = None, block: int = 64 * 1024, pause: float = 0.0,
+            fill: bytes = b"\0") -> Iterator[Part]:
+    """200 without Content-Length, then `block` bytes of `fill` for ever (`pause` s apart)."""
     yield head(200, {"Content-Type": "application/octet-stream", **(headers or {})})
-    data = b"\0" * block
+    data = fill * (block // len(fill))
     while True:
+        if pause:
+            yield pause
         yield data
 
 

@@ -62,7 +62,7 @@ def listed(srv: ServerProcess, registry: str, name: str) -> list[dict]:
     "/packages/npm/%ff%fe/1.0.0",
     "/api/packages/npm/..%2F..",
     "/docs/npm/%2e%2e%2f%2e%2e",
-])
+], ids=lambda p: p if len(p) < 100 else "very_long_name")
 def test_path_tricks_get_errors_and_leak_nothing(raw_path: str, server: ServerProcess) -> None:
     """API paths answer the JSON error shape; the HTML pages under /docs/ an HTML error page."""
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
@@ -86,7 +86,7 @@ def test_path_tricks_get_errors_and_leak_nothing(raw_path: str, server: ServerPr
     {"Authorization": f"Bearer {KEY}x"},
     {"Authorization": f"Bearer {KEY[:-1]}"},
     {"Authorization": "Bearer "},
-])
+], ids=["none", "wrong", "basic_scheme", "key_plus_one", "key_minus_one", "empty_bearer"])
 def test_publish_needs_the_exact_key(headers: dict[str, str], server: ServerProcess, tmp_path: Path) -> None:
     pkg = hp.base_package(tmp_path / "p.db", name="keyed", registry="npm")
     assert_error(post(server, pkg, "npm", "keyed", "1.0.0", headers=headers), 401)
@@ -113,6 +113,16 @@ def test_endless_fts_view_refused_at_publish(server: ServerProcess, tmp_path: Pa
     bad = hp.fts_endless_view(tmp_path / "endless.db")
     resp = post(server, bad, "npm", "evil", "1.0.0")
     assert 400 <= resp.status_code < 500, resp.text
+
+
+def test_unicode_digit_content_length_on_upload(server: ServerProcess) -> None:
+    """`Content-Length: ²` on a publish is refused before the app sees it (400)."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(f"POST {package_url('npm', 'cl', '1.0.0')} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  f"Authorization: Bearer {KEY}\r\n".encode() + b"Content-Length: \xb2\r\n\r\nab")
+        answer = s.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 400"), answer
+    assert listed(server, "npm", "cl") == []
 
 
 @xfail(8, "/api/search?limit=² passes isdigit() and int() raises: a 500")

@@ -71,7 +71,7 @@ def test_batch_deeply_nested_line(home: Path, tmp_path: Path) -> None:
     "\u202e\u0000\u200b zero width and bidi",
     "ｓｔｒｅａｍｉｎｇ ＣＡＮＣＥＬ",
     "a." * 5000,
-])
+], ids=["100k_chars", "fts_syntax", "bidi_nul_zero_width", "fullwidth", "5000_dots"])
 def test_search_topic_text_is_never_syntax(topic: str, home: Path) -> None:
     o = run(["search", topic.replace("\u0000", ""), "--format", "json"], home, timeout=20)
     assert_ok(o)

@@ -19,7 +19,9 @@ from mcp_fixtures import anyio_backend, http_server, stdio_session  # noqa: F401
 from context_cli.errors import ContextError
 from context_cli.store.store import Store
 
+from . import hostile_http as web
 from . import hostile_packages as hp
+from .runner import StoreSnapshot
 from .test_hostile_packages import xfail
 
 pytestmark = pytest.mark.anyio
@@ -169,6 +171,28 @@ async def test_hostile_arguments_get_error_results(home: Path) -> None:
         with anyio.fail_after(15):
             healthy = await session.call_tool("get_docs", {"library": "goodlib", "topic": TOPIC})
     assert not healthy.is_error and "goodlib" in healthy.content[0].text
+
+
+@pytest.mark.parametrize("answer", ["wrong_checksum", "other_package"])
+async def test_download_package_from_hostile_registry(answer: str, home: Path, tmp_path: Path) -> None:
+    """An agent calls download_package on its own; the registry lies. An error result of one
+    short line, and the store as it was."""
+    alpha = hp.base_package(tmp_path / "alpha.db", name="alpha", registry="npm").read_bytes()
+    beta = hp.base_package(tmp_path / "beta.db", name="beta", registry="npm").read_bytes()
+    replies = {"wrong_checksum": lambda r: web.reply(alpha, headers={"X-Content-SHA256": "0" * 64}),
+               "other_package": lambda r: web.reply(beta)}
+    before = StoreSnapshot.take(home)
+    with web.HostileServer({"/packages/npm/alpha/1.0.0/download": replies[answer]}) as srv:
+        (home / "config.json").write_text(json.dumps(
+            {"servers": [{"name": "evil", "url": srv.url, "default": True}]}), "utf-8")
+        async with stdio_session(home) as session:
+            with anyio.fail_after(30):
+                result = await session.call_tool("download_package",
+                                                  {"registry": "npm", "name": "alpha", "version": "1.0.0"})
+    text = result.content[0].text if result.content else ""
+    assert result.is_error, text
+    assert "\n" not in text.strip() and len(text) < 600, text
+    before.assert_unchanged(home)
 
 
 def _initialize(url: str, host: str) -> requests.Response:
