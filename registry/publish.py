@@ -37,9 +37,9 @@ import requests
 from context_cli import __version__
 from context_cli.errors import ContextError, InvalidPackage, RegistryError
 from context_cli.package.identity import PackageId, check_identity
-from context_cli.remote.protocol import error_text, package_path
+from context_cli.remote.protocol import error_text, package_path, read_json
 from context_cli.retry import RetryPolicy, send
-from context_cli.sources.transfer import describe_error
+from context_cli.sources.transfer import TransferError, describe_error
 
 from .definitions import Definition, GitSource, find_definition
 
@@ -150,8 +150,8 @@ def upload(target: Target, path: Path, pid: PackageId) -> dict[str, Any]:
             raise PublishError(f"{target.name} refused {pid.qualified}: {resp.status_code} "
                                f"{error_text(resp)}", resp.status_code)
         try:
-            body = resp.json()
-        except ValueError:
+            body = read_json(resp)
+        except (ValueError, TransferError):
             body = {}
     return body if isinstance(body, dict) else {}
 
@@ -167,8 +167,8 @@ def server_metadata(target: Target, registry: str, name: str, version: str) -> d
             raise PublishError(f"{target.name} refused to look up {pid.qualified}: "
                                f"{resp.status_code} {error_text(resp)}", resp.status_code)
         try:
-            data = resp.json()
-        except ValueError:
+            data = read_json(resp)
+        except (ValueError, TransferError):
             raise PublishError(f"{target.name} did not answer with JSON for {pid.qualified}") from None
     if not isinstance(data, dict):
         raise PublishError(f"{target.name} sent unexpected metadata for {pid.qualified}")
@@ -186,9 +186,9 @@ def _send(method: str, target: Target, path: str, *, what: str,
 
     def request() -> requests.Response:
         if body is None:
-            return requests.request(method, url, timeout=TIMEOUT, headers=headers)
+            return requests.request(method, url, timeout=TIMEOUT, headers=headers, stream=True)
         with body.open("rb") as f:
-            return requests.request(method, url, data=f, timeout=TIMEOUT, headers=headers)
+            return requests.request(method, url, data=f, timeout=TIMEOUT, headers=headers, stream=True)
 
     policy = RetryPolicy(ATTEMPTS, BACKOFF, honour_retry_after=False)
     try:

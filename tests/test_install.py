@@ -374,6 +374,16 @@ def test_an_unreadable_content_length_is_one_clear_error(home, tmp_path, install
     assert_untouched(home, installed_old, before)
 
 
+def test_an_endless_search_answer_is_cut_off(home, monkeypatch):
+    """JSON answers are read within a cap too (16 MiB): a server streaming `[` forever fails."""
+    endless = [http_response(200, b"", {"Content-Type": "application/json"}, content_length=""),
+               *([b"[" * (1 << 20)] * 17)]
+    with FakeServer(lambda m, p: endless) as fake:
+        monkeypatch.setenv("CONTEXT_REGISTRY_URL", fake.url)
+        with pytest.raises(RegistryError, match=r"answered badly .*: larger than 16777216 bytes; stopped$"):
+            remote.search_remote("npm", "zod")
+
+
 # -- config.json ----------------------------------------------------------------------
 
 def test_config_defaults_and_file(home, monkeypatch):

@@ -31,7 +31,7 @@ from ..sources.transfer import IDENTITY, TransferError, describe_error, download
 from ..store.store import Installed, Spec, Store
 from ..store.versions import version_key
 from .config import Server, get_server
-from .protocol import SEARCH_PATH, SHA256_HEADER, download_path, error_text, package_path
+from .protocol import SEARCH_PATH, SHA256_HEADER, download_path, error_text, package_path, read_json
 
 Progress = Callable[[int, "int | None"], None]
 """Called with (bytes received, total bytes or None) as a download proceeds."""
@@ -158,7 +158,7 @@ def max_download_bytes() -> int:
 def _download(pid: PackageId, srv: Server, store: Store, entry: dict[str, Any],
               progress: Progress | None) -> Installed:
     """`entry` is the server's search entry for this version when we have it (sha256, size)."""
-    with _request(srv, download_path(pid), stream=True) as resp:
+    with _request(srv, download_path(pid)) as resp:
         if resp.status_code == 404:
             raise PackageNotFound(f"{pid.qualified} is not on {srv.name} ({srv.url})")
         _raise_for_status(resp, srv)
@@ -221,12 +221,11 @@ def _receive(resp: requests.Response, fd: int, total: int | None, limit: int,
 
 # -- HTTP -----------------------------------------------------------------------------
 
-def _request(srv: Server, path: str, *, params: dict[str, str] | None = None,
-             stream: bool = False) -> requests.Response:
+def _request(srv: Server, path: str, *, params: dict[str, str] | None = None) -> requests.Response:
     """GET with bounded retries for 429, 5xx and dropped connections; other answers returned."""
     policy = RetryPolicy(ATTEMPTS, BACKOFF, max_retry_after=MAX_WAIT, give_up_beyond_max=True)
     try:
-        resp = send(lambda: requests.get(srv.url + path, params=params, stream=stream,
+        resp = send(lambda: requests.get(srv.url + path, params=params, stream=True,
                                          timeout=TIMEOUT, headers=HEADERS), policy)
     except (requests.ConnectionError, requests.Timeout) as e:
         raise RegistryError(f"cannot reach registry server {srv.url}: {describe_error(e)}") from None
@@ -244,9 +243,11 @@ def _request(srv: Server, path: str, *, params: dict[str, str] | None = None,
 def _json(resp: requests.Response, srv: Server) -> Any:
     _raise_for_status(resp, srv)
     try:
-        return resp.json()
+        return read_json(resp)
     except ValueError:
         raise RegistryError(f"{srv.url} did not answer with JSON ({resp.url})") from None
+    except TransferError as e:
+        raise RegistryError(f"{srv.url} answered badly ({resp.url}): {e}") from None
 
 
 def _raise_for_status(resp: requests.Response, srv: Server) -> None:

@@ -11,16 +11,19 @@ answers through these functions, so the two can never disagree about the wire.
 from __future__ import annotations
 
 import json
+from typing import Any
 from urllib.parse import quote
 
 import requests
 
 from ..package.identity import PackageId
-from ..sources.transfer import clip
+from ..sources.transfer import clip, read_body
 
 SHA256_HEADER = "X-Content-SHA256"
 SEARCH_PATH = "/search"
 _ERROR_PEEK = 4096  # an error body is read this far, never further
+JSON_LIMIT = 16 * 1024 * 1024  # a search answer or metadata; real ones are a few KB
+JSON_DEADLINE = 120.0  # seconds for one whole JSON answer
 
 
 def package_path(pid: PackageId) -> str:
@@ -51,3 +54,12 @@ def error_text(resp: requests.Response) -> str:
     text = message if isinstance(message, str) else (resp.reason or "")
     return clip(text, 200) or str(resp.status_code)
 
+
+
+def read_json(resp: requests.Response, limit: int = JSON_LIMIT) -> Any:
+    """A JSON answer read within a size cap and a deadline (the response must be streamed).
+
+    Raises `ValueError` when it is not JSON, `TransferError` when it breaks a bound.
+    """
+    body = b"".join(read_body(resp, limit=limit, deadline=JSON_DEADLINE, decode=True))
+    return json.loads(body)
