@@ -232,8 +232,9 @@ class Store:
             return
         old = self._origin(new.path)
         if old and _is_server(old) and not (new.origin and _is_server(new.origin)):
-            raise Replaced(f"{new.id.qualified} is installed from the registry {old}; refusing to replace it "
-                           f"with {new.origin or 'a local file'} (pass --replace to do it anyway)")
+            source = new.origin.removeprefix("file:") if new.origin and new.origin.startswith("file:") else None
+            raise Replaced(f"{new.id.qualified} is installed from the registry {old}; refusing to replace it with "
+                           f"{source or 'a local build'} (pass --replace to do it anyway)")
 
     def _origin_file(self, path: Path) -> Path:
         return self.root.with_name(self.root.name + ORIGINS) / f"{path.name}.json"
