@@ -65,3 +65,19 @@ def test_clean_line_leaves_proper_text_alone() -> None:
     fixed = json.loads(clean_line('{"id": 1, "params": {"arguments": {"topic": "a\\ud800", "library": "x"}}}'))
     assert fixed["params"]["arguments"]["topic"] == "a\ufffd"
     assert fixed["params"]["_meta"] == {INVALID_TEXT: "topic"}
+
+
+def test_lone_surrogate_over_http_is_answered_at_once(tmp_path: Path) -> None:
+    import httpx
+    from mcp_fixtures import http_server
+
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with http_server(make_home(tmp_path, [("mylib", "1.0.0")])) as url:
+        first = httpx.post(url, content=json.dumps(INIT), headers=headers, timeout=10)
+        session = {**headers, "mcp-session-id": first.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        httpx.post(url, content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                   headers=session, timeout=10)
+        bad = httpx.post(url, content=call(2, {"library": "mylib", "topic": "x \ud800"}), headers=session, timeout=15)
+        assert bad.status_code == 400 and bad.json()["error"]["code"] == -32700  # JSON-RPC parse error
+        good = httpx.post(url, content=call(3, {"library": "mylib", "topic": "cancel"}), headers=session, timeout=15)
+        assert good.status_code == 200 and "Cancelling" in good.text

@@ -215,3 +215,17 @@ def test_search_then_download_from_a_registry(home: Path, tmp_path: Path, monkey
         assert "gamma@3.1.0" in cat.choices()
         with pytest.raises(Exception, match="not on"):
             tools.download_package(cat, {"registry": "npm", "name": "gamma", "version": "9.9.9"})
+
+
+def test_catalog_resolves_through_the_store_within_what_the_session_sees(home: Path, tmp_path: Path) -> None:
+    pinned = catalog(home, "mylib@1.0.0", "other")
+    assert pinned.resolve("mylib").label == "mylib@1.0.0"  # the highest *visible* version
+    store = Store(home / "packages")
+    assert store.resolve("mylib", among=pinned.visible()).label == "mylib@1.0.0"
+    assert store.resolve("mylib").label == "mylib@2.0.0"
+    with pytest.raises(ToolError, match="not available in this session"):
+        pinned.resolve("mylib@2.0.0")
+    store.install(build_package(tmp_path / "npm-other.db", "other", "0.3", registry="npm"))
+    with pytest.raises(ToolError, match="several registries: local/other, npm/other; name one"):
+        catalog(home).resolve("other")
+    assert catalog(home).resolve("npm/other").id.registry == "npm"

@@ -155,3 +155,15 @@ def test_a_file_never_silently_replaces_a_registry_install(tmp_path):
     assert replaced.origin == "file:spoof.db" and store.resolve("npm/alpha").meta["description"] == "spoof"
     store.remove("npm/alpha")
     assert store.installed() == []
+
+
+def test_a_refused_file_is_named_in_the_error_and_nothing_is_left(tmp_path):
+    path = make_package(tmp_path / "deep.db", "deep", "1.0.0")
+    db = sqlite3.connect(path)
+    db.execute("UPDATE chunks SET tokens = 'x'")
+    db.commit()
+    db.close()
+    store = Store()
+    with pytest.raises(InvalidPackage, match=r"^deep\.db: .*wrong value types"):
+        store.install(path)
+    assert not store.root.exists() or list(store.root.iterdir()) == []

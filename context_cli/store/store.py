@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import sqlite3
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -166,34 +165,45 @@ class Store:
         return add_source(AddRequest(source=source, **options), store=self, progress=progress)
 
     def install(self, source: Path, *, registry: str | None = None, server: str | None = None) -> Installed:
-        """Copy a package file into the store, replacing the same identity if present."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=".incoming-", suffix=TEMP_SUFFIX, dir=self.root)
-        os.close(fd)
-        tmp = Path(name)
-        try:
+        """Copy a package file into the store, replacing the same identity if present.
+
+        The copy is what gets checked (deeply) and renamed into place, so the checked bytes
+        are the installed bytes; `server` is the registry server's URL when it came from one.
+        """
+        source = Path(source)
+        with open_package(source, registry=registry) as pkg:  # a bad file is named in the error
+            dest = self.root / pkg.id.filename
+        with atomic_path(dest, prefix=".incoming-") as tmp:
             shutil.copyfile(source, tmp)
-            return self.install_owned(tmp, registry=registry, server=server,
-                                      origin=None if server else f"file:{Path(source).name}")
-        finally:
-            tmp.unlink(missing_ok=True)
+            try:
+                installed = self._admit(tmp, registry, server or f"file:{source.name}")
+            except InvalidPackage as e:
+                raise InvalidPackage(str(e).replace(tmp.name, source.name)) from None
+            if installed.path != dest:
+                raise InvalidPackage(f"{source.name} changed while it was being installed; try again")
+        self._record_origin(installed)
+        return installed
 
     def install_owned(self, tmp: Path, *, registry: str | None = None, server: str | None = None,
                       origin: str | None = None) -> Installed:
-        """Validate a file already inside the store folder and rename it into place.
+        """Check a file already inside the store folder and rename it into place.
 
         `server` is the registry server's URL when the file was downloaded from one;
         `origin` says where else it came from (default: built here).
         """
-        with open_package(tmp, registry=registry, deep=True) as pkg:
-            dest = self.root / pkg.id.filename
-            installed = describe(pkg, dest, server or origin or "built")
+        installed = self._admit(tmp, registry, server or origin or "built")
+        with atomic_path(installed.path, prefix=".incoming-") as final:
+            os.replace(tmp, final)
+        self._record_origin(installed)
+        return installed
+
+    def _admit(self, path: Path, registry: str | None, origin: str) -> Installed:
+        """Deep-check a file about to be installed; what it will be once in place."""
+        with open_package(path, registry=registry, deep=True) as pkg:
+            installed = describe(pkg, self.root / pkg.id.filename, origin)
         if registry:
             installed.meta["registry"] = registry
         self._refuse_silent_replace(installed)
-        with atomic_path(dest, prefix=".incoming-") as final:
-            os.replace(tmp, final)
-        self._record_origin(installed)
         return installed
 
     def remove(self, spec: str) -> Installed:
@@ -232,8 +242,9 @@ class Store:
             return
         old = self._origin(new.path)
         if old and _is_server(old) and not (new.origin and _is_server(new.origin)):
-            raise Replaced(f"{new.id.qualified} is installed from the registry {old}; refusing to replace it "
-                           f"with {new.origin or 'a local file'} (pass --replace to do it anyway)")
+            source = new.origin.removeprefix("file:") if new.origin and new.origin.startswith("file:") else None
+            raise Replaced(f"{new.id.qualified} is installed from the registry {old}; refusing to replace it with "
+                           f"{source or 'a local build'} (pass --replace to do it anyway)")
 
     def _origin_file(self, path: Path) -> Path:
         return self.root.with_name(self.root.name + ORIGINS) / f"{path.name}.json"
