@@ -22,8 +22,7 @@ import re
 import sqlite3
 import threading
 import zlib
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidPackage
@@ -107,15 +106,28 @@ def stemmer() -> Stemmer:
 
 # --- encoding --------------------------------------------------------------------------------
 
-def encode_postings(ids: np.ndarray, tfs: np.ndarray, wide: bool) -> bytes:
-    """zlib(id deltas as uint16, or uint32 past 65,535 chunks; then three uint8 tf columns)."""
+def encode_postings(lists: Sequence[tuple[np.ndarray, np.ndarray]], wide: bool) -> Iterator[bytes]:
+    """Each (sorted chunk ids, (df, 3) tfs) -> zlib(id deltas as uint16, or uint32 past 65,535
+    chunks; then three uint8 tf columns). The arithmetic runs once over all lists together."""
     import numpy as np
 
-    delta = np.array(ids, dtype=np.int64)
+    if not lists:
+        return
+    ids = np.concatenate([i for i, _ in lists])
+    sizes = np.fromiter((len(i) for i, _ in lists), dtype=np.int64, count=len(lists))
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    delta = ids.copy()
     delta[1:] -= ids[:-1]
-    cols = np.minimum(tfs, TF_MAX).astype(np.uint8)
-    raw = delta.astype("<u4" if wide else "<u2").tobytes() + np.ascontiguousarray(cols.T).tobytes()
-    return zlib.compress(raw, 9)
+    delta[starts[:-1]] = ids[starts[:-1]]  # each list starts from zero
+    width = 4 if wide else 2
+    id_bytes = delta.astype("<u4" if wide else "<u2").tobytes()
+    tf = np.minimum(np.concatenate([t for _, t in lists]), TF_MAX).astype(np.uint8)
+    cols = [np.ascontiguousarray(tf[:, k]).tobytes() for k in range(3)]
+    for lo, hi in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True):
+        # A 4 KiB window and small state: as small as the default's output here, and much
+        # cheaper to set up for thousands of short lists. Any zlib reader decodes it.
+        z = zlib.compressobj(9, zlib.DEFLATED, 12, 4)
+        yield z.compress(id_bytes[lo * width:hi * width] + cols[0][lo:hi] + cols[1][lo:hi] + cols[2][lo:hi]) + z.flush()
 
 
 def decode_postings(df: object, blob: object, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -184,53 +196,58 @@ def write(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]]) -> 
         "INSERT INTO bm25_lengths(field, lengths) VALUES (?, ?)",
         ((name, lengths[:, i].astype("<u4").tobytes()) for i, name in enumerate(FIELDS)),
     )
+    items = sorted(post.items())
+    blobs = encode_postings([p for _, p in items], wide)
     db.executemany(
         "INSERT INTO bm25_terms(term, df, postings) VALUES (?, ?, ?)",
-        ((term, len(ids), encode_postings(ids, tfs, wide)) for term, (ids, tfs) in sorted(post.items())),
+        ((term, len(ids), blob) for (term, (ids, _)), blob in zip(items, blobs, strict=True)),
     )
     return {"terms": len(post), "postings": sum(len(p[0]) for p in post.values()), "fixed": fixed}
 
 
 def _postings(rows: Sequence[tuple[int, str, str, str]]) -> Postings:
-    """Every term's posting list, from Python's split and SQLite's stems."""
+    """Every term's posting list, from Python's split and SQLite's stems, counted in bulk:
+    one id per word occurrence, then numpy counts (term, chunk, field) triples."""
     import numpy as np
 
     n = len(rows)
-    counts = [[Counter(_WORD.findall(text or "")) for text in (t, s, c)] for _, t, s, c in rows]
-    vocab: set[str] = set()
-    for per_field in counts:
-        for cnt in per_field:
-            vocab.update(cnt)
-    stems = stemmer().tokens(sorted(vocab))
+    occurrences: list[str] = []  # every word, in order
+    spans: list[int] = []  # chunk id * 3 + field, one per non-empty text ...
+    lengths: list[int] = []  # ... and how many words it has
+    for cid, *texts in rows:
+        for f, text in enumerate(texts):
+            words = _WORD.findall(text or "")
+            if words:
+                occurrences.extend(words)
+                spans.append(cid * 3 + f)
+                lengths.append(len(words))
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(occurrences))}
+    words_arr = np.fromiter(map(vocab.__getitem__, occurrences), dtype=np.int64, count=len(occurrences))
+    del occurrences
+    stems = stemmer().tokens(vocab)
     names: dict[str, int] = {}
-    first = {w: names.setdefault(t[0], len(names)) for w, t in stems.items() if len(t) == 1}
-    extra = {w: [names.setdefault(x, len(names)) for x in t] for w, t in stems.items() if len(t) != 1}
-    tok_ids: list[int] = []
-    chunk_ids: list[int] = []
-    fields: list[int] = []
-    freqs: list[int] = []
-    for cid, per_field in enumerate(counts, start=1):
-        for f, cnt in enumerate(per_field):
-            if not cnt:
-                continue
-            if extra and any(w in extra for w in cnt):
-                for w, k in cnt.items():
-                    for ti in extra[w] if w in extra else (first[w],):
-                        tok_ids.append(ti)
-                        chunk_ids.append(cid)
-                        fields.append(f)
-                        freqs.append(k)
-                continue
-            tok_ids.extend(map(first.__getitem__, cnt.keys()))
-            freqs.extend(cnt.values())
-            chunk_ids.extend([cid] * len(cnt))
-            fields.extend([f] * len(cnt))
-    del counts
-    tok = np.asarray(tok_ids, dtype=np.int64)
-    key = tok * (n + 1) + np.asarray(chunk_ids, dtype=np.int64)
-    uniq, inv = np.unique(key, return_inverse=True)
-    tf = np.zeros((len(uniq), 3), dtype=np.int64)
-    np.add.at(tf, (inv, np.asarray(fields, dtype=np.int64)), np.asarray(freqs, dtype=np.int64))
+    word_term = np.full(len(vocab) + 1, -1, dtype=np.int64)  # a word's one term, -1 if not one
+    split: dict[int, list[int]] = {}  # words FTS5 splits into several terms (or none)
+    for w, i in vocab.items():
+        toks = stems[w]
+        if len(toks) == 1:
+            word_term[i] = names.setdefault(toks[0], len(names))
+        else:
+            split[i] = [names.setdefault(t, len(names)) for t in toks]
+    where = np.repeat(np.asarray(spans, dtype=np.int64), lengths)
+    term = word_term[words_arr]
+    if split:
+        odd = np.flatnonzero(term < 0)
+        extra = [(t, where[k]) for k in odd.tolist() for t in split[int(words_arr[k])]]
+        keep = term >= 0
+        term, where = term[keep], where[keep]
+        if extra:
+            term = np.concatenate([term, np.asarray([t for t, _ in extra], dtype=np.int64)])
+            where = np.concatenate([where, np.asarray([w for _, w in extra], dtype=np.int64)])
+    # One row per (term, chunk); three columns of term frequency.
+    pair = term * (n + 1) + where // 3
+    uniq, inv = np.unique(pair, return_inverse=True)
+    tf = np.bincount(inv * 3 + where % 3, minlength=3 * len(uniq)).reshape(-1, 3)
     p_tok, p_cid = uniq // (n + 1), uniq % (n + 1)
     term_of = [""] * len(names)
     for name, i in names.items():
@@ -238,9 +255,9 @@ def _postings(rows: Sequence[tuple[int, str, str, str]]) -> Postings:
     bounds = np.searchsorted(p_tok, np.arange(len(names) + 1))
     post: Postings = {}
     for i, name in enumerate(term_of):
-        a, b = bounds[i], bounds[i + 1]
-        if b > a:
-            post[name] = (p_cid[a:b], tf[a:b])
+        lo, hi = bounds[i], bounds[i + 1]
+        if hi > lo:
+            post[name] = (p_cid[lo:hi], tf[lo:hi])
     return post
 
 
