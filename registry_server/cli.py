@@ -136,7 +136,8 @@ def _app(options: dict[str, Any]) -> Any:
 
     options = dict(options)
     where = options.pop("storage")
-    data_dir = Path(where.pop("data_dir")) if where.get("data_dir") else None
+    raw_dir = where.pop("data_dir")
+    data_dir = Path(raw_dir) if raw_dir else None
     _log_json_access(options.pop("log_level"))
     return create_app(storage=StorageConfig(data_dir, **where), **options)
 
