@@ -217,6 +217,7 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=150, help="chunks per package (sets file size)")
     ap.add_argument("--replicas", type=int, default=1, help="server processes over one storage")
     ap.add_argument("--engines", choices=["files", "postgres-s3"], default="files")
+    ap.add_argument("--workers", type=int, default=1, help="uvicorn worker processes per server")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--phase", help=argparse.SUPPRESS)
     ap.add_argument("--names", help=argparse.SUPPRESS)
@@ -234,7 +235,7 @@ def main() -> None:
         (work / "pkgs").mkdir()
         packages = build_packages(work / "pkgs", args.packages, args.chunks)
         sizes = [p.stat().st_size for _, p in packages]
-        storage = engines(args.engines, work, stack)
+        storage = [*engines(args.engines, work, stack), "--workers", str(args.workers)]
         ports = [free_port() for _ in range(args.replicas)]
         urls = [f"http://127.0.0.1:{port}" for port in ports]
         servers = [start_server(storage, port) for port in ports]

@@ -6,7 +6,9 @@ PostgreSQL commits take advisory locks (see storage.py).
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +17,7 @@ from typing import Any
 import click
 
 HELP = {"help_option_names": ["-h", "--help"]}
+OPTIONS_ENV = "CONTEXT_REGISTRY_SERVER_OPTIONS"  # the app's options, for worker processes
 
 
 def storage_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -74,13 +77,16 @@ def storage_config(data_dir: Path | None, database: str | None, blobs: str | Non
                    "seconds of grace.")
 @click.option("--orphan-grace", default=3600, show_default=True, type=click.IntRange(0, 10 ** 8),
               help="Seconds before an unreferenced blob or unfinished upload is removed.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256),
+              help="Server processes on this port (they share the storage like replicas do).")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @click.pass_context
 def main(ctx: click.Context, data_dir: Path | None, database: str | None, blobs: str | None,
          s3_endpoint: str | None, db_pool: int, host: str, port: int, publish_key: str | None,
          max_upload_mb: int, redirect_downloads: bool, presign_seconds: int,
-         header_timeout: float, min_upload_rate: int, orphan_grace: int, log_level: str) -> None:
+         header_timeout: float, min_upload_rate: int, orphan_grace: int, workers: int,
+         log_level: str) -> None:
     """Host documentation packages over Neuledge Context's registry API.
 
     Serves GET /search, GET /packages/R/N/V[/download] and POST /packages/R/N/V, plus
@@ -91,23 +97,49 @@ def main(ctx: click.Context, data_dir: Path | None, database: str | None, blobs:
         return
     import uvicorn
 
-    from .app import create_app
-    from .protocol import with_header_timeout
+    from .protocol import HEADER_TIMEOUT_ENV, with_header_timeout
 
     config = storage_config(data_dir, database, blobs, s3_endpoint, db_pool)
     if redirect_downloads and not blobs:
         raise click.UsageError("--redirect-downloads needs --blobs s3://…")
-    app = create_app(storage=config, publish_key=publish_key,
-                     max_upload_bytes=max_upload_mb * 1024 * 1024,
-                     redirect_downloads=redirect_downloads, presign_seconds=presign_seconds,
-                     min_upload_rate=min_upload_rate * 1024, body_grace=header_timeout,
-                     orphan_grace=float(orphan_grace))
+    options = {
+        "storage": {"data_dir": str(data_dir) if data_dir else None, "database": database,
+                    "blobs": blobs, "s3_endpoint": s3_endpoint, "db_pool": db_pool},
+        "publish_key": publish_key, "max_upload_bytes": max_upload_mb * 1024 * 1024,
+        "redirect_downloads": redirect_downloads, "presign_seconds": presign_seconds,
+        "min_upload_rate": min_upload_rate * 1024, "body_grace": header_timeout,
+        "orphan_grace": float(orphan_grace), "log_level": log_level,
+    }
     _check_storage(config)
     if not publish_key:
         click.echo("Publishing is disabled (no --publish-key or CONTEXT_REGISTRY_KEY).", err=True)
-    _log_json_access(log_level)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, workers=1, access_log=False,
-                http=with_header_timeout(header_timeout), timeout_graceful_shutdown=10)
+    common: dict[str, Any] = {"host": host, "port": port, "log_level": log_level,
+                              "access_log": False, "timeout_graceful_shutdown": 10}
+    if workers == 1:
+        app = _app(options)
+        uvicorn.run(app, workers=1, http=with_header_timeout(header_timeout), **common)
+        return
+    os.environ[OPTIONS_ENV] = json.dumps(options)
+    os.environ[HEADER_TIMEOUT_ENV] = str(header_timeout)
+    uvicorn.run("registry_server.cli:app_from_environment", factory=True, workers=workers,
+                http="registry_server.protocol:EnvironmentProtocol", **common)
+
+
+def app_from_environment() -> Any:
+    """The app of one worker process (`--workers N`), built from the parent's options."""
+    return _app(json.loads(os.environ[OPTIONS_ENV]))
+
+
+def _app(options: dict[str, Any]) -> Any:
+    from .app import create_app
+    from .storage import StorageConfig
+
+    options = dict(options)
+    where = options.pop("storage")
+    raw_dir = where.pop("data_dir")
+    data_dir = Path(raw_dir) if raw_dir else None
+    _log_json_access(options.pop("log_level"))
+    return create_app(storage=StorageConfig(data_dir, **where), **options)
 
 
 @main.command(context_settings=HELP)

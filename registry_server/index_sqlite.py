@@ -174,7 +174,10 @@ class SqliteIndex:
             db = self._writer
             if db is None:
                 raise Unavailable("the index is not open")
-            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("BEGIN IMMEDIATE")  # waits up to the busy timeout for other processes
+            except sqlite3.OperationalError as e:
+                raise Unavailable(f"the index is busy: {e}") from None
             try:
                 yield SqliteTxn(db)
             except BaseException:

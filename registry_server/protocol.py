@@ -12,11 +12,13 @@ times faster than h11, which matters for search throughput), else to h11's.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 HEADER_TIMEOUT = 10.0
+HEADER_TIMEOUT_ENV = "CONTEXT_REGISTRY_HEADER_TIMEOUT"  # for worker processes (`--workers N`)
 
 
 class HeaderDeadline:
@@ -78,3 +80,11 @@ def with_header_timeout(seconds: float) -> type[asyncio.Protocol]:
     except ImportError:  # httptools is optional
         pass
     return type("HeaderDeadlineProtocol", (HeaderDeadline, base), {"header_timeout": seconds})
+
+
+def __getattr__(name: str) -> Any:
+    """`registry_server.protocol:EnvironmentProtocol`, the import string uvicorn's worker
+    processes load: the deadline comes from the parent through `HEADER_TIMEOUT_ENV`."""
+    if name == "EnvironmentProtocol":
+        return with_header_timeout(float(os.environ.get(HEADER_TIMEOUT_ENV, HEADER_TIMEOUT)))
+    raise AttributeError(name)

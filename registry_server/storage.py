@@ -25,10 +25,11 @@ import re
 import shutil
 import tempfile
 import time
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Protocol
 
 from context_cli.errors import InvalidPackage
 from context_cli.package.identity import PackageId
@@ -70,7 +71,7 @@ class Index(Protocol):
     def text_search(self, query: str, limit: int) -> list[list[Record]]: ...
     def all_records(self) -> list[Record]: ...
     def referenced_shas(self) -> set[str]: ...
-    def transaction(self, locks: list[str]) -> Any: ...  # a context manager yielding a Txn
+    def transaction(self, locks: list[str]) -> AbstractContextManager[Txn]: ...
 
 
 @dataclass(frozen=True)

@@ -167,3 +167,21 @@ def test_the_plain_server_needs_no_database_or_s3_library(tmp_path):
             "bad = [m for m in sys.modules if m.split('.')[0] in ('psycopg', 'psycopg_pool', 'boto3', 'botocore')]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=60)
+
+
+def test_workers_share_the_port_and_the_storage(tmp_path):
+    server = Replica(["--data", str(tmp_path / "data"), "--workers", "2", "--log-level", "warning",
+                      "--header-timeout", "1"], tmp_path / "w.log").start()
+    try:
+        pkg = make_package(tmp_path / "p.db", "zod", "3.0.0")
+        r = requests.post(server.url + package_url("npm", "zod", "3.0.0"), data=pkg.read_bytes(),
+                          headers=AUTH, timeout=10)
+        assert r.status_code == 201
+        for _ in range(6):  # new connections land on either worker; each sees the version
+            found = requests.get(server.url + "/search?registry=npm&name=zod", timeout=5,
+                                 headers={"Connection": "close"}).json()
+            assert [e["version"] for e in found] == ["3.0.0"]
+        with socket.create_connection(("127.0.0.1", server.port)) as s:
+            assert closed_within(s, 5, b"GET /health HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 100)[0]
+    finally:
+        server.stop()

@@ -1,7 +1,7 @@
 """registry_server.storage: content-addressed blobs, the index, and crash leftovers.
 
 The `storage` fixture runs each behaviour on every engine pair: SQLite + files (the
-default), PostgreSQL + files, and PostgreSQL + S3 (moto's server) — real engines all.
+default), PostgreSQL + files, SQLite + S3 and PostgreSQL + S3 (moto's server) — real engines all.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from registry_server.index_sqlite import fts_query
 from registry_server.storage import Conflict, Rejected, Storage, StorageConfig, open_storage
 
 
-@pytest.fixture(params=["sqlite+files", "postgres+files", "postgres+s3"])
+@pytest.fixture(params=["sqlite+files", "postgres+files", "sqlite+s3", "postgres+s3"])
 def storage(request: pytest.FixtureRequest, tmp_path: Path):
     config = StorageConfig(tmp_path / "data")
     if request.param.startswith("postgres"):
