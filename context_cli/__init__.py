@@ -24,7 +24,7 @@ _EXPORTS = {
     "build": "context_cli.api",
     "open": "context_cli.api",
     "search": "context_cli.api",
-    "Store": "context_cli.store.store",
+    "Store": "context_cli.api",
     "Installed": "context_cli.store.store",
     "Answer": "context_cli.search.answer",
     "Hit": "context_cli.search.answer",
@@ -33,6 +33,7 @@ _EXPORTS = {
 __all__ = ["Answer", "ContextError", "Hit", "Installed", "Store", "__version__", "build", "open", "search"]
 
 if TYPE_CHECKING:
+    from .api import Store as Store
     from .api import build as build
     from .api import open as open  # noqa: A004
     from .api import search as search
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from .search.answer import Answer as Answer
     from .search.answer import Hit as Hit
     from .store.store import Installed as Installed
-    from .store.store import Store as Store
 
 
 def __getattr__(name: str) -> Any:

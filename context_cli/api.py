@@ -11,14 +11,36 @@ import os
 import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .errors import ContextError, InvalidPackage
 from .search.answer import Answer
 from .search.engine import DEFAULT_BUDGET, DEFAULT_LIMIT, SearchOptions, answer
-from .store.store import Installed, Spec, Store, describe
+from .store import store as _store
+from .store.store import Installed, Spec, describe
+
+if TYPE_CHECKING:
+    from .adding import AddResult
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total), as `context add` reports it
 PackageRef = Installed | str | os.PathLike[str]
+
+
+class Store(_store.Store):
+    """The installed packages (`context_cli.store.store.Store`), plus `add`.
+
+    `add` builds, which is work above the store's layer, so it lives here rather than there.
+    """
+
+    def add(self, source: str, *, progress: Progress | None = None, **options: Any) -> AddResult:
+        """Build (or, for a `.db`, install) `source` into this store: `context add` as a call.
+
+        `options` are `context_cli.adding.AddRequest` fields (name, version, registry, path,
+        tag, lang, description, save, embed, model).
+        """
+        from .adding import AddRequest, add_source
+
+        return add_source(AddRequest(source=source, **options), store=self, progress=progress)
 
 
 def open(path: str | os.PathLike[str], *, registry: str | None = None) -> Installed:  # noqa: A001

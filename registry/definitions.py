@@ -61,7 +61,8 @@ import yaml
 from packaging.version import InvalidVersion, Version
 
 from context_cli.errors import ContextError
-from context_cli.package.identity import REGISTRY_RE, VERSION_RE
+from context_cli.package.identity import REGISTRY_RE
+from context_cli.versions import VERSION_RE
 
 DEFAULT_TAG_PATTERN = "v{version}"
 SOURCE_TYPES = ("git", "zip", "pypi", "npm")
@@ -226,7 +227,7 @@ def is_stable(text: str) -> bool:
     """A release: an orderable release number (Maven's `.Final`/`.RELEASE` count) that is not a
     local build and that the project's one pre-release rule (`store.versions.is_prerelease`)
     does not call a pre-release."""
-    from context_cli.store.versions import is_prerelease
+    from context_cli.versions import is_prerelease
 
     m = _MAVEN_FINAL_RE.match(text)
     v = parse_version(text)

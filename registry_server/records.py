@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from context_cli.package.identity import PackageId
-from context_cli.store.versions import version_key
+from context_cli.versions import version_key
 
 MUTABLE_VERSIONS = frozenset({"latest"})
 MAX_DESCRIPTION = 1000

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from registry_fixtures import NEULEDGE_REGISTRY
 
-from context_cli.store.versions import is_prerelease
+from context_cli.versions import is_prerelease
 from registry.cli import main
 from registry.definitions import (
     DefinitionError,

@@ -7,7 +7,7 @@ from helpers import PEER_DB, make_package
 
 from context_cli.errors import AmbiguousPackage, InvalidPackage, NotInstalled
 from context_cli.store.store import Spec, Store
-from context_cli.store.versions import version_key
+from context_cli.versions import version_key
 
 
 def test_version_ordering():
@@ -109,7 +109,7 @@ def test_triggers_in_a_package_do_nothing_on_read(tmp_path):
     ("latest", False), ("main", False), ("1.0.0.RELEASE", False), ("2024-01-15", False), ("v2.1.0", False),
 ])
 def test_one_prerelease_rule(version, pre):
-    from context_cli.store.versions import is_prerelease
+    from context_cli.versions import is_prerelease
 
     assert is_prerelease(version) is pre
 

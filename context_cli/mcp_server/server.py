@@ -36,9 +36,9 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..version import __version__
 from ..errors import ContextError
 from ..search.answer import dumps
+from ..version import __version__
 from . import tools
 from .tools import Catalog
 

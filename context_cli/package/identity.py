@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from ..errors import ContextError
+from ..versions import VERSION_RE
 
 # Whole-string patterns, anchored with `\Z` (a `$` would let "react\n" through), so even a
 # caller's `.match` checks the whole string.
 REGISTRY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}\Z")
 # npm-style scope allowed; otherwise letters, digits and . _ - : (Maven group:artifact); no leading dot.
 NAME_RE = re.compile(r"^(@[A-Za-z0-9_][A-Za-z0-9._-]{0,99}/)?[A-Za-z0-9_][A-Za-z0-9._:-]{0,127}\Z")
-VERSION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,63}\Z")
 
 
 class InvalidIdentity(ContextError):

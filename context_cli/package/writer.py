@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..version import __version__
 from ..atomic import atomic_path
 from ..document import Chunk
+from ..version import __version__
 from . import bm25
 from . import vectors as vec
 from .identity import check_identity

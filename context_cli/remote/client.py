@@ -21,7 +21,6 @@ from typing import Any
 
 import requests
 
-from ..version import __version__
 from ..atomic import TEMP_SUFFIX
 from ..errors import InvalidPackage, NotInstalled, RegistryError
 from ..package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
@@ -29,7 +28,8 @@ from ..package.reader import open_package
 from ..retry import RetryPolicy, parse_retry_after, send
 from ..sources.transfer import IDENTITY, TransferError, describe_error, download_deadline, header_int, read_body
 from ..store.store import Installed, Spec, Store
-from ..store.versions import version_key
+from ..version import __version__
+from ..versions import version_key
 from .config import Server, get_server
 from .protocol import SEARCH_PATH, SHA256_HEADER, download_path, error_text, package_path, read_json
 

@@ -36,8 +36,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ..errors import SourceError
-from ..package.identity import VERSION_RE
-from ..store.versions import is_prerelease, version_key
+from ..versions import VERSION_RE, is_prerelease, version_key
 from .base import Fetched, SourceOptions
 from .folder import DOCS_DIRS
 from .http import safe_url

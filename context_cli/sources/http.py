@@ -21,9 +21,9 @@ from urllib.robotparser import RobotFileParser
 
 import requests
 
-from ..version import __version__
 from ..errors import SourceError
 from ..retry import RetryPolicy, send
+from ..version import __version__
 from .auth import AuthStore
 from .transfer import IDENTITY, TransferError, clip, content_length, download_deadline, read_body
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..document import Block, Document
 from ..errors import SourceError
-from ..package.identity import VERSION_RE
+from ..versions import VERSION_RE
 from .base import Fetched
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")

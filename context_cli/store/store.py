@@ -28,10 +28,10 @@ from ..errors import AmbiguousPackage, ContextError, InvalidPackage, NotInstalle
 from ..home import packages_dir
 from ..package.identity import PackageId
 from ..package.reader import Package, open_package
-from .versions import version_key
+from ..versions import version_key
 
 if TYPE_CHECKING:
-    from ..adding import AddResult
+    pass
 
 # What a package file that cannot be read raises; the store skips such a file and goes on.
 UNREADABLE = (InvalidPackage, sqlite3.DatabaseError)
@@ -153,16 +153,6 @@ class Store:
     def open(self, spec: str | Spec) -> Package:
         inst = self.resolve(spec)
         return open_package(inst.path, registry=inst.id.registry)
-
-    def add(self, source: str, *, progress: Any = None, **options: Any) -> AddResult:
-        """Build (or, for a `.db`, install) `source` into this store: `context add` as a call.
-
-        `options` are `context_cli.adding.AddRequest` fields (name, version, registry, path,
-        tag, lang, description, save, embed, model).
-        """
-        from ..adding import AddRequest, add_source
-
-        return add_source(AddRequest(source=source, **options), store=self, progress=progress)
 
     def install(self, source: Path, *, registry: str | None = None, server: str | None = None) -> Installed:
         """Copy a package file into the store, replacing the same identity if present.

@@ -98,7 +98,7 @@ def server_versions(registry: str, name: str) -> list[str]:
     """Versions the configured registry server holds, newest first; RegistryError when it
     cannot say (unreachable, refusing), NotFound for a name it will not look up."""
     from ..remote.client import search_remote
-    from ..store.versions import version_key
+    from ..versions import version_key
 
     try:
         found = [e["version"] for e in search_remote(registry, name)]

@@ -192,7 +192,7 @@ def _released(row: Row) -> list[str]:
         versions = actions.index_versions(row.registry, row.name)
     except ContextError:
         return []
-    from ..store.versions import version_key
+    from ..versions import version_key
 
     return [_exists(sorted(versions, key=version_key, reverse=True), "the package index")]
 

@@ -8,6 +8,9 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+# What a package version may look like (a file-name-safe label; ordering is `version_key`'s).
+VERSION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,63}\Z")
+
 
 def version_key(version: str) -> tuple[Any, ...]:
     """Sort key: PEP 440 where the string parses, natural order below it otherwise."""
