@@ -41,7 +41,6 @@ async def test_a_hanging_package_does_not_stall_the_server(tmp_path: Path) -> No
                 assert "get_docs" in [t.name for t in listing.tools]
                 healthy = await session.call_tool("get_docs", {"library": "mylib", "topic": "cancel a pipeline"})
                 assert answer_of(healthy)["library"] == "mylib@1.0.0"
-                assert not slow_results  # ... and the slow ones are still running
         assert len(slow_results) == 3
         for seconds, result in slow_results:
             assert result.is_error and seconds < 10, (seconds, text_of(result))

@@ -49,7 +49,6 @@ def test_batch_bad_lines_get_error_lines(home: Path, tmp_path: Path) -> None:
     assert "error" in out[1] and "error" in out[3]
 
 
-@xfail(9, "a lone surrogate (\\ud800) in a --batch line aborts the whole batch")
 def test_batch_lone_surrogate_line(home: Path, tmp_path: Path) -> None:
     lines: list[str | bytes] = [json.dumps({"id": 1, "query": "streaming"}),
                                 '{"id": 2, "query": "a\\ud800b streaming"}',

@@ -81,7 +81,6 @@ def test_endless_download_is_capped(home: Path, snapshot: StoreSnapshot) -> None
     snapshot.assert_unchanged(home)
 
 
-@xfail(3, "(same class) a /search answer that never ends is read whole into memory, with no deadline")
 def test_endless_search_answer_is_bounded(home: Path, snapshot: StoreSnapshot) -> None:
     """`context install npm/alpha` (no version) asks /search first; that answer streams for ever
     (throttled to 16 MB/s so the defect costs memory slowly)."""
@@ -95,7 +94,6 @@ def test_endless_search_answer_is_bounded(home: Path, snapshot: StoreSnapshot) -
     snapshot.assert_unchanged(home)
 
 
-@xfail(3, "Content-Encoding gzip is decoded although identity was asked for (200 KB -> 200 MB)")
 def test_gzip_bomb_is_not_inflated(home: Path, snapshot: StoreSnapshot) -> None:
     bomb = web.gzip_bomb()
     with web.HostileServer({DOWNLOAD: lambda r: web.reply(bomb, headers={"Content-Encoding": "gzip"})}) as srv:
@@ -112,7 +110,6 @@ def test_slow_drip_download_has_a_deadline(home: Path, snapshot: StoreSnapshot, 
     snapshot.assert_unchanged(home)
 
 
-@xfail(8, "Content-Length: ² passes isdigit() and crashes int(): an internal error")
 def test_unicode_digit_content_length(home: Path, snapshot: StoreSnapshot, alpha: bytes) -> None:
     with web.HostileServer({DOWNLOAD: lambda r: [web.head(200, length="\u00b2"), alpha]}) as srv:
         o = install(home, srv.url)
@@ -160,7 +157,6 @@ def test_sigterm_during_install_leaves_nothing(home: Path, snapshot: StoreSnapsh
     assert _listed(home) == {"local/goodlib@1.0.0"}
 
 
-@xfail(6, "a .downloading-*.db left by kill -9 is listed as an installed package (a phantom)")
 def test_kill9_during_install_installs_nothing(home: Path, alpha: bytes) -> None:
     """A killed install cannot clean up, but what it leaves is never a package."""
     _interrupted_install(home, alpha, signal.SIGKILL)

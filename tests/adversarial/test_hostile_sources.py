@@ -68,7 +68,6 @@ def test_hostile_tarball_refused(trick: str, home: Path, snapshot: StoreSnapshot
     pytest.param(ha.longname_bomb, id="gnu_longname"),
     pytest.param(ha.pax_bomb, id="pax_header"),
 ])
-@xfail(2, "a tar long-name/pax header is read whole before any cap (34 KB -> a 32 MB name, echoed to stderr)")
 def test_tar_header_bomb_bounded(bomb, home: Path, snapshot: StoreSnapshot, tmp_path: Path) -> None:
     with web.HostileServer(npm_routes(bomb())) as srv:
         o, left = add_from(home, tmp_path, "npm:evil", {"CONTEXT_NPM_REGISTRY_URL": srv.url})
@@ -105,7 +104,6 @@ def llms_site() -> dict[str, web.Handler]:
     return {"/llms.txt": llms, "/page.md": lambda r: web.reply(page, headers={"Content-Type": "text/markdown"})}
 
 
-@xfail(15, "a docs URL answering 404 falls back to the site root's llms.txt and builds the wrong docs")
 def test_missing_docs_url_is_an_error(home: Path, snapshot: StoreSnapshot, tmp_path: Path) -> None:
     with web.HostileServer(llms_site()) as srv:
         o, _ = add_from(home, tmp_path, f"{srv.url}/missing/", {}, "--name", "x")
@@ -113,7 +111,6 @@ def test_missing_docs_url_is_an_error(home: Path, snapshot: StoreSnapshot, tmp_p
     snapshot.assert_unchanged(home)
 
 
-@xfail(8, "Content-Length: ² from a docs site ends `context add` with an internal error")
 def test_docs_site_unicode_content_length(home: Path, snapshot: StoreSnapshot, tmp_path: Path) -> None:
     page = b"<html><head><title>Docs</title></head><body><h1>Docs</h1><p>streaming words</p></body></html>"
     routes = {"/docs/": lambda r: [web.head(200, {"Content-Type": "text/html"}, length="\u00b2"), page]}
@@ -134,7 +131,6 @@ def _credentials_in(requests: list[web.Request]) -> list[str]:
             if "adversarial" in r.headers.get("authorization", "") + r.headers.get("cookie", "")]
 
 
-@xfail(14, "stored credentials follow a redirect to another port of the same host")
 def test_credentials_do_not_follow_redirect_to_other_port(home: Path, tmp_path: Path) -> None:
     _auth_add(home)
     page = b"# Other\n\nA page on another port.\n"
@@ -145,7 +141,6 @@ def test_credentials_do_not_follow_redirect_to_other_port(home: Path, tmp_path: 
     assert leaked == [], f"credentials sent to another port: {leaked}"
 
 
-@xfail(14, "stored credentials are sent over plain http:// by default")
 def test_credentials_not_sent_over_plain_http(home: Path, tmp_path: Path) -> None:
     _auth_add(home)
     page = b"# Page\n\nPlain http page.\n"
