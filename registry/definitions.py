@@ -69,8 +69,8 @@ SOURCE_TYPES = ("git", "zip", "pypi", "npm")
 ARTEFACT_TYPES = ("pypi", "npm")
 
 # Like identity.NAME_RE, plus ':' for Maven's group:artifact names.
-NAME_RE = re.compile(r"^(@[A-Za-z0-9_][A-Za-z0-9._-]{0,99}/)?[A-Za-z0-9_][A-Za-z0-9._:-]{0,213}$")
-_NUMERIC_RE = re.compile(r"^\d+(\.\d+)*$")
+NAME_RE = re.compile(r"^(@[A-Za-z0-9_][A-Za-z0-9._-]{0,99}/)?[A-Za-z0-9_][A-Za-z0-9._:-]{0,213}\Z")
+_NUMERIC_RE = re.compile(r"^\d+(\.\d+)*\Z")
 # Maven's stable qualifiers (Spring's 5.3.0.RELEASE, Hibernate's 6.4.0.Final).
 _MAVEN_FINAL_RE = re.compile(r"^(\d+(?:\.\d+)*)[.-](RELEASE|Final|GA)$", re.IGNORECASE)
 

@@ -5,7 +5,7 @@ from helpers import PEER_DB, make_package
 from test_fts import HOSTILE
 
 from context_cli.adding import AddRequest, add_source
-from context_cli.errors import ContextError
+from context_cli.errors import ContextError, InvalidPackage
 from context_cli.search.engine import SearchOptions, search
 from context_cli.search.pack import Candidate, pack
 from context_cli.store.store import Store
@@ -125,6 +125,7 @@ def test_nan_vectors_never_reach_json(docs_folder, tmp_path):
     """A package whose vectors are NaN: scores and signals stay finite, strict JSON holds."""
     import json
     import math
+    import shutil
     import sqlite3
 
     from context_cli.search.answer import dumps
@@ -138,9 +139,11 @@ def test_nan_vectors_never_reach_json(docs_folder, tmp_path):
     db.execute("UPDATE vectors SET vector = ?", (b"\x00\x7e" * dim,))  # float16 NaN
     db.commit()
     db.close()
-    Store().remove("nanlib")
-    inst = Store().install(hostile)
-    answer = search("stop the pipeline halfway", [inst])
+    store = Store()
+    with pytest.raises(InvalidPackage, match="not finite"):
+        store.install(hostile)  # refused at install ...
+    shutil.copyfile(hostile, built.path)  # ... and one that got in before is searched lexically
+    answer = search("stop the pipeline halfway", [built])
     assert answer["results"]
     text = dumps(answer)
     json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in JSON"))

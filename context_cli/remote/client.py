@@ -193,7 +193,7 @@ def _install_stream(resp: requests.Response, pid: PackageId, srv: Server, store:
         if got != (pid.name, pid.version):
             raise RegistryError(f"{srv.url} sent {got[0]}@{got[1]} when asked for {pid}; "
                                 "nothing was installed")
-        return store.install_owned(tmp, registry=pid.registry)
+        return store.install_owned(tmp, registry=pid.registry, server=srv.url)
     except InvalidPackage as e:
         raise RegistryError(f"{srv.url} sent a file for {pid.qualified} that is not a valid "
                             f"package ({e}); nothing was installed") from None

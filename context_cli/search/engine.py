@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 import re
+import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import ContextError
+from ..errors import ContextError, InvalidPackage
 from .answer import Answer, Hit, Json, finite
 from .fts import terms
 from .index import Searchable, open_searchable
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 DEFAULT_BUDGET = 2000
 DEFAULT_LIMIT = 10
 MAX_QUERY_CHARS = 10_000
+# What one package's search may fail with: its own fault, answered by skipping it.
+PACKAGE_FAULTS = (InvalidPackage, sqlite3.Error, UnicodeDecodeError)
 POOL = 50  # candidates taken from each ranking
 JUDGED = 30  # candidates that get signals and may enter the pack, shared among the packages
 MIN_JUDGED_PER_PACKAGE = 8
@@ -39,7 +42,7 @@ MIN_JUDGED_PER_PACKAGE = 8
 # by the query's best BM25 score and the cosine z-score capped at Z_CAP.
 LEXICAL_WEIGHT = 0.7
 Z_CAP = 6.0
-_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$.:-]*[\w$]$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$.:-]*[\w$]\Z")
 
 
 class EmptyQuery(ContextError):
@@ -94,29 +97,19 @@ def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
         return [], notes, modes
     query_vectors: dict[int, np.ndarray] = {}
     candidates: list[Candidate] = []
+    per_package = max(MIN_JUDGED_PER_PACKAGE, JUDGED // len(searchables))
+    skipped: list[ContextError] = []
     for s in searchables:
-        with s.lock:
-            lex = s.lexical(query, POOL) if mode != "dense" else []
-        dense_hits, z_of = [], None
-        dense = s.dense() if mode != "lexical" else None
-        if dense is not None:
-            model, index = dense
-            qv = query_vectors.get(id(model))
-            if qv is None:
-                qv = query_vectors[id(model)] = model.encode([query])[0].astype("float32")
-            scores = index.scores(qv)
-            z_of = _zscores(index, scores)
-            hits = index.top(scores, POOL)
-            dense_hits = list(z_of([cid for cid, _ in hits]).items())
-            modes[s.label] = "hybrid" if mode != "dense" else "dense"
-        else:
-            modes[s.label] = "lexical"
-            if s.note and mode != "lexical":
-                notes.append(f"{s.label}: {s.note}")
-        fused = fuse(lex, dense_hits)
-        per_package = max(MIN_JUDGED_PER_PACKAGE, JUDGED // len(searchables))
-        ordered = _by_page(s, query, fused)[:per_package]
-        candidates.extend(_judge(s, query, [cid for cid, _ in ordered], dict(ordered), z_of))
+        try:
+            with s.deadline():
+                candidates.extend(_rank_one(s, query, mode, per_package, query_vectors, notes, modes))
+        except PACKAGE_FAULTS as e:  # one bad or pathological package never breaks the others' answer
+            problem = _as_package_error(s.label, e)
+            skipped.append(problem)
+            modes[s.label] = "skipped"
+            notes.append(f"{problem}; skipped" if "skipped" not in str(problem) else str(problem))
+    if skipped and len(skipped) == len(searchables):
+        raise skipped[0]
     if len(searchables) > 1:
         # Fused scores are scaled per package (its best BM25 hit is 1.0), so across packages
         # they are damped by how much of the query a page actually covers (its best section).
@@ -130,6 +123,40 @@ def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
         c.score = finite(c.score)  # a hostile package's NaN must not scramble the ranking
     candidates.sort(key=lambda c: c.score, reverse=True)
     return candidates, notes, modes
+
+
+def _as_package_error(label: str, e: Exception) -> InvalidPackage:
+    """What went wrong with one package, as one line naming it."""
+    if isinstance(e, InvalidPackage):
+        return e if label in str(e) else InvalidPackage(f"{label}: {e}")
+    return InvalidPackage(f"{label}: unreadable ({type(e).__name__}: {str(e)[:200]})")
+
+
+def _rank_one(s: Searchable, query: str, mode: str, per_package: int, query_vectors: dict[int, np.ndarray],
+              notes: list[str], modes: dict[str, str]) -> list[Candidate]:
+    """One package's judged candidates (fused, with page evidence); notes its search mode."""
+    with s.lock:
+        lex = s.lexical(query, POOL) if mode != "dense" else []
+    dense_hits: list[tuple[int, float]] = []
+    z_of = None
+    dense = s.dense() if mode != "lexical" else None
+    if dense is not None:
+        model, index = dense
+        qv = query_vectors.get(id(model))
+        if qv is None:
+            qv = query_vectors[id(model)] = model.encode([query])[0].astype("float32")
+        scores = index.scores(qv)
+        z_of = _zscores(index, scores)
+        hits = index.top(scores, POOL)
+        dense_hits = list(z_of([cid for cid, _ in hits]).items())
+        modes[s.label] = "hybrid" if mode != "dense" else "dense"
+    else:
+        modes[s.label] = "lexical"
+        if s.note and mode != "lexical":
+            notes.append(f"{s.label}: {s.note}")
+    fused = fuse(lex, dense_hits)
+    ordered = _by_page(s, query, fused)[:per_package]
+    return _judge(s, query, [cid for cid, _ in ordered], dict(ordered), z_of)
 
 
 def _by_page(s: Searchable, query: str, fused: dict[int, float]) -> list[tuple[int, float]]:
@@ -232,11 +259,8 @@ def _saved(searchables: list[Searchable], chosen: list[Candidate], tokens: int) 
     for library in {c.library for c in chosen}:
         s = by_label[library]
         paths = sorted({c.doc_path for c in chosen if c.library == library})
-        marks = ",".join("?" * len(paths))
         with s.lock:
-            whole += int(s.pkg.db.execute(
-                f"SELECT coalesce(sum(tokens), 0) FROM chunks WHERE doc_path IN ({marks})", paths
-            ).fetchone()[0])
+            whole += s.page_tokens(paths)
     if whole <= 0:
         return 0.0
     return round(max(0.0, 1 - tokens / whole), 2)

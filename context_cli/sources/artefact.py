@@ -55,10 +55,10 @@ DOCS_FOLDERS = ("docs", "doc", "documentation")
 # The registry each artefact kind is filed under, in the publisher's names (packages.yaml keys).
 REGISTRY_OF = {"pypi": "pip", "npm": "npm"}
 
-_PYPI_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
-_NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9_][a-z0-9._~-]*$", re.IGNORECASE)
+_PYPI_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
+_NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9_][a-z0-9._~-]*\Z", re.IGNORECASE)
 _README = re.compile(r"^readme(\.(md|markdown|rst|txt))?$", re.IGNORECASE)
-_VERSION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+!-]{0,63}$")
+_VERSION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+!-]{0,63}\Z")
 
 
 # ---- registry HTTP -----------------------------------------------------------------------

@@ -34,7 +34,7 @@ SKIP_FILE_RE = re.compile(
 LOCALES = frozenset(
     "ar bg bn ca cs da de el es et fa fi fr he hi hr hu id it ja ka kk ko lt lv ms nb nl no pl "
     "pt ro ru sk sl sr sv ta th tr uk ur uz vi zh".split())
-LOCALE_DIR_RE = re.compile(r"^([a-z]{2})([-_][A-Za-z]{2,4})?$")
+LOCALE_DIR_RE = re.compile(r"^([a-z]{2})([-_][A-Za-z]{2,4})?\Z")
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
 

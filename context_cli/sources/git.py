@@ -43,9 +43,9 @@ from .http import safe_url
 
 FORGES = {"github.com", "gitlab.com", "bitbucket.org", "codeberg.org"}
 DEFAULT_BRANCHES = {"main", "master", "trunk", "default", "develop", "HEAD"}
-_SCP_RE = re.compile(r"^(?P<user>[A-Za-z0-9._-]+)@(?P<host>[A-Za-z0-9.-]+):(?P<path>[^/].*)$")
+_SCP_RE = re.compile(r"^(?P<user>[A-Za-z0-9._-]+)@(?P<host>[A-Za-z0-9.-]+):(?P<path>[^/].*)\Z")
 _VERSION_TAIL_RE = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:[-._+]?[0-9A-Za-z][0-9A-Za-z.+_-]*)?")
-_SHA_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")  # full ids only: servers refuse short ones
+_SHA_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")  # full ids only: servers refuse short ones
 _TRANSIENT = ("could not resolve host", "connection timed out", "connection reset",
               "early eof", "the remote end hung up unexpectedly", "rpc failed",
               "operation timed out", "temporary failure", "failed to connect",

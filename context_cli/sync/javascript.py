@@ -18,7 +18,7 @@ from .model import MAX_DEPTH, Dep, LockfileError, read_text
 
 REGISTRY = "npm"
 DEP_FIELDS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
-_EXACT = re.compile(r"^v?=?\s*(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$")
+_EXACT = re.compile(r"^v?=?\s*(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)\Z")
 _GIT_HOSTS = ("github:", "gitlab:", "bitbucket:", "gist:", "git+", "git:", "git@")
 
 Manifests = dict[str, dict[str, Any]]
