@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .atomic import TEMP_SUFFIX, atomic_path
 from .build import BuildOptions, BuildResult, Progress, build
+from .errors import ContextError
 from .sources.base import Fetched
 from .sources.resolve import SourceOptions, fetch_source
 from .store.store import Installed, Spec, Store
@@ -56,14 +58,16 @@ def add_source(req: AddRequest, *, store: Store | None = None, progress: Progres
     store = store or Store()
     fetched = fetch_source(req.source, SourceOptions(tag=req.tag, path=req.path, interactive=req.interactive,
                                                      progress=progress))
+    # A released artefact (pypi:, npm:) is filed under its index's registry, as the publisher does.
+    registry = req.registry if req.registry != "local" else fetched.registry or "local"
     try:
         if fetched.db_file is not None:
-            installed = store.install(fetched.db_file, registry=req.registry if req.registry != "local" else None)
+            installed = store.install(fetched.db_file, registry=registry if registry != "local" else None)
             if req.save:
                 _save_copy(installed.path, req.save)
             return AddResult(installed=installed, notes=list(fetched.notes))
         opts = BuildOptions(
-            name=req.name, version=req.version, registry=req.registry, path=req.path,
+            name=req.name, version=req.version, registry=registry, path=req.path,
             lang=req.lang, description=req.description, embed=req.embed, embed_model=req.model,
             previous=_installed_path(store, req, fetched),
         )
@@ -71,7 +75,9 @@ def add_source(req: AddRequest, *, store: Store | None = None, progress: Progres
         tmp = _temp_in(store.root)
         try:
             result = build(fetched, tmp, opts, progress, in_place=True)
-            installed = store.install_owned(tmp, registry=req.registry)
+            installed = store.install_owned(tmp, registry=registry)
+        except (OSError, sqlite3.OperationalError) as e:  # a full disk, a file size limit, a read-only store
+            raise ContextError(f"cannot write the package into {store.root}: {e}; nothing was installed") from None
         finally:
             tmp.unlink(missing_ok=True)
         if req.save:
@@ -87,7 +93,7 @@ def _installed_path(store: Store, req: AddRequest, fetched: Fetched) -> Path | N
     name, version = req.name or fetched.name, req.version or fetched.version
     if not name or not version:
         return None
-    found = store.find(Spec(name, version, req.registry))
+    found = store.find(Spec(name, version, req.registry if req.registry != "local" else fetched.registry or "local"))
     return found[0].path if found else None
 
 

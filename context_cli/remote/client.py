@@ -216,6 +216,9 @@ def _receive(resp: requests.Response, fd: int, total: int | None, limit: int,
         except TransferError as e:
             raise RegistryError(f"download of {pid.qualified} from {srv.url}: {e}; "
                                 "nothing was installed") from None
+        except OSError as e:  # a full disk, a file size limit, a store that went read-only
+            raise RegistryError(f"cannot write {pid.qualified} into the package store: "
+                                f"{e.strerror or e}; nothing was installed") from None
     return digest.hexdigest()
 
 

@@ -88,6 +88,7 @@ def main() -> None:
     # Query-time matrix products are tiny; BLAS threads only add wake-up latency (measured:
     # 2000x256 cosine 12 ms with 2 threads on a busy 2-core machine, 0.15 ms with one).
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    _exit_cleanly_on_sigterm()
     try:
         cli.main(standalone_mode=True)
     except Exception as e:  # noqa: BLE001 - a bug still gets one line, unless debugging
@@ -96,6 +97,20 @@ def main() -> None:
         click.echo(f"Error: internal error: {type(e).__name__}: {e} (set CONTEXT_DEBUG=1 for details)",
                    err=True)
         sys.exit(2)
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    """SIGTERM unwinds like Ctrl-C: `finally` blocks remove temp files, nothing half-installed stays.
+
+    Python's default for SIGTERM ends the process on the spot, leaving a download or build's
+    temp file behind.
+    """
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 if __name__ == "__main__":

@@ -59,7 +59,6 @@ def _listed(home: Path) -> set[str]:
     return {f"{p['registry']}/{p['name']}@{p['version']}" for p in data}
 
 
-@xfail(6, "SIGTERM during a build leaves its temp .db files in the store")
 def test_sigterm_during_add_leaves_nothing(home: Path, snapshot: StoreSnapshot, big_folder: Path) -> None:
     _interrupted_add(home, big_folder, signal.SIGTERM)
     snapshot.assert_unchanged(home)
@@ -72,8 +71,6 @@ def test_kill9_during_add_installs_nothing(home: Path, big_folder: Path) -> None
     assert_good_package_searchable(home)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11 (suite, fault injection): a full disk while building ends in "
-                   "'internal error: OperationalError: disk I/O error', not one clear line")
 def test_full_disk_during_add(home: Path, snapshot: StoreSnapshot, big_folder: Path) -> None:
     o = run(["add", str(big_folder), "--name", "big", "--no-embed"], home, timeout=60, fsize=64 * 1024)
     assert_one_line_error(o)
