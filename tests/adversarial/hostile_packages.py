@@ -129,11 +129,17 @@ def nan_vectors(path: Path) -> Path:
                 ("inf.md", "Inf", "Cancel", "cancellation streaming with infinite vectors")]
     chunks = [Chunk(doc_path=p, doc_title=d, section_title=s, content=c, tokens=estimate_tokens(c),
                     has_code=False) for p, d, s, c in sections]
-    vectors = np.zeros((2, 256), dtype=np.float32)
-    vectors[0, :] = np.nan
-    vectors[1, :3] = np.inf
-    return write_package(path, {"name": "evil", "version": "1.0.0", "embedding_model": shipped_model_name()},
-                         chunks, vectors=vectors, vector_dtype="float16")
+    write_package(path, {"name": "evil", "version": "1.0.0", "embedding_model": shipped_model_name()},
+                  chunks, vectors=np.ones((2, 256), dtype=np.float32), vector_dtype="float16")
+    # Our writer refuses non-finite vectors, so the bytes go in behind its back.
+    bad = np.zeros((2, 256), dtype=np.float16)
+    bad[0, :] = np.nan
+    bad[1, :3] = np.inf
+    with closing(sqlite3.connect(path)) as db, db:
+        rows = [r[0] for r in db.execute("SELECT rowid FROM vectors ORDER BY rowid")]
+        db.executemany("UPDATE vectors SET vector = ? WHERE rowid = ?",
+                       [(bad[i].tobytes(), rowid) for i, rowid in enumerate(rows)])
+    return path
 
 
 def newline_name(path: Path) -> Path:

@@ -136,7 +136,6 @@ def test_lone_surrogate_gets_an_answer(home: Path) -> None:
     assert healthy is not None and not healthy["result"].get("isError")
 
 
-@xfail(12, "NaN/inf vectors print NaN into get_docs' text content (not JSON)")
 async def test_nan_vectors_never_reach_mcp_text(home: Path, tmp_path: Path) -> None:
     if not install_or_refused(home, hp.nan_vectors(tmp_path / "nan.db")):
         return

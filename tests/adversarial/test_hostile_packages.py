@@ -100,7 +100,6 @@ def test_budget_counts_what_is_returned(home: Path, tmp_path: Path) -> None:
     assert returned <= 100 * 8 + 200, f"{returned} characters under a 100-token budget"
 
 
-@xfail(12, "NaN/inf vectors pass validation and print NaN into the JSON answer")
 def test_nan_vectors_never_reach_json(home: Path, tmp_path: Path) -> None:
     o = add(home, hp.nan_vectors(tmp_path / "nan.db"))
     if o.rc != 0:
