@@ -18,6 +18,7 @@ import shutil
 import sqlite3
 import time
 from collections.abc import Iterable
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -188,9 +189,10 @@ class Store:
         return installed
 
     def _admit(self, path: Path, registry: str | None, origin: str) -> Installed:
-        """Deep-check a file about to be installed; what it will be once in place."""
+        """Deep-check a file (our copy) about to be installed and ready it; what it will be once in place."""
         with open_package(path, registry=registry, deep=True) as pkg:
             installed = describe(pkg, self.root / pkg.id.filename, origin)
+        _rollback_journal(path)
         if registry:
             installed.meta["registry"] = registry
         self._refuse_silent_replace(installed)
@@ -258,6 +260,17 @@ def is_temp(name: str) -> bool:
 
 def _is_server(origin: str) -> bool:
     return origin.startswith(("http://", "https://"))
+
+
+def _rollback_journal(path: Path) -> None:
+    """A package in WAL mode would grow -wal/-shm files beside it on every read: it goes into
+    place with SQLite's plain rollback journal instead (the file is ours by now, and checked)."""
+    with closing(sqlite3.connect(path)) as db:
+        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() == "wal":
+            db.execute("PRAGMA journal_mode=DELETE")
+    for side in ("-wal", "-shm"):
+        Path(f"{path}{side}").unlink(missing_ok=True)
 
 
 def describe(pkg: Package, path: Path, origin: str | None = None) -> Installed:

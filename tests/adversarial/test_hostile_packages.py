@@ -48,11 +48,7 @@ def test_refused_in_one_line_and_store_unchanged(trick: str, home: Path, snapsho
     snapshot.assert_unchanged(home)
 
 
-@pytest.mark.parametrize("trick", [
-    pytest.param(name, marks=xfail(4, "text that is not UTF-8 in one package fails every search (internal error)"))
-    if name == "surrogate_text" else name
-    for name in hp.TOLERATED
-])
+@pytest.mark.parametrize("trick", hp.TOLERATED)
 def test_tolerated_packages_never_break_search(trick: str, home: Path, tmp_path: Path) -> None:
     bad = hp.TOLERATED[trick](tmp_path / f"{trick}.db")
     o = add(home, bad, timeout=20)
@@ -116,7 +112,6 @@ def test_trailing_newline_identity_refused(home: Path, snapshot: StoreSnapshot, 
     snapshot.assert_unchanged(home)
 
 
-@xfail(6, "a package file in WAL mode leaves -wal/-shm side files in the store for ever")
 def test_wal_package_leaves_no_side_files(home: Path, tmp_path: Path) -> None:
     o = add(home, hp.wal_mode(tmp_path / "wal.db"))
     if o.rc != 0:
