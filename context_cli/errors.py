@@ -30,3 +30,9 @@ class RegistryError(ContextError):
 
 class ModelUnavailable(ContextError):
     """An embedding model that cannot be loaded; search falls back to lexical."""
+
+
+def clip(text: str, n: int = 100) -> str:
+    """At most `n` characters of one line: what a hostile name may take up in a message."""
+    one = " ".join(str(text).split())
+    return one if len(one) <= n else one[: n - 1] + "…"

@@ -581,11 +581,20 @@ def _yaml_error(e: yaml.YAMLError) -> str:
 
 
 def read_yaml(path: Path, label: str) -> tuple[Any, Problem | None]:
-    """Parse one YAML file; a syntax or read error becomes a `Problem`, never an exception."""
+    """Parse one YAML file; a syntax or read error becomes a `Problem`, never an exception.
+
+    Aliases are refused: definitions never need them, and nested aliases (a "billion laughs"
+    file) make a small file expand into an unbounded amount of work for every check.
+    """
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")), None
+        text = path.read_text(encoding="utf-8")
+        if any(isinstance(t, yaml.AliasToken) for t in yaml.scan(text)):
+            return None, Problem(label, "", "YAML aliases (*name) are not allowed in definitions; write them out")
+        return yaml.safe_load(text), None
     except yaml.YAMLError as e:
         return None, Problem(label, "", _yaml_error(e))
+    except RecursionError:
+        return None, Problem(label, "", "YAML nested too deeply")
     except (OSError, UnicodeDecodeError) as e:
         return None, Problem(label, "", f"cannot read: {getattr(e, 'strerror', None) or e}")
 

@@ -139,7 +139,7 @@ def test_fingerprint_changes_with_the_weights(tmp_path: Path) -> None:
 
 
 def test_find_model_in_models_dir(context_home: Path) -> None:
-    folder = saved(tiny_model(), context_home / "models" / "tiny")
+    saved(tiny_model(), context_home / "models" / "tiny")
     model = find_model("tiny", None)
     assert model is not None and model.name == "tiny"
     assert find_model("tiny", model.fingerprint) is model
@@ -226,9 +226,9 @@ def test_importing_and_loading_stays_light(tiny_folder: Path) -> None:
     heavy = ("model2vec", "huggingface_hub", "torch")
     code = (
         "import sys\nimport context_cli.embed.model as m\nimport context_cli.embed.text\n"
-        "print(sorted(k for k in ('numpy',) + %r if k in sys.modules))\n"
-        "m.load_model(%r).encode(['the cat'])\nm.load_model().encode(['x'])\n"
-        "print(sorted(k for k in %r if k in sys.modules))\n" % (heavy, str(tiny_folder), heavy)
+        f"print(sorted(k for k in ('numpy',) + {heavy!r} if k in sys.modules))\n"
+        f"m.load_model({str(tiny_folder)!r}).encode(['the cat'])\nm.load_model().encode(['x'])\n"
+        f"print(sorted(k for k in {heavy!r} if k in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["[]", "[]"]

@@ -178,6 +178,8 @@ def open_package(path: Path, *, registry: str | None = None, deep: bool = False,
                 found = check(db, path.name, deep)
             except sqlite3.Error as e:
                 raise InvalidPackage(f"{path.name}: not a valid package ({e})") from None
+            except UnicodeDecodeError:
+                raise InvalidPackage(f"{path.name}: not a valid package (text that is not UTF-8)") from None
         reg = registry or found.meta.get("registry") or "local"
         try:
             pid = check_identity(reg, found.meta["name"], found.meta["version"])

@@ -16,8 +16,9 @@ from urllib.parse import quote
 
 import requests
 
+from ..errors import clip
 from ..package.identity import PackageId
-from ..sources.transfer import clip, read_body
+from ..sources.transfer import read_body
 
 SHA256_HEADER = "X-Content-SHA256"
 SEARCH_PATH = "/search"

@@ -34,8 +34,7 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from ..errors import SourceError
-from .transfer import clip
+from ..errors import SourceError, clip
 
 MAX_BYTES = 512 * 1024 * 1024  # total uncompressed output
 MAX_FILES = 50_000  # members of any kind

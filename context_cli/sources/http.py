@@ -21,11 +21,11 @@ from urllib.robotparser import RobotFileParser
 
 import requests
 
-from ..errors import SourceError
+from ..errors import SourceError, clip
 from ..retry import RetryPolicy, send
 from ..version import __version__
 from .auth import AuthStore
-from .transfer import IDENTITY, TransferError, clip, content_length, download_deadline, read_body
+from .transfer import IDENTITY, TransferError, content_length, download_deadline, read_body
 
 USER_AGENT = f"context-docs/{__version__} (documentation indexer)"
 ROBOTS_AGENT = "context-docs"

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 
 import requests
 
-from ..errors import ContextError
+from ..errors import ContextError, clip
 
 IDENTITY = {"Accept-Encoding": "identity"}
 DEADLINE_ENV, DEFAULT_DEADLINE = "CONTEXT_DOWNLOAD_DEADLINE", 900  # seconds for one whole download
@@ -121,7 +121,3 @@ def describe_error(e: BaseException) -> str:
     return type(e).__name__
 
 
-def clip(text: str, n: int = 100) -> str:
-    """At most `n` characters of one line: what a hostile name may take up in a message."""
-    one = " ".join(str(text).split())
-    return one if len(one) <= n else one[: n - 1] + "…"

@@ -44,6 +44,9 @@ SHORT_HELP = {
 }
 
 
+ERROR_CHARS = 400  # an error is one line of at most this much (names and specs are clipped)
+
+
 class LazyGroup(click.Group):
     """A group whose subcommands are imported on first use."""
 
@@ -59,12 +62,15 @@ class LazyGroup(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
-        from ..errors import ContextError
+        from ..errors import ContextError, clip
 
         try:
             return super().invoke(ctx)
         except ContextError as e:
-            raise click.ClickException(str(e)) from None
+            raise click.ClickException(clip(str(e), ERROR_CHARS)) from None
+        except click.ClickException as e:  # a hostile name or spec must not flood the terminal
+            e.message = clip(e.message, ERROR_CHARS)
+            raise
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):
@@ -94,8 +100,10 @@ def main() -> None:
     except Exception as e:  # noqa: BLE001 - a bug still gets one line, unless debugging
         if os.environ.get("CONTEXT_DEBUG"):
             raise
-        click.echo(f"Error: internal error: {type(e).__name__}: {e} (set CONTEXT_DEBUG=1 for details)",
-                   err=True)
+        from ..errors import clip
+
+        click.echo(f"Error: internal error: {type(e).__name__}: {clip(str(e), ERROR_CHARS)} "
+                   "(set CONTEXT_DEBUG=1 for details)", err=True)
         sys.exit(2)
 
 

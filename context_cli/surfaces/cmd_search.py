@@ -79,6 +79,8 @@ def _batch_item(line: str, n: int) -> tuple[object, str]:
         item = json.loads(line)
     except ValueError as e:
         raise ContextError(f"line {n} is not JSON ({e})") from None
+    except RecursionError:
+        raise ContextError(f"line {n} is nested too deeply to be a query") from None
     if not isinstance(item, dict) or not isinstance(item.get("query"), str):
         raise ContextError('expected {"id": ..., "query": "..."}')
     return item.get("id", n), item["query"]

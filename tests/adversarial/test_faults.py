@@ -21,7 +21,6 @@ from .runner import (
     run,
     spawn,
 )
-from .test_hostile_packages import xfail
 
 
 @pytest.fixture

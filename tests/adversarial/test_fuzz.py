@@ -81,8 +81,6 @@ def package_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return hp.base_package(tmp_path_factory.mktemp("fuzz-pkg") / "p.db")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11 (suite, package reader; cf. #4): a package whose schema text "
-                   "is not UTF-8 raises UnicodeDecodeError instead of InvalidPackage (an internal error)")
 @FUZZ
 @given(seed=st.integers(0, 2**32 - 1), flips=st.integers(1, 40))
 def test_package_reader_on_mutated_packages(package_file: Path, tmp_path: Path, seed: int, flips: int) -> None:

@@ -17,7 +17,6 @@ import requests
 from registry_fixtures import AUTH, KEY, ServerProcess, assert_error, package_url
 
 from . import hostile_packages as hp
-from .test_hostile_packages import xfail
 
 
 @pytest.fixture(scope="module")

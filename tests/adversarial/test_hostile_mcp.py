@@ -22,7 +22,6 @@ from context_cli.store.store import Store
 from . import hostile_http as web
 from . import hostile_packages as hp
 from .runner import StoreSnapshot
-from .test_hostile_packages import xfail
 
 pytestmark = pytest.mark.anyio
 TOPIC = "streaming cancellation"

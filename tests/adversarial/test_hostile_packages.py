@@ -32,12 +32,7 @@ def add(home: Path, path: Path, *extra: str, timeout: float = 30):
     return run(["add", str(path), *extra], home, timeout=timeout)
 
 
-REFUSED_PARAMS = [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="issue 11 (suite, cf. #2): the refusal echoes "
-                                                "a 5000-char name whole; error text must be capped"))
-    if name == "very_long_name" else name
-    for name in hp.REFUSED
-]
+REFUSED_PARAMS = list(hp.REFUSED)
 
 
 @pytest.mark.parametrize("trick", REFUSED_PARAMS)

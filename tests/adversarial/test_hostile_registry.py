@@ -27,7 +27,6 @@ from .runner import (
     run,
     spawn,
 )
-from .test_hostile_packages import xfail
 
 DOWNLOAD = "/packages/npm/alpha/1.0.0/download"
 SPEC = "npm/alpha@1.0.0"

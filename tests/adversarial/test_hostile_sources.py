@@ -13,7 +13,6 @@ import pytest
 from . import hostile_archives as ha
 from . import hostile_http as web
 from .runner import StoreSnapshot, assert_good_package_searchable, assert_ok, assert_one_line_error, run
-from .test_hostile_packages import xfail
 
 SECRET = "Bearer adversarial-s3cret"
 
