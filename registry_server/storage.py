@@ -48,6 +48,9 @@ from .records import (
     Unavailable,
 )
 
+# Re-exported: pages and tests import the record types from here, beside `Storage`.
+__all__ = ["MUTABLE_VERSIONS", "Conflict", "Index", "Outcome", "Record", "Rejected", "Storage",
+           "StorageConfig", "Unavailable", "Upload", "open_storage"]
 log = logging.getLogger("registry_server")
 ORPHAN_GRACE = 3600.0  # seconds an unreferenced blob may be an upload still being committed
 
