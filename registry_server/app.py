@@ -17,7 +17,7 @@ import asyncio
 import hmac
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -90,7 +90,9 @@ def create_app(data_dir: Path | None = None, *, publish_key: str | None = None,
         try:
             yield
         finally:
-            sweeper.cancel()
+            sweeper.cancel()  # a sweep still running in its thread is awaited by store.close()
+            with suppress(asyncio.CancelledError):
+                await sweeper
             await run_in_threadpool(store.close)
 
     app = Starlette(routes=[*PAGE_ROUTES, *ROUTES], lifespan=lifespan,

@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -47,6 +48,9 @@ from .records import (
     Unavailable,
 )
 
+# Re-exported: pages and tests import the record types from here, beside `Storage`.
+__all__ = ["MUTABLE_VERSIONS", "Conflict", "Index", "Outcome", "Record", "Rejected", "Storage",
+           "StorageConfig", "Unavailable", "Upload", "open_storage"]
 log = logging.getLogger("registry_server")
 ORPHAN_GRACE = 3600.0  # seconds an unreferenced blob may be an upload still being committed
 
@@ -184,6 +188,8 @@ class Storage:
         self.index: Index = index
         self.blobs: BlobStore = blobs
         self.scratch = Scratch(self.root)
+        self._housekeeping = threading.Lock()  # a sweep and close() never overlap
+        self._closed = False
 
     @property
     def inline_reads(self) -> bool:
@@ -205,9 +211,12 @@ class Storage:
         self.blobs.open()
 
     def close(self) -> None:
-        self.index.close()
-        self.blobs.close()
-        self.scratch.close()
+        """Waits for a sweep in progress: closing SQLite under a running query crashes."""
+        with self._housekeeping:
+            self._closed = True
+            self.index.close()
+            self.blobs.close()
+            self.scratch.close()
 
     def health(self) -> dict[str, str]:
         """`ok` or the reason, per store: what `/health` shows."""
@@ -305,6 +314,10 @@ class Storage:
         An empty index over a non-empty blob store is left alone: that is a lost or
         unrestored database, and its package files must not go with it.
         """
+        with self._housekeeping:
+            return 0 if self._closed else self._sweep(grace)
+
+    def _sweep(self, grace: float) -> int:
         known = self.index.referenced_shas()
         listing = list(self.blobs.listing())
         if not known and listing:
