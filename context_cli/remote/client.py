@@ -167,7 +167,9 @@ def _download(pid: PackageId, srv: Server, store: Store, entry: dict[str, Any],
 
 def _install_stream(resp: requests.Response, pid: PackageId, srv: Server, store: Store,
                     entry: dict[str, Any], progress: Progress | None) -> Installed:
-    header = (resp.headers.get(SHA256_HEADER) or "").strip().lower() or None
+    # Behind --redirect-downloads the checksum comes with the registry's 302, not the store's 200.
+    sent = next((h.headers[SHA256_HEADER] for h in [resp, *reversed(resp.history)] if SHA256_HEADER in h.headers), "")
+    header = sent.strip().lower() or None
     expected = entry.get("sha256")
     expected = expected.strip().lower() if isinstance(expected, str) and expected else None
     if header and expected and header != expected:
