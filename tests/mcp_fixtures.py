@@ -78,14 +78,14 @@ def serve_env(home: Path) -> dict[str, str]:
 
 @asynccontextmanager
 async def stdio_session(home: Path, *args: str, handler: Any = None, modern: bool = False,
-                        env: dict[str, str] | None = None) -> AsyncIterator[Any]:
+                        env: dict[str, str] | None = None, cwd: Path | None = None) -> AsyncIterator[Any]:
     """`context serve ARGS` as a subprocess, with an SDK client session: initialized by the
     handshake, or with `modern` by `server/discover` (the 2026-07-28 protocol)."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=sys.executable, args=["-m", "context_cli", "serve", *args],
-                                   env={**serve_env(home), **(env or {})})
+                                   env={**serve_env(home), **(env or {})}, cwd=cwd)
     with open(home / "serve-stderr.log", "a") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write, message_handler=handler) as session:

@@ -71,9 +71,12 @@ class Catalog:
     or by a `context add` running in another process.
     """
 
-    def __init__(self, store: Store | None = None, specs: Sequence[str] = ()) -> None:
+    def __init__(self, store: Store | None = None, specs: Sequence[str] = (), *,
+                 scope: Sequence[str] = ()) -> None:
         self.store = store or Store()
         self.specs = tuple(Spec.parse(s) for s in specs if s.strip())
+        # A project's docs.lock: these packages only (plus --libs), registry tools kept.
+        self.scope = tuple(Spec.parse(s) for s in scope if s.strip())
         self._lock = threading.Lock()
         self._key: tuple[tuple[str, int, int], ...] | None = None
         self._all: list[Installed] = []
@@ -108,9 +111,10 @@ class Catalog:
     def visible(self) -> list[Installed]:
         """Packages this session may search, by name then newest version first."""
         found = self.all()
-        if not self.specs:
+        allowed = self.specs + self.scope
+        if not allowed:
             return found
-        return [i for i in found if any(s.matches(i.id) for s in self.specs)]
+        return [i for i in found if any(s.matches(i.id) for s in allowed)]
 
     def choices(self) -> list[str]:
         """The `name@version` labels offered in `get_docs`'s enum, without duplicates."""

@@ -41,6 +41,7 @@ SHORT_HELP = {
     "update": "Install newer versions available on the registry server.",
     "serve": "Run the MCP server (stdio, or Streamable HTTP with --http).",
     "auth": "Manage cookies and headers for private docs sites.",
+    "sync": "Get docs for exactly the versions in the project's lockfiles.",
 }
 
 
@@ -68,9 +69,10 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except ContextError as e:
             raise click.ClickException(clip(str(e), ERROR_CHARS)) from None
-        except click.ClickException as e:  # a hostile name or spec must not flood the terminal
-            e.message = clip(e.message, ERROR_CHARS)
+        except click.UsageError:
             raise
+        except click.ClickException as e:  # a hostile name or spec must not flood the terminal
+            raise click.ClickException(clip(e.format_message(), ERROR_CHARS)) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):

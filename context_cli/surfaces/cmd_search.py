@@ -12,23 +12,31 @@ from ..errors import ContextError
 from ..search.answer import dumps
 from ..search.engine import DEFAULT_BUDGET, DEFAULT_LIMIT, SearchOptions, answer
 from ..store.store import Installed, Store
+from .project import ProjectScope, project_options, project_scope, resolve_in_scope
 from .render import to_markdown
 
 
-def select_packages(store: Store, specs: tuple[str, ...]) -> list[Installed]:
-    """The packages a search covers: each --lib spec's highest version, or everything."""
-    if not specs:
-        return store.installed()
-    return [store.resolve(spec) for spec in specs]
+def select_packages(store: Store, specs: tuple[str, ...], scope: ProjectScope) -> list[Installed]:
+    """The packages a search covers: each --lib spec (the project's version of a bare name),
+    else the project's packages, else everything installed."""
+    if specs:
+        return [resolve_in_scope(store, spec, scope) for spec in specs]
+    if scope.lock is not None:
+        if not scope.packages:
+            raise ContextError(f"none of the packages {scope.lock} lists is installed; run `context sync`")
+        return scope.packages
+    return store.installed()
 
 
 @click.command("query")
 @click.argument("library")
 @click.argument("topic")
 @click.option("--budget", type=click.IntRange(1, 100_000), default=DEFAULT_BUDGET, show_default=True)
-def query(library: str, topic: str, budget: int) -> None:
+@project_options
+def query(library: str, topic: str, budget: int, project: Path | None, no_project: bool) -> None:
     """Search one LIBRARY ([registry/]name[@version]) for TOPIC; prints JSON."""
-    pkg = Store().resolve(library)
+    store = Store()
+    pkg = resolve_in_scope(store, library, project_scope(store, project, no_project))
     click.echo(dumps(answer(topic, [pkg], SearchOptions(budget=budget)).to_json(), indent=2))
 
 
@@ -43,10 +51,16 @@ def query(library: str, topic: str, budget: int) -> None:
 @click.option("--batch", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help='JSONL file of {"id", "query"}; prints one JSON result per line.')
 @click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]), default="hybrid", hidden=True)
+@project_options
 def search(topic: str | None, libs: tuple[str, ...], budget: int, limit: int, fmt: str,
-           batch: Path | None, mode: str) -> None:
-    """Search installed packages for TOPIC and print a context pack."""
-    packages = select_packages(Store(), libs)
+           batch: Path | None, mode: str, project: Path | None, no_project: bool) -> None:
+    """Search installed packages for TOPIC and print a context pack.
+
+    Inside a project synced with `context sync`, only the packages its .context/docs.lock
+    lists are searched (see --project, --no-project).
+    """
+    store = Store()
+    packages = select_packages(store, libs, project_scope(store, project, no_project))
     opts = SearchOptions(budget=budget, limit=limit, mode=mode)
     if batch is not None:
         run_batch(batch, packages, opts)

@@ -5,7 +5,11 @@ The MCP SDK is imported only inside the command, so `context --help` stays fast.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from .project import project_options, project_scope
 
 
 @click.command("serve")
@@ -20,9 +24,10 @@ import click
 @click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
               help="With --http: another Host name clients may use (the bound address, and localhost names "
                    "on loopback, are always allowed); repeatable.")
+@project_options
 @click.argument("more_libs", nargs=-1, metavar="", required=False)
 def serve(http_port: int | None, host: str, libs: tuple[str, ...], token: str | None,
-          allow_hosts: tuple[str, ...], more_libs: tuple[str, ...]) -> None:
+          allow_hosts: tuple[str, ...], project: Path | None, no_project: bool, more_libs: tuple[str, ...]) -> None:
     """Run the MCP server that gives agents get_docs, search_packages and download_package.
 
     \b
@@ -32,6 +37,9 @@ def serve(http_port: int | None, host: str, libs: tuple[str, ...], token: str | 
 
     Over HTTP, requests whose Host or Origin is not allowed are refused (DNS rebinding);
     binding beyond loopback prints a warning: set --token.
+
+    Inside a project synced with `context sync`, the session sees exactly the packages its
+    .context/docs.lock lists (a bare library name means the project's version), plus --libs.
     """
     if more_libs and not libs:
         raise click.UsageError(f"unexpected argument {more_libs[0]!r} (did you mean --libs {more_libs[0]}?)")
@@ -39,9 +47,14 @@ def serve(http_port: int | None, host: str, libs: tuple[str, ...], token: str | 
 
     from ..mcp_server.server import run_http, run_stdio, say
     from ..mcp_server.tools import Catalog
+    from ..store.store import Store
 
-    catalog = Catalog(specs=specs)
+    store = Store()
+    in_project = project_scope(store, project, no_project)
+    catalog = Catalog(store, specs=specs, scope=in_project.specs)
     catalog.check_specs()
+    if in_project.lock is not None:
+        say(f"context MCP server: {in_project.describe()}")
     visible = catalog.choices()
     scope = f" (limited by --libs to {len(visible)})" if catalog.locked else ""
     say(f"context MCP server: {len(visible)} package(s){scope}"
