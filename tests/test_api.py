@@ -50,7 +50,9 @@ def test_answer_to_json_is_what_the_cli_prints(docs_folder, tmp_path):
     assert from_cli["results"] == [h.to_json() for h in answer.results]
     assert answer.results[0].source == "guide/cancel.md"
     assert list(answer.results[0].to_json()) == ["rank", "library", "title", "content", "source", "url", "tokens",
-                                                 "score", "verdict", "signals"]
+                                                 "score", "verdict", "signals", "page"]
+    assert answer.results[0].to_json()["page"] == {"rank": 1, "title": answer.results[0].title.split(" > ")[0],
+                                                   "source": "guide/cancel.md", "url": None}
 
 
 def test_search_takes_paths_specs_and_opened_packages(tmp_path):

@@ -17,6 +17,19 @@ Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
+class Page:
+    """The page a hit comes from, ranked among the pages of the answer."""
+
+    rank: int
+    title: str
+    source: str
+    url: str | None
+
+    def to_json(self) -> Json:
+        return {"rank": self.rank, "title": self.title, "source": self.source, "url": self.url}
+
+
+@dataclass(frozen=True)
 class Hit:
     """One ranked section of the pack."""
 
@@ -30,12 +43,16 @@ class Hit:
     score: float
     verdict: str
     signals: Json = field(default_factory=dict)
+    page: Page | None = None
 
     def to_json(self) -> Json:
-        return {"rank": self.rank, "library": self.library, "title": self.title, "content": self.content,
-                "source": self.source, "url": self.url, "tokens": self.tokens,
-                "score": round(finite(self.score), 6), "verdict": self.verdict,
-                "signals": {k: _finite_or_none(v) for k, v in self.signals.items()}}
+        out = {"rank": self.rank, "library": self.library, "title": self.title, "content": self.content,
+               "source": self.source, "url": self.url, "tokens": self.tokens,
+               "score": round(finite(self.score), 6), "verdict": self.verdict,
+               "signals": {k: _finite_or_none(v) for k, v in self.signals.items()}}
+        if self.page is not None:
+            out["page"] = self.page.to_json()
+        return out
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import ContextError, InvalidPackage
-from .answer import Answer, Hit, Json, finite
+from .answer import Answer, Hit, Json, Page, finite
 from .fts import terms
 from .index import Searchable, open_searchable
 from .pack import Candidate, pack
@@ -245,11 +245,26 @@ def _answer(query: str, searchables: list[Searchable], chosen: list[Candidate], 
         saved_percent=_saved(searchables, chosen, tokens),
         verdict=overall([c.verdict for c in chosen]),
         results=[Hit(rank=i, library=c.library, title=c.title, content=c.content, source=c.doc_path,
-                     url=c.url, tokens=c.tokens, score=c.score, verdict=c.verdict, signals=c.signals)
-                 for i, c in enumerate(chosen, start=1)],
+                     url=c.url, tokens=c.tokens, score=c.score, verdict=c.verdict, signals=c.signals, page=page)
+                 for i, (c, page) in enumerate(_reading_order(chosen), start=1)],
         searched=dict(modes), notes=notes,
         library=one.label if one else None, version=one.pkg.version if one else None,
     )
+
+
+def _reading_order(chosen: list[Candidate]) -> list[tuple[Candidate, Page]]:
+    """The packed sections grouped by page: pages in the order of their best section, and a
+    page's sections in the order the page has them, so an agent reads coherent excerpts."""
+    pages: dict[tuple[str, str], list[Candidate]] = {}
+    for c in chosen:
+        pages.setdefault((c.library, c.doc_path), []).append(c)
+    out: list[tuple[Candidate, Page]] = []
+    for rank, sections in enumerate(pages.values(), start=1):
+        first = sections[0]
+        url = first.url.split("#", 1)[0] if first.url else None
+        page = Page(rank=rank, title=first.doc_title, source=first.doc_path, url=url)
+        out.extend((c, page) for c in sorted(sections, key=lambda c: c.chunk_id))
+    return out
 
 
 def _saved(searchables: list[Searchable], chosen: list[Candidate], tokens: int) -> float:
