@@ -42,7 +42,7 @@ def test_add_folder_search_and_manage(docs_folder, tmp_path):
     answer = json.loads(run("search", "stop the pipeline halfway", "--format", "json").output)
     assert answer["results"][0]["source"] == "guide/cancel.md"
     md = run("search", "stop the pipeline halfway").output
-    assert "Cancelling a pipeline > Stopping halfway" in md
+    assert "## 1. Cancelling a pipeline" in md and "### Stopping halfway" in md
     q = json.loads(run("query", "mylib", "retry backoff").output)
     assert q["library"] == "mylib@1.0.0"
     assert "Removed local/mylib@1.0.0" in run("remove", "mylib").output

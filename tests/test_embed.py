@@ -278,3 +278,61 @@ def test_first_sentence() -> None:
     assert first_sentence("A line without a stop\nsecond line") == "A line without a stop"
     assert first_sentence("v1.2 is out. Next") == "v1.2 is out."
     assert first_sentence("") == ""
+
+
+def test_search_finds_the_model_context_embed_model_names(context_home: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package built with CONTEXT_EMBED_MODEL=<folder> is searched with that model (matched by
+    fingerprint), not silently lexically; without the variable the answer says lexical, loudly."""
+    from context_cli.adding import AddRequest, add_source
+    from context_cli.embed.model import clear_cache
+    from context_cli.search.engine import answer
+    from context_cli.search.index import clear_cache as clear_searchables
+
+    folder = saved(tiny_model(), tmp_path / "elsewhere" / "my-model")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for topic in ("cats", "dogs", "birds"):
+        (docs / f"{topic}.md").write_text(f"# {topic.title()}\n\n## About {topic}\n\n"
+                                          f"The {topic} sat on the mat and looked at the garden for a while.\n", "utf-8")
+    monkeypatch.setenv("CONTEXT_EMBED_MODEL", str(folder))
+    installed = add_source(AddRequest(source=str(docs), name="tinydocs", version="1.0.0")).installed
+    assert installed.meta.get("embedding_model")
+    clear_cache()
+    clear_searchables()
+    found = answer("cats", [installed])
+    assert found.searched == {"tinydocs@1.0.0": "hybrid"} and not found.notes
+
+    monkeypatch.delenv("CONTEXT_EMBED_MODEL")
+    clear_cache()
+    clear_searchables()
+    found = answer("cats", [installed])
+    assert found.searched == {"tinydocs@1.0.0": "lexical"}
+    assert any(n.startswith("tinydocs@1.0.0: searched lexically only") and "CONTEXT_EMBED_MODEL" in n
+               for n in found.notes)
+
+
+def test_info_says_when_search_will_be_lexical(context_home: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from context_cli.embed.model import clear_cache
+    from context_cli.search.index import clear_cache as clear_searchables
+    from context_cli.surfaces.cli import cli
+
+    folder = saved(tiny_model(), tmp_path / "elsewhere" / "my-model")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for topic in ("cats", "dogs"):
+        (docs / f"{topic}.md").write_text(f"# {topic.title()}\n\n## About {topic}\n\nThe {topic} sat on the mat.\n",
+                                          "utf-8")
+    monkeypatch.setenv("CONTEXT_EMBED_MODEL", str(folder))
+    assert CliRunner().invoke(cli, ["add", str(docs), "--name", "tinydocs", "--pkg-version", "1"]).exit_code == 0
+    shown = CliRunner().invoke(cli, ["info", "tinydocs"])
+    assert "hybrid (BM25 + embeddings)" in shown.output
+    monkeypatch.delenv("CONTEXT_EMBED_MODEL")
+    clear_cache()
+    clear_searchables()
+    shown = CliRunner().invoke(cli, ["info", "tinydocs", "--json"])
+    data = json.loads(shown.output)
+    assert data["search"] == "lexical" and "CONTEXT_EMBED_MODEL" in data["searchNote"]

@@ -57,7 +57,7 @@ def test_unknown_model_degrades_to_lexical_with_a_message(docs_folder, tmp_path)
     answer = search("cancel a pipeline", [installed])
     assert built.installed.meta["embedding_model"] != "someone/unknown-model"
     assert answer["searched"] == {"other@1.0.0": "lexical"}
-    assert "not available" in answer["notes"][0]
+    assert "searched lexically only" in answer["notes"][0] and "not on this machine" in answer["notes"][0]
     assert answer["results"]
 
 

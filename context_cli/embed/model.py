@@ -399,25 +399,47 @@ def find_model(name: str, fingerprint: str | None = None) -> Embedder | None:
     """The model that embedded a package, if this machine has it; never downloads.
 
     Looks for the shipped model by its name, then `models_dir()/<name>`, then the local
-    Hugging Face cache. None when absent, unreadable, or when `fingerprint` differs (the
-    package's vectors came from other weights), so search falls back to lexical.
+    Hugging Face cache, then the model $CONTEXT_EMBED_MODEL names (what `context add` used).
+    None when absent, unreadable, or when `fingerprint` differs (the package's vectors came
+    from other weights), so search falls back to lexical and says so.
     """
     if not name:
         return None
-    candidates: list[tuple[Path, str | None]] = []
+    named: list[tuple[Path, str | None]] = []  # found under the package's own model name
     if name in (DEFAULT_MODEL, shipped_model_name()):
-        candidates.append((DEFAULT_MODEL_DIR, None))
+        named.append((DEFAULT_MODEL_DIR, None))
     local = _local_model(name)
     if local is not None:
-        candidates.append((local, name))
+        named.append((local, name))
     cached = cached_hub_folder(name) if _is_hub_id(name) else None
     if cached is not None:
-        candidates.append((cached, name))
-    for folder, as_name in candidates:
+        named.append((cached, name))
+    chosen = _env_model_folder()  # the model `context add` used: it must prove it is the same
+    for folder, as_name in [*named, *([chosen] if chosen else [])]:
         try:
             model = _cached(folder, as_name)
         except ModelUnavailable:
             continue
-        if fingerprint is None or model.fingerprint == fingerprint:
+        if fingerprint:
+            if model.fingerprint == fingerprint:
+                return model
+        elif (folder, as_name) in named or model.name == name:
             return model
     return None
+
+
+def _env_model_folder() -> tuple[Path, str | None] | None:
+    """The local folder $CONTEXT_EMBED_MODEL names (a folder, a name under models_dir(), or a
+    hub id already in the local cache): `context add` embedded with it, so search may use it
+    for packages whose fingerprint it matches. Never downloads."""
+    spec = (os.environ.get(ENV_VAR) or "").strip()
+    if not spec or spec == DEFAULT_MODEL:
+        return None
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return path, None
+    local = _local_model(spec)
+    if local is not None:
+        return local, spec
+    cached = cached_hub_folder(spec) if _is_hub_id(spec) else None
+    return (cached, spec) if cached is not None else None

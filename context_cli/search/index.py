@@ -154,9 +154,10 @@ class Searchable:
 
             model = find_model(name, meta.get("embedding_fingerprint"))
         except (ModelUnavailable, OSError, ValueError) as e:
-            model, self.note = None, f"embedding model {name!r} unavailable ({e}); searched lexically"
+            model, self.note = None, f"searched lexically only: embedding model {name!r} unavailable ({e})"
         if model is None:
-            self.note = self.note or f"embedding model {name!r} is not available here; searched lexically"
+            self.note = self.note or (f"searched lexically only: embedding model {name!r} is not on this machine "
+                                      "(set CONTEXT_EMBED_MODEL to its folder or hub id)")
             return
         from .dense import VectorIndex
 

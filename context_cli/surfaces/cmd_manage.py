@@ -47,10 +47,12 @@ def info(spec: str, as_json: bool) -> None:
         sections, vectors, meta = pkg.chunk_count(), pkg.has_vectors, dict(pkg.meta)
     size = inst.path.stat().st_size
     versions = [i.id.version for i in store.find(f"{inst.id.registry}/{inst.id.name}")]
+    mode, why = _search_mode(inst)
     if as_json:
         click.echo(json.dumps({"registry": inst.id.registry, "name": inst.id.name, "version": inst.id.version,
                                "path": str(inst.path), "size": size, "sections": sections, "vectors": vectors,
-                               "meta": meta, "versions": versions, "origin": inst.origin}, indent=2))
+                               "meta": meta, "versions": versions, "origin": inst.origin,
+                               "search": mode, "searchNote": why}, indent=2))
         return
     click.echo(inst.id.qualified)
     lines = [
@@ -63,6 +65,7 @@ def info(spec: str, as_json: bool) -> None:
         ("embeddings", (f"{meta['embedding_model']} ({meta.get('embedding_dim')} dims, "
                         f"{meta.get('embedding_dtype', 'int8')}, fingerprint {meta.get('embedding_fingerprint', '?')})")
          if vectors else "none (lexical search only)"),
+        ("search", "hybrid (BM25 + embeddings)" if mode == "hybrid" else f"LEXICAL ONLY: {why}"),
         ("installed", ", ".join(versions)),
         ("from", inst.origin),
         ("file", str(inst.path)),
@@ -78,3 +81,12 @@ def remove(spec: str) -> None:
     """Remove an installed package (SPEC: [registry/]name[@version])."""
     removed = Store().remove(spec)
     click.echo(f"Removed {removed.id.qualified}")
+
+
+def _search_mode(inst: Installed) -> tuple[str, str | None]:
+    """How a search of this package will run here, and why not hybrid: a missing embedding
+    model must be impossible to miss, since search still works (lexically) without it."""
+    from ..search.index import open_searchable
+
+    s = open_searchable(inst)
+    return ("hybrid", None) if s.dense() is not None else ("lexical", s.note)
