@@ -55,6 +55,7 @@ def _language(metadata: Any) -> str:
         return "python"
     for key, field in (("kernelspec", "language"), ("language_info", "name")):
         section = metadata.get(key)
-        if isinstance(section, dict) and isinstance(section.get(field), str) and section[field].strip():
-            return section[field].strip().lower()
+        value = section.get(field) if isinstance(section, dict) else None
+        if isinstance(value, str) and value.strip():
+            return value.strip().lower()
     return "python"

@@ -46,7 +46,7 @@ class _AnyOptions(dict[str, Any]):
         return directives.unchanged
 
 
-class Generic(Directive):
+class Generic(Directive):  # type: ignore[misc]  # docutils ships no types for Directive
     """One handler for every directive docutils does not know; behaviour chosen by name."""
 
     optional_arguments = 1
