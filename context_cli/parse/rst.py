@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from docutils import nodes
-from docutils.core import publish_doctree
 
 from . import rst_speed
 from .common import (
@@ -60,7 +59,7 @@ def render_rst(text: str, sink: Sink) -> None:
     register_for(text)
     rst_speed.install()
     try:
-        doctree = publish_doctree(text, settings=rst_speed.settings(_SETTINGS))
+        doctree = rst_speed.doctree(text, _SETTINGS)
     except Exception as exc:  # docutils fails in many ways on broken input (RecursionError too)
         raise ParseError(f"reStructuredText could not be parsed: {type(exc).__name__}: {exc}") from exc
     _Writer().body(doctree, sink, depth=1)

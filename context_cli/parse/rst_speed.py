@@ -1,7 +1,7 @@
 """Repeated work docutils does on every page, done once per process instead.
 
-Two costs dominate a build of many rst pages besides the parse itself (measured on the
-Django docs, see docs/performance.md):
+Three costs come on top of the parse itself when a build reads many rst pages (measured on
+the Django docs, see docs/performance.md):
 
 - settings: `publish_doctree(settings_overrides=...)` builds an `OptionParser` from every
   component's settings spec on each call (about 2 ms a page). `settings()` builds the
@@ -13,8 +13,11 @@ Django docs, see docs/performance.md):
   first asks for it; `make_transitions` is memoised per class and transition list (a
   state class's table never changes), so only the bound methods are made per instance.
 
+- transforms: `publish_doctree` runs a Publisher with I/O objects and every reader
+  transform; `doctree()` parses into a new document and runs only `TRANSFORMS`.
+
 The patch keeps docutils' behaviour: the same states, patterns, methods and order, only
-made later or reused.
+made later or reused. tests/test_parse_rst_speed.py renders pages both ways.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ import io
 import re
 from typing import Any
 
-from docutils import frontend, statemachine
+from docutils import frontend, statemachine, utils
 from docutils.parsers.rst import Parser
 from docutils.readers.standalone import Reader
+from docutils.transforms import frontmatter, references
 from docutils.writers.null import Writer
 
 _Plan = tuple[list[str], list[tuple[str, "re.Pattern[str]", str]]]
@@ -48,6 +52,26 @@ def settings(overrides: dict[str, Any]) -> Any:
     mine = copy.copy(_defaults[0])
     mine.warning_stream = io.StringIO()
     return mine
+
+
+# The reader transforms whose work shows in our Markdown: substitutions filled in, auto-numbered
+# footnote labels, a leading field list made docinfo (which the writer skips); DocTitle and
+# SectionSubTitle are switched off by the settings but keep their settings checks. The rest
+# (hyperlink target resolution, dangling-reference reports, transition checks, internals)
+# only resolve ids and URIs the writer never reads. Directives' own pending transforms
+# (`class`, `contents`, ...) still run.
+TRANSFORMS = (references.Substitutions, frontmatter.DocTitle, frontmatter.SectionSubTitle,
+              frontmatter.DocInfo, references.Footnotes)
+
+
+def doctree(text: str, overrides: dict[str, Any]) -> Any:
+    """What `publish_doctree` returns for us, without its Publisher, I/O objects or unused transforms."""
+    document = utils.new_document("<string>", settings(overrides))
+    Parser().parse(text, document)
+    document.current_source = document.current_line = None
+    document.transformer.add_transforms(TRANSFORMS)
+    document.transformer.apply_transforms()
+    return document
 
 
 def _make_transitions(self: Any, name_list: Any) -> tuple[list[str], dict[str, tuple[Any, Any, str]]]:
