@@ -46,7 +46,7 @@ def cold_load(spec: str | None, runs: int = 5) -> None:
         out = subprocess.run([sys.executable, "-c", COLD.format(spec=spec)], cwd=REPO, check=True,
                              capture_output=True, text=True).stdout.split()
         rows.append([time.perf_counter() - start, *map(float, out)])
-    med = [statistics.median(col) for col in zip(*rows, strict=False)]
+    med = [statistics.median(col) for col in zip(*rows, strict=True)]
     print(f"cold start (median of {runs}): process wall {med[0] * 1000:.0f} ms, of which import module "
           f"{med[1] * 1000:.0f} ms + import numpy {med[2] * 1000:.0f} ms + load {med[3] * 1000:.0f} ms"
           f" + first encode {med[4] * 1000:.1f} ms; peak RSS {med[5]:.0f} MB")

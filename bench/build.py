@@ -1,79 +1,85 @@
-"""Build speed and package size on real docs trees (the docs folders inside PyPI sdists).
+"""Build speed, peak memory and package size on real docs trees (the docs folders of PyPI sdists).
 
-Downloads each sdist once into bench/out/sdists (PyPI only), then builds its docs folder
-with and without embeddings and prints sections per second and package sizes.
+`context add FOLDER` runs as a fresh process per build, as a user runs it; its wall time and
+peak resident memory (the largest process of the build, parse workers included) are taken
+from the operating system. Sdists are downloaded once into the bench cache (see common.py).
 
-    python bench/build.py                   # django flask click sqlalchemy
-    python bench/build.py --only flask
+    python bench/build.py                       # django flask click sqlalchemy, 1 run each
+    python bench/build.py --only django --runs 3
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
-import sys
-import tarfile
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench" / "out"
-PROJECTS = {"django": "Django==5.1.4", "flask": "flask==3.1.0", "click": "click==8.1.8",
+from common import DJANGO, Summary, bench_env, cache_dir, context_cmd, docs_tree
+
+PROJECTS = {"django": DJANGO, "flask": "flask==3.1.0", "click": "click==8.1.8",
             "sqlalchemy": "SQLAlchemy==2.0.36"}
 
 
-def sdist(requirement: str) -> Path:
-    dest = OUT / "sdists"
-    dest.mkdir(parents=True, exist_ok=True)
-    name = requirement.split("==")[0].lower()
-    found = [p for p in dest.glob("*.tar.gz") if p.name.lower().startswith(name.replace("-", "_"))
-             or p.name.lower().startswith(name)]
-    if not found:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-                        requirement, "-d", str(dest)], check=True)
-        found = [p for p in dest.glob("*.tar.gz") if p.name.lower().startswith(name.replace("-", "_"))
-                 or p.name.lower().startswith(name)]
-    return found[0]
+@dataclass(frozen=True)
+class Built:
+    seconds: float
+    peak_rss_mb: float
+    size_mb: float
+    package: Path
 
 
-def docs_tree(archive: Path) -> Path:
-    target = OUT / "trees" / archive.name.removesuffix(".tar.gz").lower()
-    if not target.exists():
-        target.mkdir(parents=True)
-        with tarfile.open(archive) as tf:
-            tf.extractall(target, filter="data")
-    return next(p for pattern in ("*/docs", "*/doc") for p in target.glob(pattern))
+def timed_add(docs: Path, home: Path, name: str, version: str, *, embed: bool = True) -> Built:
+    """`context add docs` into a fresh `home`: wall time, peak RSS, package size."""
+    shutil.rmtree(home, ignore_errors=True)
+    args = context_cmd("add", str(docs), "--name", name, "--pkg-version", version, *([] if embed else ["--no-embed"]))
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, env=bench_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise RuntimeError(f"context add failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+    package = next((home / "packages").glob("*.db"))
+    return Built(seconds, usage.ru_maxrss / 1024, package.stat().st_size / 1e6, package)
 
 
-def measure(name: str, docs: Path, embed: bool) -> dict:
-    from context_cli.build import BuildOptions, build
-    from context_cli.sources.resolve import fetch_folder
+def django_builds(runs: int) -> tuple[Summary, Summary, float, Path]:
+    """Build the Django docs `runs` times: (seconds, peak RSS MB, size MB, the home kept for reuse)."""
+    docs = docs_tree(DJANGO)
+    home = cache_dir() / "django-home"
+    results = [timed_add(docs, home, "django", "5.1.4") for _ in range(runs)]
+    return (Summary.of([r.seconds for r in results]), Summary.of([r.peak_rss_mb for r in results]),
+            results[-1].size_mb, home)
 
-    dest = Path(tempfile.mkdtemp()) / f"{name}.db"
-    t0 = time.perf_counter()
-    res = build(fetch_folder(docs), dest, BuildOptions(name=name, version="1.0.0", embed=embed))
-    secs = time.perf_counter() - t0
-    return {"sections": res.chunks, "pages": res.pages, "skipped": res.skipped, "seconds": secs,
-            "size": dest.stat().st_size, "rate": res.chunks / secs}
+
+def django_home() -> Path:
+    """A home with the Django package installed: the cached one, else built once."""
+    home = cache_dir() / "django-home"
+    if not list((home / "packages").glob("*.db")):
+        timed_add(docs_tree(DJANGO), home, "django", "5.1.4")
+    return home
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", choices=sorted(PROJECTS))
+    ap.add_argument("--runs", type=int, default=1)
     args = ap.parse_args()
-    os.environ.setdefault("CONTEXT_HOME", tempfile.mkdtemp(prefix="bench-home-"))
-    sys.path.insert(0, str(ROOT))
-    print(f"{'project':<11} {'pages':>5} {'skip':>4} {'sections':>8} {'lexical s/s':>11} {'hybrid s/s':>10} "
-          f"{'size lex':>9} {'size hyb':>9} {'vectors add':>11}")
+    print(f"{'project':<11} {'lexical s':>14} {'hybrid s':>14} {'peak RSS':>9} {'size lex':>9} {'size hyb':>9}")
     for name in args.only or list(PROJECTS):
-        docs = docs_tree(sdist(PROJECTS[name]))
-        lex = measure(name, docs, embed=False)
-        hyb = measure(name, docs, embed=True)
-        extra = hyb["size"] / lex["size"] - 1
-        print(f"{name:<11} {lex['pages']:>5} {lex['skipped']:>4} {lex['sections']:>8} {lex['rate']:>11.0f} "
-              f"{hyb['rate']:>10.0f} {lex['size'] / 1e6:>8.2f}M {hyb['size'] / 1e6:>8.2f}M {extra:>10.0%}")
+        docs = docs_tree(PROJECTS[name])
+        with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp:
+            lex = [timed_add(docs, Path(tmp), name, "1.0.0", embed=False) for _ in range(args.runs)]
+            hyb = [timed_add(docs, Path(tmp), name, "1.0.0") for _ in range(args.runs)]
+        ls, hs = Summary.of([b.seconds for b in lex]), Summary.of([b.seconds for b in hyb])
+        print(f"{name:<11} {ls.p50:>6.1f} ({ls.low:.1f}-{ls.high:.1f}) {hs.p50:>6.1f} ({hs.low:.1f}-{hs.high:.1f}) "
+              f"{max(b.peak_rss_mb for b in hyb):>7.0f}MB {lex[-1].size_mb:>8.2f}M {hyb[-1].size_mb:>8.2f}M")
 
 
 if __name__ == "__main__":

@@ -92,7 +92,7 @@ def fuse(*rankings: list[int]) -> list[int]:
 def metrics(rankings: list[list[int]], chunks: list[Chunk], questions: list[dict]) -> dict[str, float]:
     keys = [(c.doc_path, c.section_title) for c in chunks]
     mrr = r5 = r10 = page_mrr = 0.0
-    for ranking, q in zip(rankings, questions, strict=False):
+    for ranking, q in zip(rankings, questions, strict=True):
         gold = {(g["path"], g["heading"]) for g in q["gold_sections"]}
         gold_pages = {g["path"] for g in q["gold_sections"]}
         ranked = [keys[i] for i in ranking]
@@ -122,12 +122,8 @@ def score_models(folders: list[Path], chunks: list[Chunk], questions: list[dict]
     for folder in folders:
         model = load_model(str(folder))
         dense = dense_ranking(model, chunks, questions, embed_text)
-        d, f = metrics(dense, chunks, questions), metrics([fuse(b, r) for b, r in zip(bm25, dense, strict=False)], chunks, questions)
+        d, f = metrics(dense, chunks, questions), metrics([fuse(b, r) for b, r in zip(bm25, dense, strict=True)], chunks, questions)
         print(row(f"{folder.name} ({model.dim}d)", d, f, f"{model_size(folder):.1f} | "))
-
-
-def _capped(c, max_chars: int):
-    return embed_text(c, max_chars=max_chars)
 
 
 RECIPES: dict[str, Callable[[Chunk], str]] = {
@@ -138,7 +134,7 @@ RECIPES: dict[str, Callable[[Chunk], str]] = {
     "title x1": lambda c: embed_text(c, title_repeat=1),
     "title x3": lambda c: embed_text(c, title_repeat=3),
     "code kept whole": lambda c: embed_text(c, squash_code=False),
-    **{f"cap {n}": functools.partial(_capped, max_chars=n) for n in (300, 400, 600, 800, 1000, 2000)},
+    **{f"cap {n}": functools.partial(embed_text, max_chars=n) for n in (300, 400, 600, 800, 1000, 2000)},
     "no cap": lambda c: embed_text(c, max_chars=0),
 }
 
@@ -149,7 +145,7 @@ def score_recipes(model: Embedder, chunks: list[Chunk], questions: list[dict], b
     print("|---|---|---|---|---|---|---|")
     for label, fn in RECIPES.items():
         dense = dense_ranking(model, chunks, questions, fn)
-        d, f = metrics(dense, chunks, questions), metrics([fuse(b, r) for b, r in zip(bm25, dense, strict=False)], chunks, questions)
+        d, f = metrics(dense, chunks, questions), metrics([fuse(b, r) for b, r in zip(bm25, dense, strict=True)], chunks, questions)
         print(row(label, d, f))
 
 

@@ -10,12 +10,11 @@ Only imported when an rst page (or a MyST `eval-rst` block) is parsed.
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from docutils import nodes
-from docutils.core import publish_doctree
 
+from . import rst_speed
 from .common import (
     BlockBuilder,
     Parsed,
@@ -58,9 +57,9 @@ def parse_rst_blocks(text: str, *, prefix: str = "") -> Parsed:
 def render_rst(text: str, sink: Sink) -> None:
     """Write rst into a sink (a whole page, or a MyST `eval-rst` body inside Markdown)."""
     register_for(text)
-    settings = dict(_SETTINGS, warning_stream=io.StringIO())
+    rst_speed.install()
     try:
-        doctree = publish_doctree(text, settings_overrides=settings)
+        doctree = rst_speed.doctree(text, _SETTINGS)
     except Exception as exc:  # docutils fails in many ways on broken input (RecursionError too)
         raise ParseError(f"reStructuredText could not be parsed: {type(exc).__name__}: {exc}") from exc
     _Writer().body(doctree, sink, depth=1)

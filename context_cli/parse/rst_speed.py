@@ -1,0 +1,135 @@
+"""Repeated work docutils does on every page, done once per process instead.
+
+Three costs come on top of the parse itself when a build reads many rst pages (measured on
+the Django docs, see docs/performance.md):
+
+- settings: `publish_doctree(settings_overrides=...)` builds an `OptionParser` from every
+  component's settings spec on each call (about 2 ms a page). `settings()` builds the
+  defaults once; each page gets a shallow copy with its own warning stream.
+- state machines: every nested parse (each list, directive body, block quote) makes a new
+  state machine of about fifteen states, and each state rebuilds its transition table by
+  looking up patterns and methods by name (a fifth of the parse time), though a nested
+  parse mostly visits two or three states. `_LazyStates` makes a state when the machine
+  first asks for it; `make_transitions` is memoised per class and transition list (a
+  state class's table never changes), so only the bound methods are made per instance.
+
+- transforms: `publish_doctree` runs a Publisher with I/O objects and every reader
+  transform; `doctree()` parses into a new document and runs only `TRANSFORMS`.
+
+The patch keeps docutils' behaviour: the same states, patterns, methods and order, only
+made later or reused. tests/test_parse_rst_speed.py renders pages both ways.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import re
+from typing import Any
+
+from docutils import frontend, statemachine, utils
+from docutils.parsers.rst import Parser
+from docutils.readers.standalone import Reader
+from docutils.transforms import frontmatter, references
+from docutils.writers.null import Writer
+
+_Plan = tuple[list[str], list[tuple[str, "re.Pattern[str]", str]]]
+_plans: dict[tuple[type, tuple[Any, ...]], _Plan] = {}
+_defaults: list[Any] = []  # the one settings object, once built
+_original_make_transitions = statemachine.State.make_transitions
+
+
+def settings(overrides: dict[str, Any]) -> Any:
+    """A fresh settings object for one parse: process-wide defaults plus `overrides`.
+
+    `overrides` must be the same mapping on every call (the first one is kept).
+    """
+    if not _defaults:
+        base = frontend.get_default_settings(Parser, Reader, Writer)
+        for key, value in overrides.items():
+            setattr(base, key, value)
+        _defaults.append(base)
+    mine = copy.copy(_defaults[0])
+    mine.warning_stream = io.StringIO()
+    return mine
+
+
+# The reader transforms whose work shows in our Markdown: substitutions filled in, auto-numbered
+# footnote labels, a leading field list made docinfo (which the writer skips); DocTitle and
+# SectionSubTitle are switched off by the settings but keep their settings checks. The rest
+# (hyperlink target resolution, dangling-reference reports, transition checks, internals)
+# only resolve ids and URIs the writer never reads. Directives' own pending transforms
+# (`class`, `contents`, ...) still run.
+TRANSFORMS = (references.Substitutions, frontmatter.DocTitle, frontmatter.SectionSubTitle,
+              frontmatter.DocInfo, references.Footnotes)
+
+
+def doctree(text: str, overrides: dict[str, Any]) -> Any:
+    """What `publish_doctree` returns for us, without its Publisher, I/O objects or unused transforms."""
+    document = utils.new_document("<string>", settings(overrides))
+    Parser().parse(text, document)
+    document.current_source = document.current_line = None
+    document.transformer.add_transforms(TRANSFORMS)
+    document.transformer.apply_transforms()
+    return document
+
+
+def _make_transitions(self: Any, name_list: Any) -> tuple[list[str], dict[str, tuple[Any, Any, str]]]:
+    """`State.make_transitions`, with the name/pattern/next-state part computed once per class."""
+    if "patterns" in vars(self):  # per-instance patterns: nothing safe to share
+        return _original_make_transitions(self, name_list)  # type: ignore[no-any-return]
+    key = (type(self), tuple(name_list))
+    plan = _plans.get(key)
+    if plan is None:
+        names, transitions = _original_make_transitions(self, name_list)
+        plan = names, [(name, transitions[name][0], transitions[name][2]) for name in names]
+        _plans[key] = plan
+    return list(plan[0]), {name: (pattern, getattr(self, name), next_state) for name, pattern, next_state in plan[1]}
+
+
+class _LazyStates(dict[str, Any]):
+    """A state machine's `states`, each made (and runtime-initialised) on first lookup."""
+
+    def __init__(self, machine: Any) -> None:
+        super().__init__()
+        self.machine = machine
+        self.classes: dict[str, type] = {}
+        self.running = False  # the machine has run `runtime_init`: new states need it too
+
+    def __missing__(self, name: str) -> Any:
+        state = self[name] = self.classes[name](self.machine, self.machine.debug)
+        if self.running:
+            state.runtime_init()
+        return state
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or name in self.classes
+
+
+def _add_state(self: Any, state_class: type) -> None:
+    """`StateMachine.add_state`, deferring the state's construction to its first use."""
+    if not isinstance(self.states, _LazyStates):
+        lazy = _LazyStates(self)
+        lazy.update(self.states)
+        self.states = lazy
+    name = state_class.__name__
+    if name in self.states:
+        raise statemachine.DuplicateStateError(name)
+    self.states.classes[name] = state_class
+
+
+def _runtime_init(self: Any) -> None:
+    """`StateMachine.runtime_init`, remembering that states made from now on need it."""
+    if isinstance(self.states, _LazyStates):
+        self.states.running = True
+    _original_runtime_init(self)
+
+
+_original_runtime_init = statemachine.StateMachine.runtime_init
+
+
+def install() -> None:
+    """Make docutils' states lazily and memoise their transition tables (idempotent)."""
+    statemachine.State.make_transitions = _make_transitions
+    statemachine.StateMachine.add_state = _add_state
+    statemachine.StateMachine.runtime_init = _runtime_init
