@@ -20,7 +20,7 @@ test: setup
 	$(BIN)/python -m pytest
 
 bench: setup
-	$(BIN)/python bench/retrieval.py
+	$(BIN)/python bench/run_all.py
 
 check-wheel:  # sdist + wheel carry the model; the installed wheel adds and searches (needs the index)
 	bash scripts/check_wheel.sh
