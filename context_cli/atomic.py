@@ -36,9 +36,9 @@ def atomic_path(dest: Path | str, *, prefix: str = ".tmp-", mode: int | None = N
             os.fchmod(fd, mode)
         os.close(fd)
         yield tmp
-        _fsync_file(tmp)
+        fsync_file(tmp)
         os.replace(tmp, dest)
-        _fsync_dir(dest.parent)
+        fsync_dir(dest.parent)
     except BaseException:
         _unlink_with_side_files(tmp)
         raise
@@ -87,12 +87,13 @@ def _unlink_with_side_files(path: Path) -> None:
         Path(f"{path}{side}").unlink(missing_ok=True)
 
 
-def _fsync_file(path: Path) -> None:
+def fsync_file(path: Path) -> None:
+    """Flush a file's bytes to disk (before a rename makes it visible)."""
     with open(path, "rb") as f:
         os.fsync(f.fileno())
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     """Make the rename durable; not every platform can open a directory (Windows)."""
     try:
         fd = os.open(path, os.O_RDONLY)

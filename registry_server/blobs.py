@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
+from context_cli.atomic import fsync_dir, fsync_file
+
 from .records import SHA256, BlobMissing, Record, Unavailable
 
 CHUNK = 1024 * 1024
@@ -74,9 +76,9 @@ class FileBlobs:
         except OSError:
             staged = blob.with_name(f".{blob.name}.{os.getpid()}.partial")
             shutil.copyfile(path, staged)
-            _fsync(staged)
+            fsync_file(staged)
             os.replace(staged, blob)
-        _fsync_dir(blob.parent)
+        fsync_dir(blob.parent)
 
     def delete(self, sha256: str) -> None:
         self.path(sha256).unlink(missing_ok=True)
@@ -114,19 +116,3 @@ class FileBlobs:
         return blob
 
 
-def _fsync(path: Path) -> None:
-    with open(path, "rb+") as f:
-        os.fsync(f.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

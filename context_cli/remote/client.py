@@ -22,6 +22,7 @@ from typing import Any
 import requests
 
 from ..atomic import TEMP_SUFFIX
+from ..digest import file_sha256
 from ..errors import InvalidPackage, NotInstalled, RegistryError
 from ..package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 from ..package.reader import open_package
@@ -140,7 +141,7 @@ def _update_one(old: Installed, srv: Server, store: Store,
         return None
     best = max(entries, key=lambda e: version_key(e["version"]))
     moved = (best["version"] == old.id.version and old.id.version in MUTABLE_VERSIONS
-             and isinstance(best.get("sha256"), str) and best["sha256"] != _file_sha256(old.path))
+             and isinstance(best.get("sha256"), str) and best["sha256"] != file_sha256(old.path))
     if not moved and version_key(best["version"]) <= version_key(old.id.version):
         return None
     pid = _identity(old.id.registry, old.id.name, best["version"])
@@ -280,9 +281,3 @@ def _check(registry: str, name: str, version: str | None) -> None:
         _identity(registry, name, version)
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -6,7 +6,6 @@ The identities sync uses are (registry, name, version) with registry `pip`, `npm
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,14 +70,6 @@ def package_source(path: Path) -> str:
             return str(pkg.meta.get("source_url") or "installed")
     except (ContextError, OSError):
         return "installed"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # -- the registry server ---------------------------------------------------------------------

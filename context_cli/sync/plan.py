@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..digest import file_sha256
 from ..errors import ContextError, RegistryError
 from . import actions
 from .docslock import Entry
@@ -232,7 +233,7 @@ def _download(row: Row, ctx: Context) -> Row:
     local = actions.install_from_server(ctx.store, row.registry, row.name, row.version)
     row = replace(row, action=DOWNLOADED, size=local.size, path=local.path)
     prev = ctx.previous.get((row.registry, row.name, local.version))
-    row.sha256 = actions.file_sha256(local.path)
+    row.sha256 = file_sha256(local.path)
     if prev is not None and prev.sha256 != row.sha256:
         row.notes.append("the server's file differs from the one docs.lock recorded")
     return row
@@ -266,7 +267,7 @@ def _build(row: Row, ctx: Context) -> Row:
         assert failure is not None
         raise failure
     return replace(row, action=BUILT, source=built.source, size=built.local.size, path=built.local.path,
-                   sha256=actions.file_sha256(built.local.path), notes=notes)
+                   sha256=file_sha256(built.local.path), notes=notes)
 
 
 def finish(rows: list[Row]) -> list[Entry]:
@@ -276,7 +277,7 @@ def finish(rows: list[Row]) -> list[Entry]:
         if row.path is None or row.version is None or row.action not in (INSTALLED, DOWNLOADED, BUILT):
             continue
         if row.sha256 is None:
-            row.sha256 = actions.file_sha256(row.path)
+            row.sha256 = file_sha256(row.path)
         if not row.source:
             row.source = actions.package_source(row.path)
         entries.append(Entry(row.registry, row.name, row.version, row.sha256, row.size or 0, row.source))
