@@ -104,14 +104,11 @@ class Package:
                                  tokens=int(tokens), has_code=bool(has_code), url=u))
                 for cid, dp, dt, st, content, tokens, has_code, u in rows]
 
-    def pages_of(self, ids: Iterable[int]) -> dict[int, tuple[str, str]]:
-        """Chunk id -> (doc_path, doc_title): which page each section belongs to, nothing more."""
-        params = sorted({int(i) for i in ids})
-        if not params:
-            return {}
-        sql = f"SELECT id, doc_path, doc_title FROM chunks WHERE id IN ({','.join('?' * len(params))})"
-        with self.deadline():
-            return {int(cid): (str(dp), str(dt)) for cid, dp, dt in self.db.execute(sql, params)}
+    def pages_of(self) -> dict[int, tuple[str, str]]:
+        """Chunk id -> (doc_path, doc_title) for every section: which page each belongs to."""
+        with self.deadline(LOAD_DEADLINE_S):
+            return {int(cid): (str(dp), str(dt))
+                    for cid, dp, dt in self.db.execute("SELECT id, doc_path, doc_title FROM chunks")}
 
     def page_tokens(self, doc_paths: Iterable[str]) -> int:
         """Tokens of every section of these pages together (what reading them whole costs)."""

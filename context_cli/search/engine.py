@@ -168,8 +168,8 @@ def _by_page(s: Searchable, query: str, fused: dict[int, float]) -> list[tuple[i
     with s.lock:
         where = s.pages_of(list(fused))
         idf = s.term_stats(query, []).idf
-    match = title_matcher(idf, stemmer().tokens)
-    return with_page_evidence(rank_pages(fused, where, match))
+        match = title_matcher(idf, stemmer().tokens, s.title_tokens)
+        return with_page_evidence(rank_pages(fused, where, match))
 
 
 def fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[int, float]:

@@ -49,6 +49,8 @@ class Searchable:
     _postings: Postings | None = None
     _bm25: Bm25Index | None = None
     _bm25_checked: bool = False
+    _pages: dict[int, tuple[str, str]] | None = None
+    _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def deadline(self, seconds: float = DEFAULT_DEADLINE_S) -> AbstractContextManager[None]:
         """`with s.deadline(seconds):` every query on this package in the block aborts once
@@ -123,8 +125,22 @@ class Searchable:
         return self.pkg.chunks(ids)
 
     def pages_of(self, ids: list[int]) -> dict[int, tuple[str, str]]:
-        """Chunk id -> (doc_path, doc_title). Call under `lock`."""
-        return self.pkg.pages_of(ids)
+        """Chunk id -> (doc_path, doc_title), from a map read once per process. Call under `lock`."""
+        if self._pages is None:
+            self._pages = self.pkg.pages_of()
+        pages = self._pages
+        return {cid: pages[cid] for cid in ids if cid in pages}
+
+    def title_tokens(self, path: str, title: str) -> frozenset[str]:
+        """Index tokens of a page's title and path words, computed once per page. Call under `lock`."""
+        found = self._title_tokens.get(path)
+        if found is None:
+            from ..package.bm25 import stemmer
+            from .pages import title_words
+
+            found = frozenset(t for toks in stemmer().tokens(title_words(title, path)).values() for t in toks)
+            self._title_tokens[path] = found
+        return found
 
     def page_tokens(self, doc_paths: list[str]) -> int:
         """Tokens of these pages read whole (for savedPercent). Call under `lock`."""

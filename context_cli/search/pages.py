@@ -72,22 +72,22 @@ def with_page_evidence(pages: Iterable[Page]) -> list[tuple[int, float]]:
     return out
 
 
-def title_matcher(idf: Mapping[str, float], stems: Callable[[list[str]], Mapping[str, tuple[str, ...]]]
-                  ) -> Callable[[str, str], float]:
+def title_matcher(idf: Mapping[str, float], stems: Callable[[list[str]], Mapping[str, tuple[str, ...]]],
+                  page_tokens: Callable[[str, str], frozenset[str]]) -> Callable[[str, str], float]:
     """A function (title, path) -> share of the query's IDF mass found in title and path.
 
-    `idf` maps each query term to its weight; `stems` maps words to their index tokens
-    (so `modes` in a title matches `mode` in a query).
+    `idf` maps each query term to its weight; `stems` maps words to their index tokens and
+    `page_tokens` gives a page's title and path tokens (cached per page), so `modes` in a
+    title matches `mode` in a query.
     """
     total = sum(idf.values())
     query_stems = stems(list(idf))
-    wanted = {t: set(query_stems.get(t, (t,))) for t in idf}
+    wanted = [(frozenset(query_stems.get(t, (t,))), w) for t, w in idf.items()]
 
     def match(title: str, path: str) -> float:
         if total <= 0:
             return 0.0
-        words = title_words(title, path)
-        have = {tok for toks in stems(words).values() for tok in toks}
-        return sum(w for t, w in idf.items() if wanted[t] and wanted[t] <= have) / total
+        have = page_tokens(path, title)
+        return sum(w for need, w in wanted if need and need <= have) / total
 
     return match
