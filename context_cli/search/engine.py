@@ -21,7 +21,7 @@ from .answer import Answer, Hit, Json, Page, finite
 from .fts import terms
 from .index import Searchable, open_searchable
 from .pack import Candidate, pack
-from .pages import rank_pages, title_matcher, with_page_evidence
+from .pages import title_matcher, with_page_evidence
 from .verdict import Signals, judge, overall
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from ..store.store import Installed
     from .dense import VectorIndex
+    from .lexical import TermStats
 
 DEFAULT_BUDGET = 2000
 DEFAULT_LIMIT = 10
@@ -155,21 +156,22 @@ def _rank_one(s: Searchable, query: str, mode: str, per_package: int, query_vect
         if s.note and mode != "lexical":
             notes.append(f"{s.label}: {s.note}")
     fused = fuse(lex, dense_hits)
-    ordered = _by_page(s, query, fused)[:per_package]
-    return _judge(s, query, [cid for cid, _ in ordered], dict(ordered), z_of)
-
-
-def _by_page(s: Searchable, query: str, fused: dict[int, float]) -> list[tuple[int, float]]:
-    """Fused candidates with their page's evidence added (see `pages`), best first."""
-    from ..package.bm25 import stemmer
-
     if not fused:
         return []
     with s.lock:
+        stats = s.term_stats(query, list(fused))  # for page evidence and for the verdicts
+    ordered = _by_page(s, stats, fused)[:per_package]
+    return _judge(s, query, stats, [cid for cid, _ in ordered], dict(ordered), z_of)
+
+
+def _by_page(s: Searchable, stats: TermStats, fused: dict[int, float]) -> list[tuple[int, float]]:
+    """Fused candidates with their page's evidence added (see `pages`), best first."""
+    from ..package.bm25 import stemmer
+
+    with s.lock:
         where = s.pages_of(list(fused))
-        idf = s.term_stats(query, []).idf
-        match = title_matcher(idf, stemmer().tokens, s.title_tokens)
-        return with_page_evidence(rank_pages(fused, where, match))
+        match = title_matcher(stats.idf, stemmer().tokens, s.title_tokens)
+        return with_page_evidence(fused, where, match)
 
 
 def fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[int, float]:
@@ -211,12 +213,11 @@ def _zscores(index: VectorIndex, scores: np.ndarray) -> Callable[[list[int]], di
     return z_of
 
 
-def _judge(s: Searchable, query: str, ids: list[int], fused: dict[int, float],
+def _judge(s: Searchable, query: str, stats: TermStats, ids: list[int], fused: dict[int, float],
            z_of: Callable[[list[int]], dict[int, float]] | None) -> list[Candidate]:
     if not ids:
         return []
     with s.lock:
-        stats = s.term_stats(query, ids)
         sections = s.sections(ids)
     q = query.strip()
     identifier = q if _IDENTIFIER.match(q) else None

@@ -10,22 +10,13 @@ each page's sections follow one another in the answer (best section first).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 
 # Weights of a page's 2nd and 3rd best sections, and of its title/path match (chosen with
 # bench/retrieval.py on the tuning sets; see docs/search.md).
 NEXT_SECTIONS = (0.25, 0.1)
 TITLE_WEIGHT = 0.4
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
-
-
-@dataclass
-class Page:
-    path: str
-    title: str
-    sections: list[tuple[int, float]] = field(default_factory=list)  # (chunk id, fused score)
-    score: float = 0.0
 
 
 def title_words(title: str, path: str) -> list[str]:
@@ -35,39 +26,31 @@ def title_words(title: str, path: str) -> list[str]:
     return _WORDS.findall(f"{title} {tail}".lower())
 
 
-def rank_pages(
+def with_page_evidence(
     fused: Mapping[int, float],
     where: Mapping[int, tuple[str, str]],
     title_match: Callable[[str, str], float],
-) -> list[Page]:
-    """Pages holding the fused candidates, best first; `where` maps chunk id -> (path, title)."""
-    pages: dict[str, Page] = {}
+) -> list[tuple[int, float]]:
+    """Every candidate section with its page's evidence added, best first.
+
+    A page scores its best section, a share of its next ones (NEXT_SECTIONS) and how much of
+    the query its title and path carry; each section keeps its own score plus what its page
+    offers beyond its best section, so a section of a page about the topic rises above a
+    stray mention while sections of different pages stay comparable. `where` maps chunk id
+    -> (path, title).
+    """
+    pages: dict[str, list[float]] = {}
+    titles: dict[str, str] = {}
     for cid, score in fused.items():
         path, title = where.get(cid, ("", ""))
-        page = pages.get(path)
-        if page is None:
-            page = pages[path] = Page(path, title)
-        page.sections.append((cid, score))
-    for page in pages.values():
-        page.sections.sort(key=lambda s: s[1], reverse=True)
-        scores = [s for _, s in page.sections]
-        page.score = scores[0] + sum(w * s for w, s in zip(NEXT_SECTIONS, scores[1:], strict=False))
-        page.score += TITLE_WEIGHT * title_match(page.title, page.path)
-    return sorted(pages.values(), key=lambda p: p.score, reverse=True)
-
-
-def with_page_evidence(pages: Iterable[Page]) -> list[tuple[int, float]]:
-    """Every section with its page's evidence added, best first.
-
-    Each section keeps its own score plus what its page offers beyond its best section
-    (further matching sections, title and path), so a section of a page about the topic
-    rises above a stray mention, while sections of different pages stay comparable.
-    """
-    out = []
-    for page in pages:
-        bonus = page.score - page.sections[0][1]
-        for cid, score in page.sections:
-            out.append((cid, score + bonus))
+        pages.setdefault(path, []).append(score)
+        titles[path] = title
+    bonus: dict[str, float] = {}
+    for path, scores in pages.items():
+        scores.sort(reverse=True)
+        extra = sum(w * s for w, s in zip(NEXT_SECTIONS, scores[1:], strict=False))
+        bonus[path] = extra + TITLE_WEIGHT * title_match(titles[path], path)
+    out = [(cid, score + bonus[where.get(cid, ("", ""))[0]]) for cid, score in fused.items()]
     out.sort(key=lambda s: s[1], reverse=True)
     return out
 
