@@ -9,6 +9,7 @@ describes every step and the JSON shape.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import sqlite3
@@ -37,6 +38,7 @@ MAX_QUERY_CHARS = 10_000
 # What one package's search may fail with: its own fault, answered by skipping it.
 PACKAGE_FAULTS = (InvalidPackage, sqlite3.Error, UnicodeDecodeError)
 POOL = 50  # candidates taken from each ranking
+PAGE_POOL = 3  # x the candidates judged per package: how many get page evidence (all, for one package)
 JUDGED = 30  # candidates that get signals and may enter the pack, shared among the packages
 MIN_JUDGED_PER_PACKAGE = 8
 # Fusion (chosen with bench/retrieval.py; see docs/search.md): a convex mix of BM25 scaled
@@ -158,6 +160,8 @@ def _rank_one(s: Searchable, query: str, mode: str, per_package: int, query_vect
     fused = fuse(lex, dense_hits)
     if not fused:
         return []
+    if len(fused) > PAGE_POOL * per_package:  # many packages: page evidence for each one's best
+        fused = dict(heapq.nlargest(PAGE_POOL * per_package, fused.items(), key=lambda kv: kv[1]))
     with s.lock:
         stats = s.term_stats(query, list(fused))  # for page evidence and for the verdicts
     ordered = _by_page(s, stats, fused)[:per_package]
