@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from context_cli.document import Chunk, estimate_tokens
 from context_cli.package.writer import write_package
 
-# shared/ lies beside the repository (in a session and in CI alike).
-SHARED = Path(os.environ.get("CONTEXT_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-PEER_DB = SHARED / "peer-data" / "anthropic-docs@2024.7.0.db"
-EVAL_CORPUS = SHARED / "eval" / "anthropic-docs" / "corpus"
+# Copies of Neuledge Context's package and of the eval corpus (tests/fixtures/*/README.md say
+# where they come from and under which licence): the tests read nothing outside the repository.
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PEER_DB = FIXTURES / "neuledge" / "anthropic-docs@2024.7.0.db"
+EVAL_CORPUS = FIXTURES / "eval" / "anthropic-docs"
 
 
 def make_package(path: Path, name: str = "lib", version: str = "1.0.0", sections: list[tuple[str, str, str]] | None = None,

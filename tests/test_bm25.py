@@ -95,7 +95,6 @@ def test_ranks_exactly_as_fts5_on_docs_folder(lib):
             _same_ranking(pkg.db, index, q)
 
 
-@pytest.mark.skipif(not EVAL_CORPUS.exists(), reason="eval corpus not present")
 def test_ranks_exactly_as_fts5_on_a_real_corpus():
     inst = _add(EVAL_CORPUS, "anthropic")
     with open_package(inst.path) as pkg:
@@ -116,7 +115,6 @@ def test_engine_uses_the_index_and_answers_as_before(lib):
     assert search("ERR_SINK_CLOSED", [lib])["results"][0]["verdict"] == "STRONG"
 
 
-@pytest.mark.skipif(not PEER_DB.exists(), reason="peer package not present")
 def test_context_package_is_searched_through_fts5(tmp_path):
     inst = Store(tmp_path / "store").install(PEER_DB)
     with open_package(inst.path, deep=True) as pkg:
