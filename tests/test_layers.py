@@ -9,6 +9,10 @@ dependency, it does not remove it.
 from __future__ import annotations
 
 import ast
+import functools
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "context_cli"
@@ -61,7 +65,18 @@ def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return out
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
+    """The import graph, read in a fresh interpreter: CPython 3.11's `ast` can be left in a
+    broken state ("AST constructor recursion depth mismatch") by an earlier test's deep input."""
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import test_layers as t; "
+            "print(json.dumps({m: sorted(v) for m, v in t._read_graph().items()}))")
+    out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True,
+                         text=True, check=True, timeout=120).stdout
+    return {m: set(v) for m, v in json.loads(out).items()}
+
+
+def _read_graph() -> dict[str, set[str]]:
     modules = _modules()
     return {m: _imports(m, p, modules) for m, p in modules.items()}
 
