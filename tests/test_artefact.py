@@ -371,3 +371,20 @@ def test_parse_artefact_spec(spec, parsed):
 def test_bad_artefact_specs(spec, message):
     with pytest.raises(SourceError, match=message.replace("(", r"\(").replace(".", r"\.")):
         parse_artefact_spec(spec)
+
+
+def test_add_pypi_files_the_package_under_pip(server, isolated, monkeypatch, tmp_path):
+    """`context add pypi:demo==1.0` lines up with registry installs: filed under `pip`, not `local`."""
+    from context_cli.adding import AddRequest, add_source
+    from context_cli.store.store import Store
+
+    serve_pypi(server, sdist=targz({
+        "demo-1.0/PKG-INFO": "Name: demo\nVersion: 1.0\n",
+        "demo-1.0/docs/index.md": "# Demo docs\n\n## Streams\n\nOpen a stream, read its events as they arrive, "
+                                  "and close it when you are done; closing stops the stream at once.\n",
+    }))
+    monkeypatch.setenv("CONTEXT_PYPI_URL", server.url)
+    store = Store(tmp_path / "packages")
+    result = add_source(AddRequest(source="pypi:demo==1.0", embed=False), store=store)
+    assert result.installed.id.qualified == "pip/demo@1.0"
+    assert store.resolve("pip/demo").id.version == "1.0"
