@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ContextError, InvalidPackage
 from .answer import Answer, Hit, Json, Page, finite
-from .fts import terms
+from .fts import terms, without_library_name
 from .index import Searchable, open_searchable
 from .pack import Candidate, pack
 from .pages import title_matcher, with_page_evidence
@@ -138,8 +138,9 @@ def _as_package_error(label: str, e: Exception) -> InvalidPackage:
 def _rank_one(s: Searchable, query: str, mode: str, per_package: int, query_vectors: dict[int, np.ndarray],
               notes: list[str], modes: dict[str, str]) -> list[Candidate]:
     """One package's judged candidates (fused, with page evidence); notes its search mode."""
+    words = without_library_name(query, s.pkg.id.name)  # the words that choose among its pages
     with s.lock:
-        lex = s.lexical(query, POOL) if mode != "dense" else []
+        lex = s.lexical(words, POOL) if mode != "dense" else []
     dense_hits: list[tuple[int, float]] = []
     z_of = None
     dense = s.dense() if mode != "lexical" else None
@@ -163,7 +164,7 @@ def _rank_one(s: Searchable, query: str, mode: str, per_package: int, query_vect
     if len(fused) > PAGE_POOL * per_package:  # many packages: page evidence for each one's best
         fused = dict(heapq.nlargest(PAGE_POOL * per_package, fused.items(), key=lambda kv: kv[1]))
     with s.lock:
-        stats = s.term_stats(query, list(fused))  # for page evidence and for the verdicts
+        stats = s.term_stats(words, list(fused))  # for page evidence and for the verdicts
     ordered = _by_page(s, stats, fused)[:per_package]
     return _judge(s, query, stats, [cid for cid, _ in ordered], dict(ordered), z_of)
 

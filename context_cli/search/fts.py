@@ -60,3 +60,23 @@ def build_match(query: str) -> str | None:
     parts = [_quote(t) for t in ts]
     parts += [_quote(" ".join(p)) for p in phrases(query)]
     return " OR ".join(parts)
+
+
+def without_library_name(query: str, name: str) -> str:
+    """The query without words that only name the library searched ("dark mode in tailwind"
+    over `tailwindcss`): every page of a library's docs is about it, so its name only pulls in
+    the pages that repeat it most (installation and framework guides). A word counts as the
+    name when it is the whole name or a prefix of at least half of it and 4 letters (separators
+    ignored: `tailwind`, `next` for nextjs; not `tail`); the query is kept whole when nothing
+    else would be left."""
+    whole = "".join(_TOKEN.findall(name.lower()))
+    if not whole:
+        return query
+
+    def names_it(word: str) -> bool:
+        w = word.lower()
+        return w == whole or (len(w) >= max(4, (len(whole) + 1) // 2) and whole.startswith(w))
+
+    words = _WORD.findall(query)
+    kept = [w for w in words if not all(names_it(t) for t in _TOKEN.findall(w) or [w])]
+    return " ".join(kept) if terms(" ".join(kept)) else query
