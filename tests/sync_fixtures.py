@@ -12,19 +12,17 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 import subprocess
 import tarfile
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import requests
 from registry_fixtures import AUTH, ServerProcess, make_package, package_url
+from route_server import Routes, serving
 
 from context_cli.remote import client as remote_client
 
@@ -49,16 +47,7 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout
 
 
-@dataclass
-class Index:
-    """The PyPI + npm stand-in: path -> body; records every request."""
-
-    routes: dict[str, bytes] = field(default_factory=dict)
-    log: list[str] = field(default_factory=list)
-    url: str = ""
-
-    def add(self, path: str, body: bytes | dict) -> None:
-        self.routes[path] = json.dumps(body).encode() if isinstance(body, dict) else body
+Index = Routes  # the PyPI / npm / Hex stand-in
 
 
 @dataclass
@@ -66,26 +55,6 @@ class World:
     server: ServerProcess
     index: Index
     repo: Path
-
-
-def _serve(index: Index) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            index.log.append(self.path)
-            body = index.routes.get(self.path)
-            self.send_response(200 if body is not None else 404)
-            body = body if body is not None else b'{"message": "Not Found"}'
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    index.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    return httpd
 
 
 def _fill_index(index: Index, repo: Path) -> None:
@@ -162,17 +131,12 @@ def push(server: ServerProcess, tmp: Path, registry: str, name: str, version: st
 def world_parts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     tmp = tmp_path_factory.mktemp("sync-world")
     server = ServerProcess(tmp / "server-data").start()
-    index = Index()
-    httpd = _serve(index)
-    try:
+    with serving(Index(), not_found=b'{"message": "Not Found"}') as index:
         for registry, name, version in ON_SERVER:
             push(server, tmp, registry, name, version)
         repo = _make_repo(tmp)
         _fill_index(index, repo)
         yield World(server, index, repo)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
         server.stop()
 
 

@@ -14,14 +14,13 @@ import json
 import os
 import subprocess
 import tarfile
-import threading
 import zipfile
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from route_server import Routes, serving
 
 from context_cli.package.reader import open_package
 from context_cli.sources import artefact
@@ -32,47 +31,17 @@ from registry.definitions import DefinitionError, find_definition, load_definiti
 # ---- a loopback PyPI + npm + file host ---------------------------------------------------
 
 
-class Artefacts:
-    """GET-only server: path -> bytes; records every path asked for."""
-
-    def __init__(self) -> None:
-        self.routes: dict[str, bytes] = {}
-        self.log: list[str] = []
-        self.url = ""
-
-    def add(self, path: str, body: bytes | dict) -> None:
-        self.routes[path] = json.dumps(body).encode() if isinstance(body, dict) else body
+Artefacts = Routes  # GET-only: path -> bytes; records every path asked for
 
 
 @pytest.fixture
 def artefacts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Artefacts]:
     """The server, with CONTEXT_PYPI_URL and CONTEXT_NPM_REGISTRY_URL pointing at it."""
-    srv = Artefacts()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            srv.log.append(self.path)
-            body = srv.routes.get(self.path)
-            self.send_response(200 if body is not None else 404)
-            body = body if body is not None else b'{"error": "not found"}'
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02},
-                              daemon=True)
-    thread.start()
-    srv.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    monkeypatch.setenv("CONTEXT_PYPI_URL", srv.url)
-    monkeypatch.setenv("CONTEXT_NPM_REGISTRY_URL", srv.url)
-    monkeypatch.setattr(artefact, "_sleep", lambda s: None)
-    yield srv
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(Artefacts()) as srv:
+        monkeypatch.setenv("CONTEXT_PYPI_URL", srv.url)
+        monkeypatch.setenv("CONTEXT_NPM_REGISTRY_URL", srv.url)
+        monkeypatch.setattr(artefact, "_sleep", lambda s: None)
+        yield srv
 
 
 def targz(members: dict[str, str]) -> bytes:
