@@ -15,7 +15,8 @@ SETS = Path(__file__).resolve().parents[1] / "bench" / "sets"
 
 
 def load(path: Path) -> ModuleType:
-    sys.path.insert(0, str(SETS))
+    if str(SETS) not in sys.path:  # the scripts import their sibling setinfo.py
+        sys.path.insert(0, str(SETS))
     name = f"bench_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader
