@@ -8,6 +8,7 @@ import math
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,8 @@ SETS = Path(__file__).resolve().parents[1] / "bench" / "sets"
 
 
 def load(path: Path) -> ModuleType:
-    sys.path.insert(0, str(SETS))
+    if str(SETS) not in sys.path:  # the scripts import their sibling setinfo.py
+        sys.path.insert(0, str(SETS))
     name = f"bench_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader
@@ -37,7 +39,7 @@ def test_every_set_in_the_repository_validates(validate: ModuleType, capsys: pyt
         assert f"== {name} (graded)" in out
 
 
-def graded_set(root: Path, rows: list[dict]) -> Path:
+def graded_set(root: Path, rows: list[dict[str, Any]]) -> Path:
     d = root / "demo"
     (d / "corpus" / "guide").mkdir(parents=True)
     (d / "corpus" / "guide" / "tabs.mdx").write_text("---\ntitle: Tabs\n---\n\n## Sync tabs\n\ntext\n")
@@ -48,7 +50,7 @@ def graded_set(root: Path, rows: list[dict]) -> Path:
     return d
 
 
-def row(rid: str, style: str, q: str, grades: dict[str, int], secs: list[dict] | None = None) -> dict:
+def row(rid: str, style: str, q: str, grades: dict[str, int], secs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     return {"id": rid, "style": style, "kind": "howto", "question": q, "grades": grades,
             "gold": [p for p, g in grades.items() if g == 2], "gold_sections": secs or []}
 
