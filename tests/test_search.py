@@ -1,5 +1,7 @@
 """Search: lexical now, the pack rules, hostile queries, several packages in one call."""
 
+import shutil
+
 import pytest
 from helpers import PEER_DB, make_package
 from test_fts import HOSTILE
@@ -125,7 +127,6 @@ def test_nan_vectors_never_reach_json(docs_folder, tmp_path):
     """A package whose vectors are NaN: scores and signals stay finite, strict JSON holds."""
     import json
     import math
-    import shutil
     import sqlite3
 
     from context_cli.search.answer import dumps
@@ -150,3 +151,19 @@ def test_nan_vectors_never_reach_json(docs_folder, tmp_path):
     assert all(math.isfinite(r["score"]) for r in answer["results"])
     with pytest.raises(ValueError):
         dumps({"score": float("nan")})
+
+
+def test_a_package_that_fails_is_skipped_with_a_note_and_the_others_answer(docs_folder, tmp_path):
+    """Text that is not UTF-8 in one package (it got in before such checks): the search over
+    both names it in `notes` as skipped and answers from the other; alone, it is one error."""
+    from adversarial import hostile_packages as hp
+
+    good = add_source(AddRequest(source=str(docs_folder), name="goodlib", version="1.0.0", embed=False)).installed
+    bad = Store().install(hp.base_package(tmp_path / "evil.db"))
+    shutil.copyfile(hp.surrogate_text(tmp_path / "evil2.db"), bad.path)  # tampered after install
+    answer = search("evil streaming cancellation", [good, bad])
+    assert answer["searched"][bad.label] == "skipped"
+    assert any(n.startswith(bad.label) and n.endswith("skipped") for n in answer["notes"])
+    assert {r["library"] for r in answer["results"]} == {good.label}
+    with pytest.raises(ContextError, match=bad.label):
+        search("evil streaming cancellation", [bad])
