@@ -28,10 +28,10 @@ def big_folder(tmp_path: Path) -> Path:
     """Enough Markdown that building it (with embeddings) takes a moment."""
     root = tmp_path / "bigdocs"
     root.mkdir()
-    para = "Pipelines stream records from sources to sinks with retries and backpressure. " * 12
-    for i in range(150):
-        (root / f"page{i:03}.md").write_text(
-            f"# Page {i}\n\n## Part one\n\n{para}\n\n## Part two\n\n{para}\n\n## Part three\n\n{para}\n", "utf-8")
+    for i in range(300):  # every section different, so none is deduplicated away and the build lasts
+        parts = [f"## Part {n}\n\n" + f"Pipeline {i}-{n} streams records from source {i} to sink {n} with retry "
+                 f"policy {i * n} and backpressure window {i + n}. " * 12 for n in range(3)]
+        (root / f"page{i:03}.md").write_text(f"# Page {i}\n\n" + "\n\n".join(parts) + "\n", "utf-8")
     return root
 
 
