@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import tarfile
 from pathlib import Path
 
 from context_cli.document import Chunk, estimate_tokens
@@ -21,3 +23,15 @@ def make_package(path: Path, name: str = "lib", version: str = "1.0.0", sections
     chunks = [Chunk(doc_path=p, doc_title=p.rsplit(".", 1)[0].title(), section_title=t, content=c,
                     tokens=estimate_tokens(c), has_code="```" in c) for p, t, c in sections]
     return write_package(path, {"name": name, "version": version, **meta}, chunks)
+
+
+def targz(members: dict[str, str | bytes]) -> bytes:
+    """A .tar.gz in memory (sdists, npm tarballs): archive path -> text or bytes."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, data in members.items():
+            raw = data.encode() if isinstance(data, str) else data
+            info = tarfile.TarInfo(name)
+            info.size = len(raw)
+            tf.addfile(info, io.BytesIO(raw))
+    return buf.getvalue()

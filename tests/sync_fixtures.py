@@ -11,16 +11,15 @@
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import subprocess
-import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import requests
+from helpers import targz
 from registry_fixtures import AUTH, ServerProcess, make_package, package_url
 from route_server import Routes, serving
 
@@ -30,15 +29,6 @@ ON_SERVER = [("hex", "jason", "1.4.1"), ("npm", "zod", "3.22.4"), ("npm", "zod",
              ("pip", "httpx", "0.27.2"), ("pip", "httpx", "0.28.1")]
 
 
-def targz(members: dict[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        for name, text in members.items():
-            raw = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(raw)
-            tf.addfile(info, io.BytesIO(raw))
-    return buf.getvalue()
 
 
 def git(cwd: Path, *args: str) -> str:

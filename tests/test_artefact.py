@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from helpers import targz
 
 from context_cli.errors import SourceError
 from context_cli.sources import artefact
@@ -84,15 +85,6 @@ def isolated(monkeypatch, tmp_path):
     return scratch
 
 
-def targz(members: dict[str, str | bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        for name, data in members.items():
-            raw = data.encode() if isinstance(data, str) else data
-            info = tarfile.TarInfo(name)
-            info.size = len(raw)
-            tf.addfile(info, io.BytesIO(raw))
-    return buf.getvalue()
 
 
 SDIST = targz({

@@ -13,13 +13,13 @@ import io
 import json
 import os
 import subprocess
-import tarfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import targz
 from route_server import Routes, serving
 
 from context_cli.package.reader import open_package
@@ -44,15 +44,6 @@ def artefacts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Artefacts]:
         yield srv
 
 
-def targz(members: dict[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        for name, text in members.items():
-            raw = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(raw)
-            tf.addfile(info, io.BytesIO(raw))
-    return buf.getvalue()
 
 
 def zipped(members: dict[str, str]) -> bytes:

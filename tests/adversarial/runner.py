@@ -226,3 +226,12 @@ def assert_good_package_searchable(home: Path, *, query: str = "streaming cancel
     assert isinstance(answer, dict)
     assert any(r["library"].startswith("goodlib@") for r in answer["results"]), o
     return answer
+
+
+def listed(home: Path) -> set[str]:
+    """`registry/name@version` of every package `context list` shows."""
+    o = run(["list", "--json"], home, timeout=20)
+    assert_ok(o)
+    data = o.json()
+    assert isinstance(data, list)
+    return {f"{p['registry']}/{p['name']}@{p['version']}" for p in data}

@@ -15,9 +15,9 @@ import pytest
 from .runner import (
     StoreSnapshot,
     assert_good_package_searchable,
-    assert_ok,
     assert_one_line_error,
     finish,
+    listed,
     run,
     spawn,
 )
@@ -50,14 +50,6 @@ def _interrupted_add(home: Path, folder: Path, sig: int) -> None:
     assert not o.timed_out and o.rc != 0, o
 
 
-def _listed(home: Path) -> set[str]:
-    o = run(["list", "--json"], home, timeout=20)
-    assert_ok(o)
-    data = o.json()
-    assert isinstance(data, list)
-    return {f"{p['registry']}/{p['name']}@{p['version']}" for p in data}
-
-
 def test_sigterm_during_add_leaves_nothing(home: Path, snapshot: StoreSnapshot, big_folder: Path) -> None:
     _interrupted_add(home, big_folder, signal.SIGTERM)
     snapshot.assert_unchanged(home)
@@ -66,7 +58,7 @@ def test_sigterm_during_add_leaves_nothing(home: Path, snapshot: StoreSnapshot, 
 def test_kill9_during_add_installs_nothing(home: Path, big_folder: Path) -> None:
     """kill -9 cannot clean up; what it leaves is never listed, and the good package answers."""
     _interrupted_add(home, big_folder, signal.SIGKILL)
-    assert _listed(home) == {"local/goodlib@1.0.0"}
+    assert listed(home) == {"local/goodlib@1.0.0"}
     assert_good_package_searchable(home)
 
 

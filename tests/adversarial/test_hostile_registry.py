@@ -24,6 +24,7 @@ from .runner import (
     assert_ok,
     assert_one_line_error,
     finish,
+    listed,
     run,
     spawn,
 )
@@ -142,24 +143,16 @@ def _interrupted_install(home: Path, alpha: bytes, sig: int) -> None:
     assert not o.timed_out and o.rc != 0, o
 
 
-def _listed(home: Path) -> set[str]:
-    o = run(["list", "--json"], home, timeout=20)
-    assert_ok(o)
-    data = o.json()
-    assert isinstance(data, list)
-    return {f"{p['registry']}/{p['name']}@{p['version']}" for p in data}
-
-
 def test_sigterm_during_install_leaves_nothing(home: Path, snapshot: StoreSnapshot, alpha: bytes) -> None:
     _interrupted_install(home, alpha, signal.SIGTERM)
     snapshot.assert_unchanged(home)
-    assert _listed(home) == {"local/goodlib@1.0.0"}
+    assert listed(home) == {"local/goodlib@1.0.0"}
 
 
 def test_kill9_during_install_installs_nothing(home: Path, alpha: bytes) -> None:
     """A killed install cannot clean up, but what it leaves is never a package."""
     _interrupted_install(home, alpha, signal.SIGKILL)
-    assert _listed(home) == {"local/goodlib@1.0.0"}
+    assert listed(home) == {"local/goodlib@1.0.0"}
     assert_good_package_searchable(home)
 
 
