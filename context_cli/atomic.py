@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 TEMP_SUFFIX = ".partial"
+# Set when the process was asked to stop (SIGTERM, see surfaces/cli.py). The signal's
+# SystemExit can be swallowed when it lands inside a C callback (SQLite's progress handler),
+# so every commit checks this too: nothing is put in place once termination was asked for.
+TERMINATING = threading.Event()
 # SQLite side files that a temp database may leave next to itself.
 _SIDE_FILES = ("-journal", "-wal", "-shm")
 
@@ -37,6 +42,8 @@ def atomic_path(dest: Path | str, *, prefix: str = ".tmp-", mode: int | None = N
         os.close(fd)
         yield tmp
         fsync_file(tmp)
+        if TERMINATING.is_set():
+            raise SystemExit(143)
         os.replace(tmp, dest)
         fsync_dir(dest.parent)
     except BaseException:

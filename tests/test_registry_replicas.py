@@ -150,13 +150,16 @@ def test_orphans_of_a_crash_are_swept(shared, tmp_path, s3_server, bucket):
     assert orphan in blob_keys(s3_server, bucket)  # younger than the default hour: kept
     sweeper = Replica([*shared, "--orphan-grace", "0"], tmp_path / "sweep.log").start()
     try:
-        deadline = time.monotonic() + 10
-        while orphan in blob_keys(s3_server, bucket) and time.monotonic() < deadline:
+        def open_uploads() -> set[str]:
+            return {u["UploadId"] for u in client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])}
+
+        deadline = time.monotonic() + 10  # the sweep removes the blob first, then the parts
+        while (orphan in blob_keys(s3_server, bucket) or started["UploadId"] in open_uploads()) \
+                and time.monotonic() < deadline:
             time.sleep(0.1)
         keys = blob_keys(s3_server, bucket)
         assert orphan not in keys and len(keys) == 1  # the published package's blob stays
-        uploads = client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])
-        assert started["UploadId"] not in {u["UploadId"] for u in uploads}
+        assert started["UploadId"] not in open_uploads()
         assert requests.get(sweeper.url + package_url("npm", "kept", "1.0.0") + "/download",
                             timeout=5).content == pkg.read_bytes()
     finally:

@@ -117,7 +117,10 @@ def _exit_cleanly_on_sigterm() -> None:
     """
     import signal
 
+    from ..atomic import TERMINATING
+
     def stop(signum: int, frame: object) -> None:
+        TERMINATING.set()  # in case the exit below is swallowed by a C callback: no commit after this
         sys.exit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
