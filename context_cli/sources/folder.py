@@ -1,8 +1,9 @@
 """Find the documentation files in a folder (the files `context add FOLDER` indexes).
 
 A project root with a docs folder is narrowed to it; hidden entries, `.gitignore`d paths,
-build/vendor/test/example folders, changelogs, licences and non-English locale folders
-are skipped.
+build/vendor folders, changelogs, licences and non-English locale folders are skipped. Test and
+example folders and a SECURITY policy are skipped only beside code: inside a docs tree
+(`docs/topics/testing/`, `docs/topics/security.txt`) they are documentation.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ DOCS_DIRS = ("docs", "doc", "documentation", "Documentation")
 SKIP_DIRS = frozenset({
     "build", "_build", "dist", "out", "target", "site", "_site", "node_modules", "vendor",
     "vendors", "third_party", "third-party", "site-packages", "venv", "env", "__pycache__",
-    "test", "tests", "__tests__", "testing", "spec", "specs", "fixtures", "example", "examples",
-    "coverage", "htmlcov", "bower_components",
+    "test", "tests", "__tests__", "fixtures", "coverage", "htmlcov", "bower_components",
 })
+CODE_ONLY_DIRS = frozenset({"testing", "spec", "specs", "example", "examples"})  # topics in docs
 SKIP_FILE_RE = re.compile(
     r"^(change[-_ ]?log|changes|history|news|release[-_]notes?|licen[cs]e|copying|notice|"
-    r"authors|contributors|code[-_]of[-_]conduct|security|robots|requirements.*)"
+    r"authors|contributors|code[-_]of[-_]conduct|robots|requirements.*)"
     r"(\.[a-z0-9]+)?$", re.I)
+CODE_ONLY_FILE_RE = re.compile(r"^security(\.[a-z0-9]+)?$", re.I)  # the policy, beside code
 LOCALES = frozenset(
     "ar bg bn ca cs da de el es et fa fi fr he hi hr hu id it ja ka kk ko lt lv ms nb nl no pl "
     "pt ro ru sk sl sr sv ta th tr uk ur uz vi zh".split())
@@ -51,24 +53,27 @@ def discover(folder: Path, *, path: str | None = None, lang: str | None = None) 
     if not folder.is_dir():
         raise SourceError(f"{folder}: no such folder")
     base, narrowed = folder, None
+    project = any((folder / m).exists() for m in PROJECT_MARKERS)
     if path:
         base = (folder / path).resolve()
         if not base.is_relative_to(folder.resolve()):
             raise SourceError(f"--path {path!r} points outside the source")
         if not base.exists():
             raise SourceError(f"--path {path!r} does not exist in the source")
-    elif any((folder / m).exists() for m in PROJECT_MARKERS):
+    elif project:
         for d in DOCS_DIRS:
             if (folder / d).is_dir():
                 base, narrowed = folder / d, d
                 break
     if base.is_file():
         return Discovered(root=folder, files=[base], narrowed_to=narrowed)
-    files = sorted(_walk(base, folder, lang), key=lambda p: p.relative_to(folder).as_posix())
+    in_docs = not project or narrowed is not None or any(p in DOCS_DIRS for p in Path(path or "").parts)
+    files = sorted(_walk(base, folder, lang, in_docs), key=lambda p: p.relative_to(folder).as_posix())
     return Discovered(root=folder, files=files, narrowed_to=narrowed)
 
 
-def _walk(base: Path, root: Path, lang: str | None) -> Iterator[Path]:
+def _walk(base: Path, root: Path, lang: str | None, in_docs: bool) -> Iterator[Path]:
+    """Doc files under `base`; `in_docs` when `base` is a docs tree rather than a project."""
     ignores: dict[Path, list[str]] = {}
     wanted = lang.lower().split("-")[0] if lang else None
     for dirpath, dirnames, filenames in os.walk(base):
@@ -78,7 +83,9 @@ def _walk(base: Path, root: Path, lang: str | None) -> Iterator[Path]:
                  if anchor == d or anchor in d.parents for pat in pats]
         keep = []
         for name in sorted(dirnames):
-            if name.startswith(".") or name.lower() in SKIP_DIRS or _ignored(d / name, True, rules):
+            low = name.lower()
+            if (name.startswith(".") or low in SKIP_DIRS or (low in CODE_ONLY_DIRS and not in_docs)
+                    or _ignored(d / name, True, rules)):
                 continue
             m = LOCALE_DIR_RE.match(name)
             if m and m.group(1).lower() in LOCALES and m.group(1).lower() != wanted:
@@ -88,7 +95,8 @@ def _walk(base: Path, root: Path, lang: str | None) -> Iterator[Path]:
         for name in filenames:
             p = d / name
             if (name.startswith(".") or p.suffix.lower() not in DOC_SUFFIXES
-                    or SKIP_FILE_RE.match(name) or p.is_symlink() or _ignored(p, False, rules)):
+                    or SKIP_FILE_RE.match(name) or (not in_docs and CODE_ONLY_FILE_RE.match(name))
+                    or p.is_symlink() or _ignored(p, False, rules)):
                 continue
             try:
                 if p.stat().st_size > MAX_FILE_BYTES:
