@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from context_cli.parse import parse_file
 
@@ -85,3 +86,73 @@ def test_long_prop_tables_parse_in_bounded_time():
     doc = mdx(f"<ApiTable\n  rows={{[\n{rows}\n  ]}}\n/>\n\n## After\n\nText.\n")
     assert time.perf_counter() - start < 5
     assert "p-279 | padding: 279px;" in body(doc)
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "parse" / "mdx"
+
+
+def fixture(name: str):
+    return parse_file(name, (FIXTURES / name).read_bytes())
+
+
+def section(doc, title: str) -> str:
+    return next(b.text for b in doc.blocks if b.title == title)
+
+
+def test_written_out_rows_of_a_code_built_table_are_kept_with_list_cells():
+    intro = fixture("utility-page.mdx").blocks[0].text
+    assert intro.splitlines() == [
+        "- corner | corner-shape",
+        "- corner-t | corner-top-left-shape, corner-top-right-shape",
+    ]
+
+
+def test_jsx_fragments_and_spacing_leave_only_text():
+    text = section(fixture("utility-page.mdx"), "Basic example")
+    assert "Traditionally each corner needs its own rule" in text.splitlines()
+    assert "Hold Shift to preview." in text
+    assert not any(mark in text for mark in ("{", "}", "<>", "</>"))
+
+
+def test_inline_code_keeps_jsx_spacing_literally():
+    assert 'Write `{" "}` between tags.' in body(mdx('Write `{" "}` between tags.\n'))
+
+
+def test_a_prop_only_component_adds_no_text():
+    assert section(fixture("utility-page.mdx"), "Responsive design") == ""
+
+
+def test_tab_panels_are_named_by_their_trigger_and_triggers_do_not_repeat():
+    text = section(fixture("shadcn-mcp.mdx"), "Quick Start")
+    lines = text.splitlines()
+    assert lines.count("Claude Code") == 1 and lines.count("Cursor") == 1
+    assert lines[2:5] == ["VS Code", "Codex", "OpenCode"]  # triggers without a panel (in this excerpt) stay
+    claude, cursor = lines.index("Claude Code"), lines.index("Cursor")
+    assert claude < lines.index("npx shadcn@latest mcp init --client claude") < cursor
+    assert cursor < lines.index("npx shadcn@latest mcp init --client cursor")
+
+
+def test_a_tab_without_trigger_is_named_by_its_value():
+    lines = section(fixture("api-fields.mdx"), "Props").splitlines()
+    assert lines[lines.index("pnpm") + 2] == "```bash"
+
+
+def test_param_and_response_fields_keep_the_name_they_document():
+    intro = fixture("api-fields.mdx").blocks[0].text.split("\n\n")
+    assert intro[intro.index("userId (string, required)") + 1] == "The id of the user to fetch."
+    assert intro[intro.index("expand (string[], default: none)") + 1] == "Related objects to include."
+    assert intro[intro.index("email (string)") + 1] == "The user's primary email address."
+
+
+def test_an_html_element_in_a_live_demo_is_not_a_field():
+    assert body(mdx('<Example>\n<select name="country">\n<option>France</option>\n</select>\n</Example>\n')) == "France"
+
+
+def test_object_rows_and_exported_arrays_become_rows():
+    doc = fixture("api-fields.mdx")
+    assert doc.blocks[0].text.startswith(
+        "- 404 | No user has this id.\n- 429 | Too many requests; retry after the `Retry-After` header."
+    )
+    props = section(doc, "Props")
+    assert "- asChild | boolean | false | Render as the child element." in props
+    assert '- side | "top" | "bottom" | "top"' in props  # the JSX description is code: left out

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 
+from .jsliteral import literal_rows
+
 _FENCE = re.compile(r"\s*(`{3,}|~{3,})")
 _ESM_STRICT = re.compile(  # `import x from "y"`, `import "y"`, `export const ...` (what .md may hold)
     r"""(?:import\s.*\sfrom\s+['"][^'"]+['"];?|import\s+['"][^'"]+['"];?"""
@@ -24,15 +26,18 @@ _TARGET = re.compile(r"\([\w.:/-]+\)=\s*$")
 _CONTAINER = re.compile(r"\s*:{3,}\s*(\{[^}]*\}\s*)?([\w-]*)\s*(.*?)\s*$")
 _ADMONITIONS = {"note", "tip", "info", "warning", "danger", "caution", "important", "success", "error", "hint"}
 _LABEL_PROPS = ("title", "label")
+_FIELD_PROPS = ("name", "path", "query", "body", "header")  # what names a param or field entry
+_REQUIRED = re.compile(r"(?<![\w-])required(?![\w=-])")
+_TRIGGER = re.compile(r"""<(\w*Trigger)\b[^<>]*?\bvalue=["']([^"']+)["'][^<>]*>([^<>{}]{1,80})</\1>""")
+_PANEL = re.compile(r"""<(?=[A-Z])(?!\w*Trigger\b)\w*Tab\w*\b[^<>]*?\bvalue=["']([^"']+)["']""")
+_JSX_SPACE = re.compile(r"""\{\s*(?:"\s*"|'\s*')\s*\}""")  # `{" "}`
+_FRAGMENT = re.compile(r"\{\s*<>|</>\s*\}|</?>")  # `{<>text</>}`
+_INLINE_CODE = re.compile(r"(`+[^`]*`+)")
+_EXPORTED_ARRAY = re.compile(r"export\s+const\s+[\w$]+\s*=\s*\[")
 _EXPRESSION_BRACE = re.compile(r"\s*[{}]\s*$")
 _EXPORTED = re.compile(
     r"""(?:export\s+const\s+|[{,]\s*)(title|description)\s*[:=]\s*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)"""
 )
-_LITERAL = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`""")
-# An array holding only string literals (an array of cells); nested arrays are found one by one.
-_ROW = re.compile(r"""\[\s*((?:(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`$]*`)\s*,\s*)+"""
-                  r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`$]*`)\s*,?\s*)\]""")
-_MAX_ROWS = 500
 _MAX_TAG_LINES = 300  # a component's props may hold a long table
 
 
@@ -48,6 +53,7 @@ def preprocess(text: str, *, mdx: bool) -> str:
     i = _front_matter_end(lines)
     out.extend(lines[:i])
     exported: dict[str, str] = {}
+    tabs = _tab_names(text) if mdx else {}
     while i < len(lines):
         line = lines[i]
         i += 1
@@ -77,10 +83,11 @@ def preprocess(text: str, *, mdx: bool) -> str:
             continue
         if not stack and prev_blank and _is_esm(line, mdx):
             end = _skip_esm(lines, i - 1) if mdx else i
-            if mdx:
-                exported.update(_exported_meta("\n".join(lines[i - 1:end])))
+            statement = "\n".join(lines[i - 1:end]) if mdx else ""
+            exported.update(_exported_meta(statement))
             i = end
             out.append("")
+            out.extend(_exported_rows(statement))
             continue
         if mdx and _EXPRESSION_BRACE.match(line):  # `{` / `}` around a JSX expression
             out.append("")
@@ -92,7 +99,7 @@ def preprocess(text: str, *, mdx: bool) -> str:
         tags, consumed = _tag_line(line, lines, i - 1, mdx)
         if tags is not None:
             i = i - 1 + consumed
-            out.extend(_apply_tags(tags, stack))
+            out.extend(_apply_tags(tags, stack, tabs))
             base = None if stack else 0
             prev_blank = True
             continue
@@ -101,9 +108,12 @@ def preprocess(text: str, *, mdx: bool) -> str:
             out.extend(["", _container_label(container.group(2), container.group(3)), ""])
             prev_blank = True
             continue
+        if tabs and _is_named_trigger(line, tabs):
+            out.append("")
+            continue
         if base is None:
             base = _indent_of(line)
-        out.append(_dedent(line, base))
+        out.append(_dedent(_jsx_text(line) if mdx else line, base))
     return "\n".join(_with_front_matter(out, exported))
 
 
@@ -121,6 +131,39 @@ def _exported_meta(statement: str) -> dict[str, str]:
         if value and key in ("title", "description"):
             found.setdefault(key, value)
     return found
+
+
+def _exported_rows(statement: str) -> list[str]:
+    """Rows of an `export const rows = [[...], ...]` table the page renders somewhere."""
+    if not _EXPORTED_ARRAY.match(statement):
+        return []
+    rows = literal_rows(statement)
+    return [*rows, ""] if rows else []
+
+
+def _tab_names(text: str) -> dict[str, str]:
+    """`<TabsTrigger value="cursor">Cursor</TabsTrigger>`: the name shown for each tab value
+    that has a panel (`<TabsContent value="cursor">`), so the panel can say which tab its
+    text belongs to. The trigger lines themselves are then dropped: the name moves next to
+    its text rather than standing twice on the page."""
+    panels = {m.group(1) for m in _PANEL.finditer(text)}
+    names = ((m.group(2), " ".join(m.group(3).split())) for m in _TRIGGER.finditer(text))
+    return {value: name for value, name in names if name and value in panels}
+
+
+def _is_named_trigger(line: str, tabs: dict[str, str]) -> bool:
+    m = _TRIGGER.fullmatch(line.strip())
+    return bool(m and m.group(2) in tabs)
+
+
+def _jsx_text(line: str) -> str:
+    """Text without JSX spacing (`{" "}`) and fragments (`{<>...</>}`), inline code untouched."""
+    if "{" not in line and "<>" not in line and "</>" not in line:
+        return line
+    parts = _INLINE_CODE.split(line)
+    for k in range(0, len(parts), 2):
+        parts[k] = _FRAGMENT.sub("", _JSX_SPACE.sub(" ", parts[k]))
+    return "".join(parts)
 
 
 def _with_front_matter(out: list[str], exported: dict[str, str]) -> list[str]:
@@ -311,17 +354,17 @@ def _parse_tags(text: str) -> tuple[list[tuple[str, str, str]] | None, bool]:
 _PROP = re.compile(r"""\b(\w+)\s*=\s*(?:"([^"]*)"|'([^']*)'|\{\s*["'`]([^"'`]*)["'`]\s*\})""")
 
 
-def _apply_tags(tags: list[tuple[str, str, str]], stack: list[str]) -> list[str]:
+def _apply_tags(tags: list[tuple[str, str, str]], stack: list[str], tabs: dict[str, str]) -> list[str]:
     """Track open components; return the lines that replace the tags (labels, rows, blanks)."""
     out = [""]
     for kind, name, props in tags:
         if kind in ("open", "self"):
             if kind == "open":
                 stack.append(name)
-            label = _label(props)
+            label = _label(name, props, opened=kind == "open", tabs=tabs)
             if label:
                 out.extend([label, ""])
-            rows = _literal_rows(props)
+            rows = literal_rows(props)
             if rows:
                 out.extend([*rows, ""])
         elif kind == "close":
@@ -333,36 +376,28 @@ def _apply_tags(tags: list[tuple[str, str, str]], stack: list[str]) -> list[str]
     return out
 
 
-def _label(props: str) -> str:
-    """The prop that names a component's content (a tab's label, a card's title), plus its
-    description when it has one."""
+def _label(name: str, props: str, *, opened: bool, tabs: dict[str, str]) -> str:
+    """The text that names a component's content, plus its description when it has one.
+
+    A card's or tab's `title`/`label`; for a component wrapping content (capitalised, so
+    not an HTML element of a live demo) also the entry it documents (`<ParamField
+    path="userId" type="string" required>` -> `userId (string, required)`) or the tab a
+    `<TabsContent value="...">` belongs to.
+    """
     found = {m.group(1): next(g for g in m.groups()[1:] if g is not None) for m in _PROP.finditer(props)}
     label = next((found[k].strip() for k in _LABEL_PROPS if found.get(k, "").strip()), "")
+    if not label and opened and name[:1].isupper():
+        field = next((found[k].strip() for k in _FIELD_PROPS if found.get(k, "").strip()), "")
+        if field:
+            details = [found.get("type", "").strip(), "required" if _REQUIRED.search(props) else ""]
+            if found.get("default", "").strip():
+                details.append(f"default: {found['default'].strip()}")
+            details = [d for d in details if d]
+            label = f"{field} ({', '.join(details)})" if details else field
+        elif "Tab" in name and found.get("value", "").strip():
+            label = tabs.get(found["value"].strip(), found["value"].strip())
     description = found.get("description", "").strip()
     return f"{label}: {description}" if label and description else label or description
-
-
-def _literal_rows(props: str) -> list[str]:
-    """Rows of string literals in a prop (`rows={[["bg-red-500", "background: red"], ...]}`).
-
-    Component-heavy sites keep reference tables (utilities, props, options) as arrays in
-    JSX props; rendered, they are the page's most specific text. Rows built by code
-    (spreads, template literals with `${}`) cannot be evaluated and are left out.
-    """
-    rows = []
-    for m in _ROW.finditer(props):
-        cells = [_string_literal(c.group()) for c in _LITERAL.finditer(m.group(1))]
-        cells = [_escape_cell(c) for c in cells if c]
-        if len(cells) >= 2:
-            rows.append("- " + " | ".join(cells))
-        if len(rows) >= _MAX_ROWS:
-            break
-    return rows
-
-
-def _escape_cell(text: str) -> str:
-    """Keep `<value>` and `|` literal when markdown-it reads the row back."""
-    return re.sub(r"([\\<|*`])", r"\\\1", text)
 
 
 def _container_label(kind: str, title: str) -> str:
