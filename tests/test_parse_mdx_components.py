@@ -118,8 +118,11 @@ def test_inline_code_keeps_jsx_spacing_literally():
     assert 'Write `{" "}` between tags.' in body(mdx('Write `{" "}` between tags.\n'))
 
 
-def test_a_prop_only_component_adds_no_text():
-    assert section(fixture("utility-page.mdx"), "Responsive design") == ""
+def test_a_prop_only_component_adds_no_text_nor_its_configuration_lists():
+    doc = fixture("utility-page.mdx")
+    assert section(doc, "Responsive design") == ""
+    assert section(doc, "Customizing your theme") == ""
+    assert "npm" not in section(fixture("api-fields.mdx"), "Props").split("\n\n")[0]
 
 
 def test_tab_panels_are_named_by_their_trigger_and_triggers_do_not_repeat():

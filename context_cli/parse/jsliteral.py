@@ -171,10 +171,9 @@ def literal_rows(code: str) -> list[str]:
 
 
 def _rows_of(items: list[Value | None]) -> list[str]:
-    """An array of rows (arrays or objects) gives one row each; an array of strings, one row."""
-    if all(isinstance(item, str) for item in items):
-        cells = [_cell(item) for item in items]
-        return [_row(cells)] if len(cells) >= 2 else []
+    """An array of rows (arrays or objects) gives one row each. A flat array of strings is
+    configuration (`items={["npm", "pnpm"]}`, `utilities={["p", "px"]}`), not a table: as
+    text it would only give sections like "Customizing your theme" words they do not have."""
     out = []
     for item in items:
         if isinstance(item, list):
