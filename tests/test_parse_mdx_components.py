@@ -70,8 +70,9 @@ def test_string_rows_in_props_become_rows_and_code_built_rows_are_left_out():
 
 
 def test_expression_braces_around_jsx_do_not_leak():
-    text = body(mdx(API_TABLE))
-    assert "Browser default" in text
+    text = body(mdx(API_TABLE + "\n<Note>\n  {\n    <p>Kept as text</p>\n  }\n</Note>\n"))
+    assert "Browser default" not in text  # a live example: a picture, shown again as code
+    assert "Kept as text" in text
     assert not {"{", "}"} & {line.strip() for line in text.splitlines()}
 
 
@@ -159,3 +160,14 @@ def test_object_rows_and_exported_arrays_become_rows():
     props = section(doc, "Props")
     assert "- asChild | boolean | false | Render as the child element." in props
     assert '- side | "top" | "bottom" | "top"' in props  # the JSX description is code: left out
+
+
+def test_a_live_example_rendered_from_jsx_is_left_out_and_its_code_kept():
+    text = section(fixture("utility-page.mdx"), "Basic example")
+    assert "Marta" not in text and "example.com" not in text
+    assert '<li class="corner-t-round ...">...</li>' in text
+
+
+def test_an_html_table_in_mdx_stays_a_table():
+    text = section(fixture("utility-page.mdx"), "Using logical properties")
+    assert text.splitlines()[-3:] == ["| Class | Left-to-right |", "| --- | --- |", "| `corner-s-*` | `corner-l-*` |"]

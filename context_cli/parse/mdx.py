@@ -35,6 +35,9 @@ _FRAGMENT = re.compile(r"\{\s*<>|</>\s*\}|</?>")  # `{<>text</>}`
 _INLINE_CODE = re.compile(r"(`+[^`]*`+)")
 _EXPORTED_ARRAY = re.compile(r"export\s+const\s+[\w$]+\s*=\s*\[")
 _EXPRESSION_BRACE = re.compile(r"\s*[{}]\s*$")
+_DEMO = re.compile(r"Example|Demo|Preview|Playground|Sandbox")  # components that render live UI
+_MAX_DEMO_LINES = 2000
+_TABLE_OPEN = re.compile(r"\s*<table[\s>]")
 _EXPORTED = re.compile(
     r"""(?:export\s+const\s+|[{,]\s*)(title|description)\s*[:=]\s*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)"""
 )
@@ -90,11 +93,18 @@ def preprocess(text: str, *, mdx: bool) -> str:
             out.extend(_exported_rows(statement))
             continue
         if mdx and _EXPRESSION_BRACE.match(line):  # `{` / `}` around a JSX expression
+            if stack and _DEMO.search(stack[-1]):
+                i = _demo_end(lines, i - 1)
             out.append("")
             continue
         prev_blank = not line.strip()
         if prev_blank:
             out.append("")
+            continue
+        if mdx and _TABLE_OPEN.match(line):
+            i, table = _html_table(lines, i - 1)
+            out.extend(table)
+            prev_blank = True
             continue
         tags, consumed = _tag_line(line, lines, i - 1, mdx)
         if tags is not None:
@@ -115,6 +125,34 @@ def preprocess(text: str, *, mdx: bool) -> str:
             base = _indent_of(line)
         out.append(_dedent(_jsx_text(line) if mdx else line, base))
     return "\n".join(_with_front_matter(out, exported))
+
+
+def _demo_end(lines: list[str], start: int) -> int:
+    """Index after the JSX expression `{` ... `}` opened on line `start` inside a live example.
+
+    Tailwind-style pages render each example from JSX (`<Example>{<div>...</div>}</Example>`)
+    and then show the same markup as code. Rendered, it is a picture; as text, the demo's
+    made-up names, e-mails and button labels would make a section match words it is not
+    about. A `{` that does not close (at its own indentation) within reach is kept as it is.
+    """
+    opened = lines[start]
+    if opened.strip() != "{":
+        return start + 1
+    indent = _indent_of(opened)
+    for j in range(start + 1, min(len(lines), start + _MAX_DEMO_LINES)):
+        if lines[j].strip() == "}" and _indent_of(lines[j]) == indent:
+            return j + 1
+    return start + 1
+
+
+def _html_table(lines: list[str], start: int) -> tuple[int, list[str]]:
+    """An HTML `<table>` (line `start`) as one HTML block for the HTML walker, and the index
+    after it. Line by line, its tags would be taken for JSX and the table would fall apart
+    into one paragraph per cell. Unclosed within reach: only the opening line is passed on."""
+    for j in range(start, min(len(lines), start + _MAX_DEMO_LINES)):
+        if "</table>" in lines[j]:
+            return j + 1, ["", *(line.strip() for line in lines[start:j + 1] if line.strip()), ""]
+    return start + 1, ["", lines[start].strip(), ""]
 
 
 def _exported_meta(statement: str) -> dict[str, str]:
