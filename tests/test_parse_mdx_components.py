@@ -171,3 +171,10 @@ def test_a_live_example_rendered_from_jsx_is_left_out_and_its_code_kept():
 def test_an_html_table_in_mdx_stays_a_table():
     text = section(fixture("utility-page.mdx"), "Using logical properties")
     assert text.splitlines()[-3:] == ["| Class | Left-to-right |", "| --- | --- |", "| `corner-s-*` | `corner-l-*` |"]
+
+
+def test_a_heading_written_as_html_over_several_lines_is_a_heading():
+    doc = mdx('<PageHeader>\n  <h1 className="text-3xl">\n    Theme <code>tokens</code>\n  </h1>\n</PageHeader>\n\n'
+              '<h2 id="radius">\n  Radius\n</h2>\n\nCorners.\n')
+    assert doc.title == "Theme tokens"
+    assert [(b.level, b.title, b.text) for b in doc.blocks] == [(2, "Radius", "Corners.")]

@@ -38,6 +38,9 @@ _EXPRESSION_BRACE = re.compile(r"\s*[{}]\s*$")
 _DEMO = re.compile(r"Example|Demo|Preview|Playground|Sandbox")  # components that render live UI
 _MAX_DEMO_LINES = 2000
 _TABLE_OPEN = re.compile(r"\s*<table[\s>]")
+_HEADING_OPEN = re.compile(r"\s*<h([1-6])(?:\s[^<>]*)?>\s*$")  # `<h2 id="x">` alone on its line
+_TAG_TEXT = re.compile(r"<[^<>]*>")
+_MAX_HEADING_LINES = 8
 _EXPORTED = re.compile(
     r"""(?:export\s+const\s+|[{,]\s*)(title|description)\s*[:=]\s*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)"""
 )
@@ -101,6 +104,12 @@ def preprocess(text: str, *, mdx: bool) -> str:
         if prev_blank:
             out.append("")
             continue
+        heading = _HEADING_OPEN.match(line) if mdx else None
+        if heading:
+            i, found = _html_heading(lines, i - 1, int(heading.group(1)))
+            out.extend(found)
+            prev_blank = True
+            continue
         if mdx and _TABLE_OPEN.match(line):
             i, table = _html_table(lines, i - 1)
             out.extend(table)
@@ -153,6 +162,18 @@ def _html_table(lines: list[str], start: int) -> tuple[int, list[str]]:
         if "</table>" in lines[j]:
             return j + 1, ["", *(line.strip() for line in lines[start:j + 1] if line.strip()), ""]
     return start + 1, ["", lines[start].strip(), ""]
+
+
+def _html_heading(lines: list[str], start: int, level: int) -> tuple[int, list[str]]:
+    """`<h2 ...>` / text / `</h2>` over several lines as a Markdown heading, and the index
+    after it: line by line, the tags would be dropped as JSX and the title left as a paragraph."""
+    close = f"</h{level}>"
+    for j in range(start + 1, min(len(lines), start + _MAX_HEADING_LINES)):
+        if close in lines[j]:
+            inner = " ".join(lines[start + 1:j] + [lines[j].split(close, 1)[0]])
+            title = " ".join(_TAG_TEXT.sub("", inner).split())
+            return j + 1, ["", "#" * level + " " + title, ""] if title else [""]
+    return start + 1, [""]
 
 
 def _exported_meta(statement: str) -> dict[str, str]:
