@@ -178,3 +178,11 @@ def test_a_heading_written_as_html_over_several_lines_is_a_heading():
               '<h2 id="radius">\n  Radius\n</h2>\n\nCorners.\n')
     assert doc.title == "Theme tokens"
     assert [(b.level, b.title, b.text) for b in doc.blocks] == [(2, "Radius", "Corners.")]
+
+
+def test_many_unclosed_tables_and_examples_parse_in_bounded_time():
+    text = "<Example>\n" + "{\n<table>\n" * 20000 + "</Example>\n\n## After\n\nText.\n"
+    start = time.perf_counter()
+    doc = mdx(text)
+    assert time.perf_counter() - start < 10
+    assert doc.blocks[-1].title == "After"

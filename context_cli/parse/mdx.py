@@ -10,6 +10,7 @@ Code fences pass through untouched except for the dedent of their component.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 
@@ -36,7 +37,7 @@ _INLINE_CODE = re.compile(r"(`+[^`]*`+)")
 _EXPORTED_ARRAY = re.compile(r"export\s+const\s+[\w$]+\s*=\s*\[")
 _EXPRESSION_BRACE = re.compile(r"\s*[{}]\s*$")
 _DEMO = re.compile(r"Example|Demo|Preview|Playground|Sandbox")  # components that render live UI
-_MAX_DEMO_LINES = 2000
+_MAX_BLOCK_LINES = 2000  # how far a live example or an HTML table may reach
 _TABLE_OPEN = re.compile(r"\s*<table[\s>]")
 _HEADING_OPEN = re.compile(r"\s*<h([1-6])(?:\s[^<>]*)?>\s*$")  # `<h2 id="x">` alone on its line
 _TAG_TEXT = re.compile(r"<[^<>]*>")
@@ -60,6 +61,7 @@ def preprocess(text: str, *, mdx: bool) -> str:
     out.extend(lines[:i])
     exported: dict[str, str] = {}
     tabs = _tab_names(text) if mdx else {}
+    closers = _Closers(lines if mdx else [])
     while i < len(lines):
         line = lines[i]
         i += 1
@@ -97,7 +99,7 @@ def preprocess(text: str, *, mdx: bool) -> str:
             continue
         if mdx and _EXPRESSION_BRACE.match(line):  # `{` / `}` around a JSX expression
             if stack and _DEMO.search(stack[-1]):
-                i = _demo_end(lines, i - 1)
+                i = _demo_end(lines, i - 1, closers)
             out.append("")
             continue
         prev_blank = not line.strip()
@@ -111,7 +113,7 @@ def preprocess(text: str, *, mdx: bool) -> str:
             prev_blank = True
             continue
         if mdx and _TABLE_OPEN.match(line):
-            i, table = _html_table(lines, i - 1)
+            i, table = _html_table(lines, i - 1, closers)
             out.extend(table)
             prev_blank = True
             continue
@@ -136,7 +138,25 @@ def preprocess(text: str, *, mdx: bool) -> str:
     return "\n".join(_with_front_matter(out, exported))
 
 
-def _demo_end(lines: list[str], start: int) -> int:
+class _Closers:
+    """Where blocks close on a page (`</table>`, a lone `}` per indentation), found once, so
+    finding each block's end is a bisection, not a scan: many unclosed openers stay linear."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.tables = [j for j, line in enumerate(lines) if "</table>" in line]
+        self.braces: dict[int, list[int]] = {}
+        for j, line in enumerate(lines):
+            if line.strip() == "}":
+                self.braces.setdefault(_indent_of(line), []).append(j)
+
+    @staticmethod
+    def first(found: list[int], start: int) -> int | None:
+        """The first of `found` at or after `start`, if it is within reach."""
+        k = bisect.bisect_left(found, start)
+        return found[k] if k < len(found) and found[k] < start + _MAX_BLOCK_LINES else None
+
+
+def _demo_end(lines: list[str], start: int, closers: _Closers) -> int:
     """Index after the JSX expression `{` ... `}` opened on line `start` inside a live example.
 
     Tailwind-style pages render each example from JSX (`<Example>{<div>...</div>}</Example>`)
@@ -147,21 +167,18 @@ def _demo_end(lines: list[str], start: int) -> int:
     opened = lines[start]
     if opened.strip() != "{":
         return start + 1
-    indent = _indent_of(opened)
-    for j in range(start + 1, min(len(lines), start + _MAX_DEMO_LINES)):
-        if lines[j].strip() == "}" and _indent_of(lines[j]) == indent:
-            return j + 1
-    return start + 1
+    end = closers.first(closers.braces.get(_indent_of(opened), []), start + 1)
+    return start + 1 if end is None else end + 1
 
 
-def _html_table(lines: list[str], start: int) -> tuple[int, list[str]]:
+def _html_table(lines: list[str], start: int, closers: _Closers) -> tuple[int, list[str]]:
     """An HTML `<table>` (line `start`) as one HTML block for the HTML walker, and the index
     after it. Line by line, its tags would be taken for JSX and the table would fall apart
-    into one paragraph per cell. Unclosed within reach: only the opening line is passed on."""
-    for j in range(start, min(len(lines), start + _MAX_DEMO_LINES)):
-        if "</table>" in lines[j]:
-            return j + 1, ["", *(line.strip() for line in lines[start:j + 1] if line.strip()), ""]
-    return start + 1, ["", lines[start].strip(), ""]
+    into one paragraph per cell. Unclosed within reach: the opening tag is dropped, as JSX."""
+    end = closers.first(closers.tables, start)
+    if end is None:
+        return start + 1, [""]
+    return end + 1, ["", *(line.strip() for line in lines[start:end + 1] if line.strip()), ""]
 
 
 def _html_heading(lines: list[str], start: int, level: int) -> tuple[int, list[str]]:
