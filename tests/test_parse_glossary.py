@@ -179,3 +179,13 @@ def test_what_is_x_finds_the_glossary_entry(tmp_path):
     first = cx.search("what is a loader", package).results[0]
     assert first.title.endswith("Loader")
     assert "fetches the data a route needs" in first.content
+
+
+def test_a_long_bold_run_turned_down_parses_in_linear_time():
+    import time
+
+    text = "# Glossary\n\n" + "".join(f"**Term {k}**: meaning {k}.\n\n" for k in range(6000)) + "Prose after.\n"
+    start = time.perf_counter()
+    doc = parse_file("glossary.md", text.encode())
+    assert time.perf_counter() - start < 10
+    assert headings(doc) == [] and doc.blocks[0].text.endswith("Term 5999: meaning 5999.\n\nProse after.")

@@ -124,6 +124,7 @@ class _Renderer:
         self.tokens = tokens
         self.glossary_page = glossary_page
         self.headings: list[tuple[int, str]] = []  # the open top-level headings, outermost first
+        self.not_glossary_until = 0  # tokens before this were seen not to start a glossary
 
     def blocks(self, start: int, end: int, sink: Sink) -> None:
         t = self.tokens
@@ -226,6 +227,8 @@ class _Renderer:
         page's end follows, so the last term takes no unrelated text)."""
         t = self.tokens
         kind = t[i].type
+        if i < self.not_glossary_until:  # inside a run already turned down: stay linear
+            return None
         if kind == "dl_open":
             end = self._close_of(i)
             entries = self._definitions(i, end)
@@ -235,6 +238,7 @@ class _Renderer:
         else:
             return None
         if len(entries) < GLOSSARY_SECTIONS or (end < len(t) and t[end].type not in ("heading_open", "hr")):
+            self.not_glossary_until = end
             return None
         return entries, end
 
