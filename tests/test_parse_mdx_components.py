@@ -145,6 +145,7 @@ def test_param_and_response_fields_keep_the_name_they_document():
     intro = fixture("api-fields.mdx").blocks[0].text.split("\n\n")
     assert intro[intro.index("userId (string, required)") + 1] == "The id of the user to fetch."
     assert intro[intro.index("expand (string[], default: none)") + 1] == "Related objects to include."
+    assert intro[intro.index("notify (boolean, required, default: false)") + 1] == "Send a notification when done."
     assert intro[intro.index("email (string)") + 1] == "The user's primary email address."
 
 

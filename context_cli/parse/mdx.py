@@ -28,7 +28,9 @@ _CONTAINER = re.compile(r"\s*:{3,}\s*(\{[^}]*\}\s*)?([\w-]*)\s*(.*?)\s*$")
 _ADMONITIONS = {"note", "tip", "info", "warning", "danger", "caution", "important", "success", "error", "hint"}
 _LABEL_PROPS = ("title", "label")
 _FIELD_PROPS = ("name", "path", "query", "body", "header")  # what names a param or field entry
-_REQUIRED = re.compile(r"(?<![\w-])required(?![\w=-])")
+# `required`, `required="true"`, `required={true}`; and a literal default in braces (`default={false}`)
+_REQUIRED = re.compile(r"""(?<![\w-])required(?:\s*=\s*(?:"true"|'true'|\{\s*true\s*\}))?(?![\w=-])""")
+_BARE_DEFAULT = re.compile(r"(?<![\w-])default\s*=\s*\{\s*([\w.+-]+)\s*\}")
 _TRIGGER = re.compile(r"""<(\w*Trigger)\b[^<>]*?\bvalue=["']([^"']+)["'][^<>]*>([^<>{}]{1,80})</\1>""")
 _PANEL = re.compile(r"""<(?=[A-Z])(?!\w*Trigger\b)\w*Tab\w*\b[^<>]*?\bvalue=["']([^"']+)["']""")
 _JSX_SPACE = re.compile(r"""\{\s*(?:"\s*"|'\s*')\s*\}""")  # `{" "}`
@@ -466,8 +468,10 @@ def _label(name: str, props: str, *, opened: bool, tabs: dict[str, str]) -> str:
         field = next((found[k].strip() for k in _FIELD_PROPS if found.get(k, "").strip()), "")
         if field:
             details = [found.get("type", "").strip(), "required" if _REQUIRED.search(props) else ""]
-            if found.get("default", "").strip():
-                details.append(f"default: {found['default'].strip()}")
+            bare = _BARE_DEFAULT.search(props)
+            default = found.get("default", "").strip() or (bare.group(1) if bare else "")
+            if default:
+                details.append(f"default: {default}")
             details = [d for d in details if d]
             label = f"{field} ({', '.join(details)})" if details else field
         elif "Tab" in name and found.get("value", "").strip():
