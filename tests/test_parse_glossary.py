@@ -120,8 +120,12 @@ Words used across these docs.
 **Loader** — A function that fetches data *before* a route renders.
 
 **Island:** An interactive component on a static page.
+
+**Hydration**
+Attaching event handlers to server-rendered markup.
 """.encode())
-    assert headings(doc) == [(2, "Adapter"), (2, "Loader"), (2, "Island")]
+    assert headings(doc) == [(2, "Adapter"), (2, "Loader"), (2, "Island"), (2, "Hydration")]
+    assert doc.blocks[-1].text == "Attaching event handlers to server-rendered markup."
     assert doc.blocks[0].text == "Words used across these docs."
     assert doc.blocks[2].text == "A function that fetches data before a route renders."
 

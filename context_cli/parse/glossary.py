@@ -29,9 +29,9 @@ def names_a_glossary(*texts: str) -> bool:
 def bold_term(children: Sequence[Any]) -> tuple[list[Any], list[Any]] | None:
     """Split an inline's children into (bold term, definition) when it opens `**Term**: ...`.
 
-    The separator (`:`, an em or en dash, a hyphen) may sit after the bold or at the end of
-    it (`**Term:** definition`); the definition must not be empty, and a bold run longer than
-    a term (a bold sentence) does not count.
+    The separator (`:`, an em or en dash, a hyphen, or a line break) may sit after the bold
+    or at the end of it (`**Term:** definition`); the definition must not be empty, and a bold
+    run longer than a term (a bold sentence) does not count.
     """
     kids = [c for c in children if not (c.type == "text" and not c.content.strip())]
     if len(kids) < 4 or kids[0].type != "strong_open":
@@ -49,6 +49,8 @@ def bold_term(children: Sequence[Any]) -> tuple[list[Any], list[Any]] | None:
         term[-1] = term[-1].copy(content=term[-1].content.rstrip().rstrip(":"))
     elif separator:
         rest[0] = rest[0].copy(content=rest[0].content[separator.end():])
+    elif rest and rest[0].type in ("softbreak", "hardbreak"):
+        rest = rest[1:]
     else:
         return None
     if not "".join(c.content for c in rest).strip():
