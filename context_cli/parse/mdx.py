@@ -2,8 +2,12 @@
 
 MDX is Markdown plus ESM (`import`/`export`), JSX components and `{/* */}` comments.
 markdown-it would show those as raw text or swallow indented component bodies as one
-HTML block, so lines that hold only JSX tags are removed here (their bodies dedented, a
-`title`/`label` prop kept as a line) and ESM and comments dropped. Plain `.md` files get
+HTML block, so lines that hold only JSX tags are removed here (their bodies dedented) and
+ESM and comments dropped. What the components carry is kept as text: a `title`/`label`, the
+name a `ParamField`/`ResponseField` documents, the tab a `TabsContent` panel belongs to,
+tables written as literals in props or exports (see jsliteral.py), exported `title` and
+`description`. HTML tables and multi-line `<hN>` headings go to markdown-it whole; live
+examples rendered from JSX (`<Example>{...}</Example>`) are left out. Plain `.md` files get
 the conservative part: Docusaurus-style ESM lines, capitalised components and `:::`.
 Code fences pass through untouched except for the dedent of their component.
 """
