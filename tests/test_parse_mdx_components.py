@@ -187,3 +187,9 @@ def test_many_unclosed_tables_and_examples_parse_in_bounded_time():
     doc = mdx(text)
     assert time.perf_counter() - start < 10
     assert doc.blocks[-1].title == "After"
+
+
+def test_docusaurus_tab_values_name_their_panels_and_are_not_rows():
+    text = body(mdx("<Tabs defaultValue=\"yarn\" values={[\n  {label: 'npm', value: 'npm'},\n  {label: 'Yarn', value: 'yarn'},\n]}>\n"
+                    "<TabItem value=\"yarn\">\n\n```bash\nyarn add x\n```\n\n</TabItem>\n</Tabs>\n"))
+    assert text == "Yarn\n\n```bash\nyarn add x\n```"

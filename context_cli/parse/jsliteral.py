@@ -29,19 +29,19 @@ class _Reader:
         self.text = text
         self.pos = 0
 
-    def rows(self) -> list[str]:
-        """Rows of every top-level array literal in the text, in order."""
-        out: list[str] = []
+    def arrays(self) -> list[list[Value | None]]:
+        """Every top-level array literal in the text, in order."""
+        out: list[list[Value | None]] = []
         n = len(self.text)
         while self.pos < n and len(out) < _MAX_ROWS:
             ch = self.text[self.pos]
             if ch == "[":
-                out.extend(_rows_of(self.array(0)))
+                out.append(self.array(0))
             elif ch in "\"'`":
                 self.string()
             else:
                 self.pos += 1
-        return out[:_MAX_ROWS]
+        return out
 
     def value(self, depth: int) -> Value | None:
         """One element or property value; None (and the span skipped) when it is code."""
@@ -167,7 +167,20 @@ class _Reader:
 
 def literal_rows(code: str) -> list[str]:
     """Markdown list rows (`- a | b`) of the literal tables in `code` (props or an export)."""
-    return _Reader(code).rows()
+    rows = [row for items in _Reader(code).arrays() for row in _rows_of(items)]
+    return rows[:_MAX_ROWS]
+
+
+def tab_labels(code: str) -> dict[str, str]:
+    """Docusaurus `values={[{label: "Yarn", value: "yarn"}, ...]}`: the label of each tab value."""
+    labels: dict[str, str] = {}
+    for items in _Reader(code).arrays():
+        for item in items:
+            if isinstance(item, dict):
+                value, label = item.get("value"), item.get("label")
+                if isinstance(value, str) and isinstance(label, str):
+                    labels[value] = label
+    return labels
 
 
 def _rows_of(items: list[Value | None]) -> list[str]:

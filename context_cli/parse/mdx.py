@@ -18,7 +18,7 @@ import bisect
 import json
 import re
 
-from .jsliteral import literal_rows
+from .jsliteral import literal_rows, tab_labels
 
 _FENCE = re.compile(r"\s*(`{3,}|~{3,})")
 _ESM_STRICT = re.compile(  # `import x from "y"`, `import "y"`, `export const ...` (what .md may hold)
@@ -36,7 +36,8 @@ _FIELD_PROPS = ("name", "path", "query", "body", "header")  # what names a param
 _REQUIRED = re.compile(r"""(?<![\w-])required(?:\s*=\s*(?:"true"|'true'|\{\s*true\s*\}))?(?![\w=-])""")
 _BARE_DEFAULT = re.compile(r"(?<![\w-])default\s*=\s*\{\s*([\w.+-]+)\s*\}")
 _TRIGGER = re.compile(r"""<(\w*Trigger)\b[^<>]*?\bvalue=["']([^"']+)["'][^<>]*>([^<>{}]{1,80})</\1>""")
-_PANEL = re.compile(r"""<(?=[A-Z])(?!\w*Trigger\b)\w*Tab\w*\b[^<>]*?\bvalue=["']([^"']+)["']""")
+_TAB = re.compile(r"Tabs?(?![a-z])")  # Tabs, TabItem, TabsContent, CodeTabs; not Table
+_PANEL = re.compile(r"""<(?=[A-Z])(?!\w*Trigger\b)\w*?Tabs?(?![a-z])\w*[^<>]*?\bvalue=["']([^"']+)["']""")
 _JSX_SPACE = re.compile(r"""\{\s*(?:"\s*"|'\s*')\s*\}""")  # `{" "}`
 _FRAGMENT = re.compile(r"\{\s*<>|</>\s*\}|</?>")  # `{<>text</>}`
 _INLINE_CODE = re.compile(r"(`+[^`]*`+)")
@@ -443,10 +444,13 @@ def _apply_tags(tags: list[tuple[str, str, str]], stack: list[str], tabs: dict[s
         if kind in ("open", "self"):
             if kind == "open":
                 stack.append(name)
+            is_tab = bool(_TAB.search(name))
+            if is_tab:  # a tab's props are configuration; `values` may name the tabs
+                tabs.update(tab_labels(props))
             label = _label(name, props, opened=kind == "open", tabs=tabs)
             if label:
                 out.extend([label, ""])
-            rows = literal_rows(props)
+            rows = [] if is_tab else literal_rows(props)
             if rows:
                 out.extend([*rows, ""])
         elif kind == "close":
@@ -478,7 +482,7 @@ def _label(name: str, props: str, *, opened: bool, tabs: dict[str, str]) -> str:
                 details.append(f"default: {default}")
             details = [d for d in details if d]
             label = f"{field} ({', '.join(details)})" if details else field
-        elif "Tab" in name and found.get("value", "").strip():
+        elif _TAB.search(name) and found.get("value", "").strip():
             label = tabs.get(found["value"].strip(), found["value"].strip())
     description = found.get("description", "").strip()
     return f"{label}: {description}" if label and description else label or description
