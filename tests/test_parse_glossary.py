@@ -95,7 +95,7 @@ Zero on success.
 """)
     assert headings(doc) == [(2, "Options"), (3, "--verbose"), (3, "--quiet"), (3, "--color"), (2, "Exit codes")]
     assert doc.blocks[0].text == "Every flag the command takes."
-    assert next(b.text for b in doc.blocks if b.title == "--quiet") == "Print errors only.\n\nWarnings are dropped too."
+    assert next(b.text for b in doc.blocks if b.title == "--quiet") == "--quiet: Print errors only.\n\nWarnings are dropped too."
 
 
 def test_a_short_markdown_definition_list_stays_term_and_definition_lines():
@@ -125,9 +125,9 @@ Words used across these docs.
 Attaching event handlers to server-rendered markup.
 """.encode())
     assert headings(doc) == [(2, "Adapter"), (2, "Loader"), (2, "Island"), (2, "Hydration")]
-    assert doc.blocks[-1].text == "Attaching event handlers to server-rendered markup."
+    assert doc.blocks[-1].text == "Hydration: Attaching event handlers to server-rendered markup."
     assert doc.blocks[0].text == "Words used across these docs."
-    assert doc.blocks[2].text == "A function that fetches data before a route renders."
+    assert doc.blocks[2].text == "Loader: A function that fetches data before a route renders."
 
 
 def test_bold_term_list_under_a_terminology_heading_becomes_sections():
@@ -145,7 +145,7 @@ Text.
 ## Next steps
 """.encode())
     assert headings(doc) == [(2, "Terminology"), (3, "Middleware"), (3, "Router"), (3, "Context"), (2, "Next steps")]
-    assert next(b.text for b in doc.blocks if b.title == "Router") == "maps URLs to handlers.\nIt matches the longest prefix."
+    assert next(b.text for b in doc.blocks if b.title == "Router") == "Router: maps URLs to handlers.\nIt matches the longest prefix."
 
 
 def test_bold_term_lists_elsewhere_are_feature_lists_and_stay():
@@ -173,7 +173,8 @@ def test_what_is_x_finds_the_glossary_entry(tmp_path):
     (docs / "glossary.md").write_text(
         "# Glossary\n\n**Adapter**: A plugin that connects the server to a host runtime.\n\n"
         "**Loader**: A function that fetches the data a route needs before it renders.\n\n"
-        "**Island**: An interactive component on an otherwise static page.\n"
+        "**Island**: An interactive component on an otherwise static page.\n\n"
+        "**SSR**: Server-side rendering.\n"
     )
     (docs / "routing.md").write_text(
         "# Routing\n\nRoutes map URLs to pages. Each route may have a loader, an action and an error page; "
@@ -183,6 +184,7 @@ def test_what_is_x_finds_the_glossary_entry(tmp_path):
     first = cx.search("what is a loader", package).results[0]
     assert first.title.endswith("Loader")
     assert "fetches the data a route needs" in first.content
+    assert cx.search("what is SSR", package).results[0].title.endswith("SSR")  # short, and still a section
 
 
 def test_a_long_bold_run_turned_down_parses_in_linear_time():

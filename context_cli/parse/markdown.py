@@ -272,13 +272,20 @@ class _Renderer:
         return entries, close + 1
 
     def _glossary(self, entries: list[_Entry], sink: Sink) -> None:
-        """One heading per entry, a level below the section the glossary is in."""
+        """One heading per entry, a level below the section the glossary is in.
+
+        The body opens with `Term: ` as the page wrote it: an entry read alone says what it
+        defines, and a short definition ("SSR: Server-side rendering.") is still long enough
+        to be kept as a section.
+        """
         level = min(6, (self.headings[-1][0] if self.headings else 1) + 1)
         for entry in entries:
             sink.heading(level, entry.term)
+            body = TextSink()
             if entry.lead:
-                sink.add(self._inline(entry.lead))
-            self.blocks(entry.start, entry.end, sink)
+                body.add(self._inline(entry.lead))
+            self.blocks(entry.start, entry.end, body)
+            sink.add(f"{entry.term}: {body.text()}")
 
     def _list(self, i: int, close: int, *, ordered: bool) -> str:
         items: list[str] = []
