@@ -193,3 +193,8 @@ def test_docusaurus_tab_values_name_their_panels_and_are_not_rows():
     text = body(mdx("<Tabs defaultValue=\"yarn\" values={[\n  {label: 'npm', value: 'npm'},\n  {label: 'Yarn', value: 'yarn'},\n]}>\n"
                     "<TabItem value=\"yarn\">\n\n```bash\nyarn add x\n```\n\n</TabItem>\n</Tabs>\n"))
     assert text == "Yarn\n\n```bash\nyarn add x\n```"
+
+
+def test_an_example_brace_that_never_closes_takes_nothing_after_its_example():
+    text = body(mdx("<Example>\n  {\n    <p>Demo</p>\n</Example>\n\nReal text.\n\n<Example>\n  {\n    <p>Two</p>\n  }\n</Example>\n"))
+    assert "Real text." in text and "Two" not in text

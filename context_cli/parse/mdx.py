@@ -106,7 +106,7 @@ def preprocess(text: str, *, mdx: bool) -> str:
             continue
         if mdx and _EXPRESSION_BRACE.match(line):  # `{` / `}` around a JSX expression
             if stack and _DEMO.search(stack[-1]):
-                i = _demo_end(lines, i - 1, closers)
+                i = _demo_end(lines, i - 1, closers, stack[-1])
             out.append("")
             continue
         prev_blank = not line.strip()
@@ -150,11 +150,19 @@ class _Closers:
     finding each block's end is a bisection, not a scan: many unclosed openers stay linear."""
 
     def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.tags: dict[str, list[int]] = {}  # component name -> lines that close it
         self.tables = [j for j, line in enumerate(lines) if "</table>" in line]
         self.braces: dict[int, list[int]] = {}
         for j, line in enumerate(lines):
             if line.strip() == "}":
                 self.braces.setdefault(_indent_of(line), []).append(j)
+
+    def tag(self, name: str) -> list[int]:
+        if name not in self.tags:
+            close = f"</{name}>"
+            self.tags[name] = [j for j, line in enumerate(self.lines) if close in line]
+        return self.tags[name]
 
     @staticmethod
     def first(found: list[int], start: int) -> int | None:
@@ -163,19 +171,23 @@ class _Closers:
         return found[k] if k < len(found) and found[k] < start + _MAX_BLOCK_LINES else None
 
 
-def _demo_end(lines: list[str], start: int, closers: _Closers) -> int:
+def _demo_end(lines: list[str], start: int, closers: _Closers, component: str) -> int:
     """Index after the JSX expression `{` ... `}` opened on line `start` inside a live example.
 
     Tailwind-style pages render each example from JSX (`<Example>{<div>...</div>}</Example>`)
     and then show the same markup as code. Rendered, it is a picture; as text, the demo's
     made-up names, e-mails and button labels would make a section match words it is not
-    about. A `{` that does not close (at its own indentation) within reach is kept as it is.
+    about. A `{` that does not close (at its own indentation) before its component does is
+    kept as it is.
     """
     opened = lines[start]
     if opened.strip() != "{":
         return start + 1
     end = closers.first(closers.braces.get(_indent_of(opened), []), start + 1)
-    return start + 1 if end is None else end + 1
+    closed = closers.first(closers.tag(component), start + 1)
+    if end is None or (closed is not None and closed < end):
+        return start + 1
+    return end + 1
 
 
 def _html_table(lines: list[str], start: int, closers: _Closers) -> tuple[int, list[str]]:
