@@ -126,7 +126,7 @@ def parse_markdown(rel_path: str, text: str, *, url: str | None = None, mdx: boo
     from .markdown import parse_markdown_blocks
     from .split import markdown_boundaries
 
-    return _in_pieces(rel_path, text, url, lambda piece, n: parse_markdown_blocks(piece, mdx=mdx), markdown_boundaries)
+    return _in_pieces(rel_path, text, url, lambda piece, n: parse_markdown_blocks(piece, mdx=mdx, path=rel_path), markdown_boundaries)
 
 
 @_guarded

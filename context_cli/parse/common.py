@@ -16,6 +16,9 @@ from ..errors import ContextError
 
 # Titles of the synthetic sections a split rst piece starts with (see parse/split.py).
 SPLIT_MARKER = "CTXSPLITMARKER"
+# A glossary this long is a reference list worth one section per term; a shorter one sits in
+# prose, and headings would capture the text that follows it.
+GLOSSARY_SECTIONS = 3
 
 
 class ParseError(ContextError):

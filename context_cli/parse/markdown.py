@@ -9,9 +9,23 @@ stream is walked directly (no syntax tree) to keep memory near the tokens' own.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
-from .common import Parsed, ParseError, Sink, TextSink, code_span, fence, link_target, list_item, table_rows
+from .common import (
+    GLOSSARY_SECTIONS,
+    Parsed,
+    ParseError,
+    Sink,
+    TextSink,
+    code_span,
+    fence,
+    indent,
+    link_target,
+    list_item,
+    table_rows,
+)
+from .glossary import bold_term, names_a_glossary
 from .mdx import preprocess
 from .myst import directive_of, render_directive, role_before
 from .sphinx import role_text
@@ -23,14 +37,18 @@ def _parser() -> Any:
     global _md
     if _md is None:
         from markdown_it import MarkdownIt
+        from mdit_py_plugins.deflist import deflist_plugin
         from mdit_py_plugins.front_matter import front_matter_plugin
 
-        _md = MarkdownIt("commonmark").enable(["table", "strikethrough"]).use(front_matter_plugin)
+        _md = MarkdownIt("commonmark").enable(["table", "strikethrough"]).use(front_matter_plugin).use(deflist_plugin)
     return _md
 
 
-def parse_markdown_blocks(text: str, *, mdx: bool = False) -> Parsed:
-    """Blocks, front matter title and description of one Markdown (or MDX) text."""
+def parse_markdown_blocks(text: str, *, mdx: bool = False, path: str = "") -> Parsed:
+    """Blocks, front matter title and description of one Markdown (or MDX) text.
+
+    `path` (the page's file name) and the title only tell whether the page is a glossary.
+    """
     from .common import BlockBuilder
 
     meta: dict[str, Any] = {}
@@ -40,10 +58,11 @@ def parse_markdown_blocks(text: str, *, mdx: bool = False) -> Parsed:
     if tokens and tokens[0].type == "front_matter":
         meta.update(_yaml_front_matter(tokens[0].content))
     builder = BlockBuilder()
-    _Renderer(tokens).blocks(0, len(tokens), builder)
+    title = _meta_str(meta.get("title"))
+    _Renderer(tokens, glossary_page=names_a_glossary(title, path)).blocks(0, len(tokens), builder)
     return Parsed(
         blocks=builder.finish(),
-        title=_meta_str(meta.get("title")),
+        title=title,
         description=_meta_str(meta.get("description")),
     )
 
@@ -88,11 +107,24 @@ def _render_markdown(text: str, sink: Sink) -> None:
     _Renderer(tokens).blocks(0, len(tokens), sink)
 
 
+@dataclass
+class _Entry:
+    """One glossary entry: its term, and where its definition is in the token stream."""
+
+    term: str
+    lead: list[Any] = field(default_factory=list)  # inline children after `**Term**:`
+    start: int = 0  # blocks of the definition (beyond `lead`): tokens[start:end]
+    end: int = 0
+
+
 class _Renderer:
     """Writes a markdown-it token stream back out as Markdown blocks."""
 
-    def __init__(self, tokens: list[Any]) -> None:
+    def __init__(self, tokens: list[Any], *, glossary_page: bool = False) -> None:
         self.tokens = tokens
+        self.glossary_page = glossary_page
+        self.headings: list[tuple[int, str]] = []  # the open top-level headings, outermost first
+        self.not_glossary_until = 0  # tokens before this were seen not to start a glossary
 
     def blocks(self, start: int, end: int, sink: Sink) -> None:
         t = self.tokens
@@ -101,8 +133,14 @@ class _Renderer:
             tok = t[i]
             kind = tok.type
             if kind == "heading_open":
-                sink.heading(int(tok.tag[1]), self.inline(t[i + 1], plain=True))
+                level, title = int(tok.tag[1]), self.inline(t[i + 1], plain=True)
+                sink.heading(level, title)
+                if tok.level == 0:
+                    self.headings = [h for h in self.headings if h[0] < level] + [(level, title)]
                 i += 3
+            elif tok.level == 0 and (run := self._glossary_run(i)) is not None:
+                self._glossary(run[0], sink)
+                i = run[1]
             elif kind == "paragraph_open":
                 sink.add(self.inline(t[i + 1]))
                 i += 3
@@ -149,8 +187,105 @@ class _Renderer:
                 sink.add("\n".join("> " + line if line else ">" for line in body.split("\n")))
         elif kind == "table_open":
             sink.add(self._table(i, close))
+        elif kind == "dl_open":
+            sink.add("\n".join(self._definition_lines(i, close)))
         else:  # anything unknown: render what is inside
             self.blocks(i + 1, close, sink)
+
+    def _definition_lines(self, i: int, close: int) -> list[str]:
+        """A definition list as `term` / `: definition` lines, as rst.py writes them."""
+        lines = []
+        for entry in self._definitions(i, close, plain=False):
+            lines.append(entry.term)
+            inner = TextSink()
+            self.blocks(entry.start, entry.end, inner)
+            if inner.text():
+                lines.append(indent(inner.text(), ": ", "  "))
+        return lines
+
+    def _definitions(self, i: int, close: int, *, plain: bool = True) -> list[_Entry]:
+        """The entries of the definition list tokens[i:close+1]; `plain` terms for headings."""
+        entries: list[_Entry] = []
+        term = None
+        j = i + 1
+        while j < close:
+            kind = self.tokens[j].type
+            end = self._close_of(j)
+            if kind == "dt_open":
+                term = self.inline(self.tokens[j + 1], plain=plain)
+            elif kind == "dd_open" and term is not None:
+                entries.append(_Entry(term, start=j + 1, end=end))
+                term = None
+            elif kind == "dd_open" and entries:  # a second definition of the same term
+                entries[-1].end = end
+            j = end + 1
+        return entries
+
+    def _glossary_run(self, i: int) -> tuple[list[_Entry], int] | None:
+        """Glossary entries starting at tokens[i] and the index after them, when they make a
+        glossary: at least GLOSSARY_SECTIONS entries that end their section (a heading or the
+        page's end follows, so the last term takes no unrelated text)."""
+        t = self.tokens
+        kind = t[i].type
+        if i < self.not_glossary_until:  # inside a run already turned down: stay linear
+            return None
+        if kind == "dl_open":
+            end = self._close_of(i)
+            entries = self._definitions(i, end)
+            end += 1
+        elif kind in ("paragraph_open", "bullet_list_open") and self._in_glossary():
+            entries, end = self._bold_entries(i) if kind == "paragraph_open" else self._bold_items(i)
+        else:
+            return None
+        if len(entries) < GLOSSARY_SECTIONS or (end < len(t) and t[end].type not in ("heading_open", "hr")):
+            self.not_glossary_until = end
+            return None
+        return entries, end
+
+    def _in_glossary(self) -> bool:
+        return self.glossary_page or names_a_glossary(*(title for _, title in self.headings))
+
+    def _bold_entries(self, i: int) -> tuple[list[_Entry], int]:
+        """Consecutive `**Term**: definition` paragraphs from tokens[i]."""
+        entries = []
+        while i < len(self.tokens) and self.tokens[i].type == "paragraph_open":
+            split = bold_term(self.tokens[i + 1].children or ())
+            if split is None:
+                break
+            entries.append(_Entry(self._inline(split[0], plain=True), lead=split[1]))
+            i += 3
+        return entries, i
+
+    def _bold_items(self, i: int) -> tuple[list[_Entry], int]:
+        """A list whose every item opens with `**Term** — definition` (none if one does not)."""
+        close = self._close_of(i)
+        entries = []
+        j = i + 1
+        while j < close:
+            end = self._close_of(j)
+            first = self.tokens[j + 1]
+            split = bold_term(self.tokens[j + 2].children or ()) if first.type == "paragraph_open" else None
+            if split is None:
+                return [], i
+            entries.append(_Entry(self._inline(split[0], plain=True), lead=split[1], start=j + 4, end=end))
+            j = end + 1
+        return entries, close + 1
+
+    def _glossary(self, entries: list[_Entry], sink: Sink) -> None:
+        """One heading per entry, a level below the section the glossary is in.
+
+        The body opens with `Term: ` as the page wrote it: an entry read alone says what it
+        defines, and a short definition ("SSR: Server-side rendering.") is still long enough
+        to be kept as a section.
+        """
+        level = min(6, (self.headings[-1][0] if self.headings else 1) + 1)
+        for entry in entries:
+            sink.heading(level, entry.term)
+            body = TextSink()
+            if entry.lead:
+                body.add(self._inline(entry.lead))
+            self.blocks(entry.start, entry.end, body)
+            sink.add(f"{entry.term}: {body.text()}")
 
     def _list(self, i: int, close: int, *, ordered: bool) -> str:
         items: list[str] = []
@@ -180,9 +315,12 @@ class _Renderer:
 
     def inline(self, tok: Any, *, plain: bool = False) -> str:
         """Inline Markdown of one `inline` token; `plain` drops code backticks (headings)."""
+        return self._inline(tok.children or (), plain=plain)
+
+    def _inline(self, children: Any, *, plain: bool = False) -> str:
         out: list[str] = []
         links: list[tuple[int, str, bool]] = []  # (start in out, href, holds an image)
-        for child in tok.children or ():
+        for child in children:
             kind = child.type
             if kind == "text":
                 out.append(child.content)

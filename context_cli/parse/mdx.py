@@ -2,16 +2,23 @@
 
 MDX is Markdown plus ESM (`import`/`export`), JSX components and `{/* */}` comments.
 markdown-it would show those as raw text or swallow indented component bodies as one
-HTML block, so lines that hold only JSX tags are removed here (their bodies dedented, a
-`title`/`label` prop kept as a line) and ESM and comments dropped. Plain `.md` files get
+HTML block, so lines that hold only JSX tags are removed here (their bodies dedented) and
+ESM and comments dropped. What the components carry is kept as text: a `title`/`label`, the
+name a `ParamField`/`ResponseField` documents, the tab a `TabsContent` panel belongs to,
+tables written as literals in props or exports (see jsliteral.py), exported `title` and
+`description`. HTML tables and multi-line `<hN>` headings go to markdown-it whole; live
+examples rendered from JSX (`<Example>{...}</Example>`) are left out. Plain `.md` files get
 the conservative part: Docusaurus-style ESM lines, capitalised components and `:::`.
 Code fences pass through untouched except for the dedent of their component.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
+
+from .jsliteral import literal_rows, tab_labels
 
 _FENCE = re.compile(r"\s*(`{3,}|~{3,})")
 _ESM_STRICT = re.compile(  # `import x from "y"`, `import "y"`, `export const ...` (what .md may hold)
@@ -24,15 +31,27 @@ _TARGET = re.compile(r"\([\w.:/-]+\)=\s*$")
 _CONTAINER = re.compile(r"\s*:{3,}\s*(\{[^}]*\}\s*)?([\w-]*)\s*(.*?)\s*$")
 _ADMONITIONS = {"note", "tip", "info", "warning", "danger", "caution", "important", "success", "error", "hint"}
 _LABEL_PROPS = ("title", "label")
+_FIELD_PROPS = ("name", "path", "query", "body", "header")  # what names a param or field entry
+# `required`, `required="true"`, `required={true}`; and a literal default in braces (`default={false}`)
+_REQUIRED = re.compile(r"""(?<![\w-])required(?:\s*=\s*(?:"true"|'true'|\{\s*true\s*\}))?(?![\w=-])""")
+_BARE_DEFAULT = re.compile(r"(?<![\w-])default\s*=\s*\{\s*([\w.+-]+)\s*\}")
+_TRIGGER = re.compile(r"""<(\w*Trigger)\b[^<>]*?\bvalue=["']([^"']+)["'][^<>]*>([^<>{}]{1,80})</\1>""")
+_TAB = re.compile(r"Tabs?(?![a-z])")  # Tabs, TabItem, TabsContent, CodeTabs; not Table
+_PANEL = re.compile(r"""<(?=[A-Z])(?!\w*Trigger\b)\w*?Tabs?(?![a-z])\w*[^<>]*?\bvalue=["']([^"']+)["']""")
+_JSX_SPACE = re.compile(r"""\{\s*(?:"\s*"|'\s*')\s*\}""")  # `{" "}`
+_FRAGMENT = re.compile(r"\{\s*<>|</>\s*\}|</?>")  # `{<>text</>}`
+_INLINE_CODE = re.compile(r"(`+[^`]*`+)")
+_EXPORTED_ARRAY = re.compile(r"export\s+const\s+[\w$]+\s*=\s*\[")
 _EXPRESSION_BRACE = re.compile(r"\s*[{}]\s*$")
+_DEMO = re.compile(r"Example|Demo|Preview|Playground|Sandbox")  # components that render live UI
+_MAX_BLOCK_LINES = 2000  # how far a live example or an HTML table may reach
+_TABLE_OPEN = re.compile(r"\s*<table[\s>]")
+_HEADING_OPEN = re.compile(r"\s*<h([1-6])(?:\s[^<>]*)?>\s*$")  # `<h2 id="x">` alone on its line
+_TAG_TEXT = re.compile(r"<[^<>]*>")
+_MAX_HEADING_LINES = 8
 _EXPORTED = re.compile(
     r"""(?:export\s+const\s+|[{,]\s*)(title|description)\s*[:=]\s*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)"""
 )
-_LITERAL = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`""")
-# An array holding only string literals (an array of cells); nested arrays are found one by one.
-_ROW = re.compile(r"""\[\s*((?:(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`$]*`)\s*,\s*)+"""
-                  r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`$]*`)\s*,?\s*)\]""")
-_MAX_ROWS = 500
 _MAX_TAG_LINES = 300  # a component's props may hold a long table
 
 
@@ -48,6 +67,8 @@ def preprocess(text: str, *, mdx: bool) -> str:
     i = _front_matter_end(lines)
     out.extend(lines[:i])
     exported: dict[str, str] = {}
+    tabs = _tab_names(text) if mdx else {}
+    closers = _Closers(lines if mdx else [])
     while i < len(lines):
         line = lines[i]
         i += 1
@@ -77,22 +98,36 @@ def preprocess(text: str, *, mdx: bool) -> str:
             continue
         if not stack and prev_blank and _is_esm(line, mdx):
             end = _skip_esm(lines, i - 1) if mdx else i
-            if mdx:
-                exported.update(_exported_meta("\n".join(lines[i - 1:end])))
+            statement = "\n".join(lines[i - 1:end]) if mdx else ""
+            exported.update(_exported_meta(statement))
             i = end
             out.append("")
+            out.extend(_exported_rows(statement))
             continue
         if mdx and _EXPRESSION_BRACE.match(line):  # `{` / `}` around a JSX expression
+            if stack and _DEMO.search(stack[-1]):
+                i = _demo_end(lines, i - 1, closers, stack[-1])
             out.append("")
             continue
         prev_blank = not line.strip()
         if prev_blank:
             out.append("")
             continue
+        heading = _HEADING_OPEN.match(line) if mdx else None
+        if heading:
+            i, found = _html_heading(lines, i - 1, int(heading.group(1)))
+            out.extend(found)
+            prev_blank = True
+            continue
+        if mdx and _TABLE_OPEN.match(line):
+            i, table = _html_table(lines, i - 1, closers)
+            out.extend(table)
+            prev_blank = True
+            continue
         tags, consumed = _tag_line(line, lines, i - 1, mdx)
         if tags is not None:
             i = i - 1 + consumed
-            out.extend(_apply_tags(tags, stack))
+            out.extend(_apply_tags(tags, stack, tabs))
             base = None if stack else 0
             prev_blank = True
             continue
@@ -101,10 +136,80 @@ def preprocess(text: str, *, mdx: bool) -> str:
             out.extend(["", _container_label(container.group(2), container.group(3)), ""])
             prev_blank = True
             continue
+        if tabs and _is_named_trigger(line, tabs):
+            out.append("")
+            continue
         if base is None:
             base = _indent_of(line)
-        out.append(_dedent(line, base))
+        out.append(_dedent(_jsx_text(line) if mdx else line, base))
     return "\n".join(_with_front_matter(out, exported))
+
+
+class _Closers:
+    """Where blocks close on a page (`</table>`, a lone `}` per indentation), found once, so
+    finding each block's end is a bisection, not a scan: many unclosed openers stay linear."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.tags: dict[str, list[int]] = {}  # component name -> lines that close it
+        self.tables = [j for j, line in enumerate(lines) if "</table>" in line]
+        self.braces: dict[int, list[int]] = {}
+        for j, line in enumerate(lines):
+            if line.strip() == "}":
+                self.braces.setdefault(_indent_of(line), []).append(j)
+
+    def tag(self, name: str) -> list[int]:
+        if name not in self.tags:
+            close = f"</{name}>"
+            self.tags[name] = [j for j, line in enumerate(self.lines) if close in line]
+        return self.tags[name]
+
+    @staticmethod
+    def first(found: list[int], start: int) -> int | None:
+        """The first of `found` at or after `start`, if it is within reach."""
+        k = bisect.bisect_left(found, start)
+        return found[k] if k < len(found) and found[k] < start + _MAX_BLOCK_LINES else None
+
+
+def _demo_end(lines: list[str], start: int, closers: _Closers, component: str) -> int:
+    """Index after the JSX expression `{` ... `}` opened on line `start` inside a live example.
+
+    Tailwind-style pages render each example from JSX (`<Example>{<div>...</div>}</Example>`)
+    and then show the same markup as code. Rendered, it is a picture; as text, the demo's
+    made-up names, e-mails and button labels would make a section match words it is not
+    about. A `{` that does not close (at its own indentation) before its component does is
+    kept as it is.
+    """
+    opened = lines[start]
+    if opened.strip() != "{":
+        return start + 1
+    end = closers.first(closers.braces.get(_indent_of(opened), []), start + 1)
+    closed = closers.first(closers.tag(component), start + 1)
+    if end is None or (closed is not None and closed < end):
+        return start + 1
+    return end + 1
+
+
+def _html_table(lines: list[str], start: int, closers: _Closers) -> tuple[int, list[str]]:
+    """An HTML `<table>` (line `start`) as one HTML block for the HTML walker, and the index
+    after it. Line by line, its tags would be taken for JSX and the table would fall apart
+    into one paragraph per cell. Unclosed within reach: the opening tag is dropped, as JSX."""
+    end = closers.first(closers.tables, start)
+    if end is None:
+        return start + 1, [""]
+    return end + 1, ["", *(line.strip() for line in lines[start:end + 1] if line.strip()), ""]
+
+
+def _html_heading(lines: list[str], start: int, level: int) -> tuple[int, list[str]]:
+    """`<h2 ...>` / text / `</h2>` over several lines as a Markdown heading, and the index
+    after it: line by line, the tags would be dropped as JSX and the title left as a paragraph."""
+    close = f"</h{level}>"
+    for j in range(start + 1, min(len(lines), start + _MAX_HEADING_LINES)):
+        if close in lines[j]:
+            inner = " ".join(lines[start + 1:j] + [lines[j].split(close, 1)[0]])
+            title = " ".join(_TAG_TEXT.sub("", inner).split())
+            return j + 1, ["", "#" * level + " " + title, ""] if title else [""]
+    return start + 1, [""]
 
 
 def _exported_meta(statement: str) -> dict[str, str]:
@@ -121,6 +226,39 @@ def _exported_meta(statement: str) -> dict[str, str]:
         if value and key in ("title", "description"):
             found.setdefault(key, value)
     return found
+
+
+def _exported_rows(statement: str) -> list[str]:
+    """Rows of an `export const rows = [[...], ...]` table the page renders somewhere."""
+    if not _EXPORTED_ARRAY.match(statement):
+        return []
+    rows = literal_rows(statement)
+    return [*rows, ""] if rows else []
+
+
+def _tab_names(text: str) -> dict[str, str]:
+    """`<TabsTrigger value="cursor">Cursor</TabsTrigger>`: the name shown for each tab value
+    that has a panel (`<TabsContent value="cursor">`), so the panel can say which tab its
+    text belongs to. The trigger lines themselves are then dropped: the name moves next to
+    its text rather than standing twice on the page."""
+    panels = {m.group(1) for m in _PANEL.finditer(text)}
+    names = ((m.group(2), " ".join(m.group(3).split())) for m in _TRIGGER.finditer(text))
+    return {value: name for value, name in names if name and value in panels}
+
+
+def _is_named_trigger(line: str, tabs: dict[str, str]) -> bool:
+    m = _TRIGGER.fullmatch(line.strip())
+    return bool(m and m.group(2) in tabs)
+
+
+def _jsx_text(line: str) -> str:
+    """Text without JSX spacing (`{" "}`) and fragments (`{<>...</>}`), inline code untouched."""
+    if "{" not in line and "<>" not in line and "</>" not in line:
+        return line
+    parts = _INLINE_CODE.split(line)
+    for k in range(0, len(parts), 2):
+        parts[k] = _FRAGMENT.sub("", _JSX_SPACE.sub(" ", parts[k]))
+    return "".join(parts)
 
 
 def _with_front_matter(out: list[str], exported: dict[str, str]) -> list[str]:
@@ -311,17 +449,20 @@ def _parse_tags(text: str) -> tuple[list[tuple[str, str, str]] | None, bool]:
 _PROP = re.compile(r"""\b(\w+)\s*=\s*(?:"([^"]*)"|'([^']*)'|\{\s*["'`]([^"'`]*)["'`]\s*\})""")
 
 
-def _apply_tags(tags: list[tuple[str, str, str]], stack: list[str]) -> list[str]:
+def _apply_tags(tags: list[tuple[str, str, str]], stack: list[str], tabs: dict[str, str]) -> list[str]:
     """Track open components; return the lines that replace the tags (labels, rows, blanks)."""
     out = [""]
     for kind, name, props in tags:
         if kind in ("open", "self"):
             if kind == "open":
                 stack.append(name)
-            label = _label(props)
+            is_tab = bool(_TAB.search(name))
+            if is_tab:  # a tab's props are configuration; `values` may name the tabs
+                tabs.update(tab_labels(props))
+            label = _label(name, props, opened=kind == "open", tabs=tabs)
             if label:
                 out.extend([label, ""])
-            rows = _literal_rows(props)
+            rows = [] if is_tab else literal_rows(props)
             if rows:
                 out.extend([*rows, ""])
         elif kind == "close":
@@ -333,36 +474,30 @@ def _apply_tags(tags: list[tuple[str, str, str]], stack: list[str]) -> list[str]
     return out
 
 
-def _label(props: str) -> str:
-    """The prop that names a component's content (a tab's label, a card's title), plus its
-    description when it has one."""
+def _label(name: str, props: str, *, opened: bool, tabs: dict[str, str]) -> str:
+    """The text that names a component's content, plus its description when it has one.
+
+    A card's or tab's `title`/`label`; for a component wrapping content (capitalised, so
+    not an HTML element of a live demo) also the entry it documents (`<ParamField
+    path="userId" type="string" required>` -> `userId (string, required)`) or the tab a
+    `<TabsContent value="...">` belongs to.
+    """
     found = {m.group(1): next(g for g in m.groups()[1:] if g is not None) for m in _PROP.finditer(props)}
     label = next((found[k].strip() for k in _LABEL_PROPS if found.get(k, "").strip()), "")
+    if not label and opened and name[:1].isupper():
+        field = next((found[k].strip() for k in _FIELD_PROPS if found.get(k, "").strip()), "")
+        if field:
+            details = [found.get("type", "").strip(), "required" if _REQUIRED.search(props) else ""]
+            bare = _BARE_DEFAULT.search(props)
+            default = found.get("default", "").strip() or (bare.group(1) if bare else "")
+            if default:
+                details.append(f"default: {default}")
+            details = [d for d in details if d]
+            label = f"{field} ({', '.join(details)})" if details else field
+        elif _TAB.search(name) and found.get("value", "").strip():
+            label = tabs.get(found["value"].strip(), found["value"].strip())
     description = found.get("description", "").strip()
     return f"{label}: {description}" if label and description else label or description
-
-
-def _literal_rows(props: str) -> list[str]:
-    """Rows of string literals in a prop (`rows={[["bg-red-500", "background: red"], ...]}`).
-
-    Component-heavy sites keep reference tables (utilities, props, options) as arrays in
-    JSX props; rendered, they are the page's most specific text. Rows built by code
-    (spreads, template literals with `${}`) cannot be evaluated and are left out.
-    """
-    rows = []
-    for m in _ROW.finditer(props):
-        cells = [_string_literal(c.group()) for c in _LITERAL.finditer(m.group(1))]
-        cells = [_escape_cell(c) for c in cells if c]
-        if len(cells) >= 2:
-            rows.append("- " + " | ".join(cells))
-        if len(rows) >= _MAX_ROWS:
-            break
-    return rows
-
-
-def _escape_cell(text: str) -> str:
-    """Keep `<value>` and `|` literal when markdown-it reads the row back."""
-    return re.sub(r"([\\<|*`])", r"\\\1", text)
 
 
 def _container_label(kind: str, title: str) -> str:

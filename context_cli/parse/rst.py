@@ -16,6 +16,7 @@ from docutils import nodes
 
 from . import rst_speed
 from .common import (
+    GLOSSARY_SECTIONS,
     BlockBuilder,
     Parsed,
     ParseError,
@@ -65,9 +66,6 @@ def render_rst(text: str, sink: Sink) -> None:
     _Writer().body(doctree, sink, depth=1)
 
 
-# A glossary this long is a reference list worth one section per term; a shorter one sits in
-# prose, and headings would capture the text that follows it.
-GLOSSARY_SECTIONS = 3
 _SKIP = {"system_message", "target", "substitution_definition", "pending", "raw", "comment",
          "docinfo", "decoration", "meta", "image", "transition", "title", "footnote_reference",
          "citation_reference", "problematic", "field_name", "classifier", "label"}
