@@ -573,6 +573,12 @@ class _Checker:
         return tuple(value)
 
 
+MAX_YAML_DEPTH = 64  # definitions need about six levels
+_OPENS = (yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken, yaml.BlockSequenceStartToken,
+          yaml.BlockMappingStartToken)
+_CLOSES = (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken, yaml.BlockEndToken)
+
+
 def _yaml_error(e: yaml.YAMLError) -> str:
     mark = getattr(e, "problem_mark", None)
     problem = getattr(e, "problem", None) or str(e)
@@ -584,12 +590,19 @@ def read_yaml(path: Path, label: str) -> tuple[Any, Problem | None]:
     """Parse one YAML file; a syntax or read error becomes a `Problem`, never an exception.
 
     Aliases are refused: definitions never need them, and nested aliases (a "billion laughs"
-    file) make a small file expand into an unbounded amount of work for every check.
+    file) make a small file expand into an unbounded amount of work for every check. So is
+    nesting past `MAX_YAML_DEPTH`: PyYAML's scanner slows quadratically with depth (3,000
+    nested `[` take seconds), so the token scan stops as soon as it gets that deep.
     """
     try:
         text = path.read_text(encoding="utf-8")
-        if any(isinstance(t, yaml.AliasToken) for t in yaml.scan(text)):
-            return None, Problem(label, "", "YAML aliases (*name) are not allowed in definitions; write them out")
+        depth = 0
+        for t in yaml.scan(text):
+            if isinstance(t, yaml.AliasToken):
+                return None, Problem(label, "", "YAML aliases (*name) are not allowed in definitions; write them out")
+            depth += isinstance(t, _OPENS) - isinstance(t, _CLOSES)
+            if depth > MAX_YAML_DEPTH:
+                return None, Problem(label, "", "YAML nested too deeply")
         return yaml.safe_load(text), None
     except yaml.YAMLError as e:
         return None, Problem(label, "", _yaml_error(e))
