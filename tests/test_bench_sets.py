@@ -35,7 +35,7 @@ def validate() -> ModuleType:
 def test_every_set_in_the_repository_validates(validate: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
     assert validate.main([]) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
-    for name in ("starlight", "trpc", "sphinx", "docker-api", "shadcn"):
+    for name in ("starlight", "trpc", "sphinx", "docker-api", "shadcn", "django"):
         assert f"== {name} (graded)" in out
 
 
