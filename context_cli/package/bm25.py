@@ -23,6 +23,7 @@ import sqlite3
 import threading
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidPackage
@@ -180,14 +181,31 @@ def read_lengths(db: sqlite3.Connection) -> np.ndarray:
 Postings = dict[str, tuple["np.ndarray", "np.ndarray"]]  # term -> (chunk ids, (df, 3) tfs)
 
 
-def write(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]]) -> dict[str, int]:
+@dataclass(frozen=True)
+class TermCounts:
+    """The terms of some chunks, counted where the chunks are made (a build's page workers,
+    in parallel) so that the writer only merges: row k says chunk `chunk[k]` (its position in
+    the counted list) holds term `terms[term[k]]` `tf[k]` times per field."""
+
+    terms: tuple[str, ...]
+    chunk: np.ndarray  # int64, (k,)
+    term: np.ndarray  # int64, (k,)
+    tf: np.ndarray  # int64, (k, 3)
+
+
+def write(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]],
+          postings: Postings | None = None) -> dict[str, int]:
     """Fill `bm25_terms` and `bm25_lengths` from (id, doc_title, section_title, content) rows,
-    ids 1..N, after `chunks_fts` is built. Returns counts (terms, postings, terms rebuilt from
-    FTS5 because Python's split disagreed)."""
+    ids 1..N, after `chunks_fts` is built. `postings`, if the caller counted the terms already
+    (`count_terms` + `merge_counts`), must be those of `rows`; it is checked like our own.
+    Returns counts (terms, postings, terms rebuilt from FTS5 because Python's split disagreed)."""
+    import numpy as np
+
     n = len(rows)
     if any(cid != i for i, (cid, *_) in enumerate(rows, start=1)):
         raise ValueError("chunk ids must be 1..N")
-    post = _postings(rows)
+    post = postings if postings is not None else merge_counts(
+        [(count_terms([r[1:] for r in rows]), np.arange(1, n + 1))], n)
     fixed = _agree_with_fts5(db, post)
     lengths = _fts_lengths(db, n)
     wide = n > MAX_ID_FOR_U16
@@ -205,59 +223,115 @@ def write(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]]) -> 
     return {"terms": len(post), "postings": sum(len(p[0]) for p in post.values()), "fixed": fixed}
 
 
-def _postings(rows: Sequence[tuple[int, str, str, str]]) -> Postings:
-    """Every term's posting list, from Python's split and SQLite's stems, counted in bulk:
-    one id per word occurrence, then numpy counts (term, chunk, field) triples."""
+class _Terms:
+    """Words -> term ids, remembered across `count_terms` calls in one process: a build counts
+    page after page, and most of a page's words were seen (and stemmed) on earlier pages.
+    A word FTS5 turns into one term maps to its id; one it turns into none or several maps
+    to -1 - k, k indexing `split`."""
+
+    MAX_WORDS = 500_000
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.names: list[str] = []
+        self._name_ids: dict[str, int] = {}
+        self.split: list[list[int]] = []
+        self.lock = threading.Lock()
+
+    def ids_of(self, words: list[str]) -> np.ndarray:
+        """The id of every word in `words` (int64), stemming the words not seen before."""
+        import numpy as np
+
+        if len(self.ids) > self.MAX_WORDS:  # a long-lived process that builds many packages
+            self.ids.clear()
+            self.names.clear()
+            self._name_ids.clear()
+            self.split.clear()
+        new = set(words).difference(self.ids)
+        if new:
+            for w, toks in stemmer().tokens(new).items():
+                if len(toks) == 1:
+                    self.ids[w] = self._id(toks[0])
+                else:
+                    self.ids[w] = -1 - len(self.split)
+                    self.split.append([self._id(t) for t in toks])
+        return np.fromiter(map(self.ids.__getitem__, words), dtype=np.int64, count=len(words))
+
+    def _id(self, name: str) -> int:
+        i = self._name_ids.get(name)
+        if i is None:
+            i = self._name_ids[name] = len(self.names)
+            self.names.append(name)
+        return i
+
+
+_TERMS = _Terms()
+
+
+def count_terms(texts: Sequence[Sequence[str | None]]) -> TermCounts:
+    """The terms of chunks given as (doc_title, section_title, content), from Python's split and
+    SQLite's stems, counted in bulk: one term id per word occurrence, then numpy counts
+    (term, chunk, field) triples."""
     import numpy as np
 
-    n = len(rows)
+    k = max(len(texts), 1)
     occurrences: list[str] = []  # every word, in order
-    spans: list[int] = []  # chunk id * 3 + field, one per non-empty text ...
+    spans: list[int] = []  # chunk position * 3 + field, one per non-empty text ...
     lengths: list[int] = []  # ... and how many words it has
-    for cid, *texts in rows:
-        for f, text in enumerate(texts):
+    for pos, fields in enumerate(texts):
+        for f, text in enumerate(fields):
             words = _WORD.findall(text or "")
             if words:
                 occurrences.extend(words)
-                spans.append(cid * 3 + f)
+                spans.append(pos * 3 + f)
                 lengths.append(len(words))
-    vocab = {w: i for i, w in enumerate(dict.fromkeys(occurrences))}
-    words_arr = np.fromiter(map(vocab.__getitem__, occurrences), dtype=np.int64, count=len(occurrences))
-    del occurrences
-    stems = stemmer().tokens(vocab)
-    names: dict[str, int] = {}
-    word_term = np.full(len(vocab) + 1, -1, dtype=np.int64)  # a word's one term, -1 if not one
-    split: dict[int, list[int]] = {}  # words FTS5 splits into several terms (or none)
-    for w, i in vocab.items():
-        toks = stems[w]
-        if len(toks) == 1:
-            word_term[i] = names.setdefault(toks[0], len(names))
-        else:
-            split[i] = [names.setdefault(t, len(names)) for t in toks]
-    where = np.repeat(np.asarray(spans, dtype=np.int64), lengths)
-    term = word_term[words_arr]
-    if split:
-        odd = np.flatnonzero(term < 0)
-        extra = [(t, where[k]) for k in odd.tolist() for t in split[int(words_arr[k])]]
-        keep = term >= 0
-        term, where = term[keep], where[keep]
-        if extra:
-            term = np.concatenate([term, np.asarray([t for t, _ in extra], dtype=np.int64)])
-            where = np.concatenate([where, np.asarray([w for _, w in extra], dtype=np.int64)])
-    # One row per (term, chunk); three columns of term frequency.
-    pair = term * (n + 1) + where // 3
-    uniq, inv = np.unique(pair, return_inverse=True)
-    tf = np.bincount(inv * 3 + where % 3, minlength=3 * len(uniq)).reshape(-1, 3)
-    p_tok, p_cid = uniq // (n + 1), uniq % (n + 1)
-    term_of = [""] * len(names)
-    for name, i in names.items():
-        term_of[i] = name
-    bounds = np.searchsorted(p_tok, np.arange(len(names) + 1))
+    with _TERMS.lock:
+        term = _TERMS.ids_of(occurrences)
+        where = np.repeat(np.asarray(spans, dtype=np.int64), lengths)
+        if len(term) and term.min() < 0:
+            odd = np.flatnonzero(term < 0)
+            extra = [(t, where[j]) for j in odd.tolist() for t in _TERMS.split[-1 - int(term[j])]]
+            keep = term >= 0
+            term, where = term[keep], where[keep]
+            if extra:
+                term = np.concatenate([term, np.asarray([t for t, _ in extra], dtype=np.int64)])
+                where = np.concatenate([where, np.asarray([w for _, w in extra], dtype=np.int64)])
+        # One row per (term, chunk); three columns of term frequency.
+        uniq, inv = np.unique(term * k + where // 3, return_inverse=True)
+        tf = np.bincount(inv * 3 + where % 3, minlength=3 * len(uniq)).reshape(-1, 3)
+        used, local = np.unique(uniq // k, return_inverse=True)
+        names = _TERMS.names
+        return TermCounts(tuple(names[i] for i in used.tolist()), uniq % k, local.reshape(-1), tf)
+
+
+def merge_counts(parts: Sequence[tuple[TermCounts, np.ndarray]], n: int) -> Postings:
+    """Every term's posting list over a package of `n` chunks, from counted parts; each part
+    comes with the package id (1..n) of every chunk it counted, 0 for one left out (a dupe)."""
+    import numpy as np
+
+    if not parts:
+        return {}
+    every = [t for counts, _ in parts for t in counts.terms]
+    names = sorted(set(every))
+    index = {t: i for i, t in enumerate(names)}
+    glob = np.fromiter(map(index.__getitem__, every), dtype=np.int64, count=len(every))
+    rows = [len(counts.term) for counts, _ in parts]
+    term_base = np.repeat(np.cumsum([0] + [len(c.terms) for c, _ in parts[:-1]]), rows)
+    chunk_base = np.repeat(np.cumsum([0] + [len(ids) for _, ids in parts[:-1]]), rows)
+    tok = glob[np.concatenate([c.term for c, _ in parts]) + term_base]
+    ids = np.concatenate([np.asarray(ids, dtype=np.int64) for _, ids in parts])
+    cid = ids[np.concatenate([c.chunk for c, _ in parts]) + chunk_base]
+    tf = np.concatenate([c.tf for c, _ in parts])
+    keep = cid > 0
+    tok, cid, tf = tok[keep], cid[keep], tf[keep]
+    order = np.argsort(tok * (n + 1) + cid)
+    tok, cid, tf = tok[order], cid[order], tf[order]
+    bounds = np.searchsorted(tok, np.arange(len(names) + 1)).tolist()
     post: Postings = {}
-    for i, name in enumerate(term_of):
+    for i, name in enumerate(names):
         lo, hi = bounds[i], bounds[i + 1]
         if hi > lo:
-            post[name] = (p_cid[lo:hi], tf[lo:hi])
+            post[name] = (cid[lo:hi], tf[lo:hi])
     return post
 
 

@@ -40,13 +40,16 @@ def write_package(
     vectors: np.ndarray | None = None,
     vector_dtype: str = "int8",
     pages: Sequence[PageRecord] = (),
+    postings: bm25.Postings | None = None,
 ) -> Path:
     """Write `chunks` (and optionally one vector per chunk) to `dest` atomically; return `dest`.
 
-    `meta` must hold name and version; format and build keys are filled in here.
+    `meta` must hold name and version; format and build keys are filled in here. `postings`,
+    the chunks' BM25 terms if the caller counted them already (a build does, page by page in
+    its workers), saves counting them here.
     """
     with atomic_path(dest, prefix=".building-") as tmp:
-        fill_package(tmp, meta, chunks, vectors=vectors, vector_dtype=vector_dtype, pages=pages)
+        fill_package(tmp, meta, chunks, vectors=vectors, vector_dtype=vector_dtype, pages=pages, postings=postings)
     return Path(dest)
 
 
@@ -58,6 +61,7 @@ def fill_package(
     vectors: np.ndarray | None = None,
     vector_dtype: str = "int8",
     pages: Sequence[PageRecord] = (),
+    postings: bm25.Postings | None = None,
 ) -> None:
     """Write a package into `path`, a fresh (empty or absent) file the caller makes atomic:
     `write_package`, or `add`, whose one temp file is validated and renamed by the store."""
@@ -75,11 +79,12 @@ def fill_package(
     if vectors is not None:
         full_meta["embedding_dim"] = str(vectors.shape[1])
         full_meta["embedding_dtype"] = vector_dtype
-    _fill(Path(path), full_meta, chunks, vectors, vector_dtype, pages)
+    _fill(Path(path), full_meta, chunks, vectors, vector_dtype, pages, postings)
 
 
 def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
-          vectors: np.ndarray | None, vector_dtype: str, pages: Sequence[PageRecord]) -> None:
+          vectors: np.ndarray | None, vector_dtype: str, pages: Sequence[PageRecord],
+          postings: bm25.Postings | None) -> None:
     with closing(sqlite3.connect(path)) as db:
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
@@ -106,7 +111,8 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
         db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         # Our compact BM25 index, built from the final chunk list and checked against the
         # FTS5 index just built.
-        bm25.write(db, [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)])
+        bm25.write(db, [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)],
+                   postings)
         db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bm25_index', ?)", (bm25.FORMAT,))
         db.commit()
         db.execute("VACUUM")
