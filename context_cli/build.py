@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .build_pages import PageWork, Pool, Progress, build_pages, page_pool, page_work
-from .chunk.chunker import dedupe
+from .build_pages import PageWork, Pool, build_pages, page_pool, page_work
+from .build_pages import Progress as Progress  # (stage, done, total); adding and registry use it
+from .chunk.chunker import content_key, dedupe
 from .document import Chunk, Document
 from .errors import ContextError, SourceError
 from .package import bm25
@@ -82,7 +83,7 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
         model = _load_model(opts.embed_model) if opts.embed else None
         prev = _Previous.load(opts.previous, model.fingerprint if model else None) if opts.previous else None
         found = _collect(fetched, found_files, progress, prev, model, pool)
-    kept = dedupe(s.chunk for s in found.sections)
+    kept = dedupe(s.key for s in found.sections)
     sections = [found.sections[i] for i in kept]
     chunks = [s.chunk for s in sections]
     if not chunks:
@@ -112,9 +113,10 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
 
 @dataclass
 class _Section:
-    """A chunk in reading order, with its vector when the build has vectors."""
+    """A chunk in reading order, with its `content_key` and its vector when the build has vectors."""
 
     chunk: Chunk
+    key: bytes
     vector: np.ndarray | None = None
 
 
@@ -132,11 +134,12 @@ class _Collected:
 
     def add_page(self, record: PageRecord, work: PageWork) -> None:
         vectors = work.vectors if work.vectors is not None else [None] * len(work.chunks)
-        self._add(record, [_Section(c, v) for c, v in zip(work.chunks, vectors, strict=True)], work.terms)
+        self._add(record, [_Section(c, k, v) for c, k, v in zip(work.chunks, work.keys, vectors, strict=True)],
+                  work.terms)
 
     def reuse_page(self, record: PageRecord, old: _OldPage) -> None:
         texts = [(c.doc_title, c.section_title, c.content) for c, _ in old.chunks]
-        self._add(record, [_Section(c, v) for c, v in old.chunks], bm25.count_terms(texts))
+        self._add(record, [_Section(c, content_key(c.content), v) for c, v in old.chunks], bm25.count_terms(texts))
         self.reused_pages += 1
 
     def _add(self, record: PageRecord, sections: list[_Section], terms: bm25.TermCounts) -> None:
@@ -157,9 +160,9 @@ def _lost_to_other_pages(found: list[_Section], kept: list[int]) -> list[str]:
     """Pages that lost a section to a copy on another page (same-page copies are harmless:
     the page is rebuilt whenever it changes). Unknown owners count as other pages."""
     kept_set = set(kept)
-    owner = {" ".join(found[i].chunk.content.split()): found[i].chunk.doc_path for i in kept}
+    owner = {found[i].key: found[i].chunk.doc_path for i in kept}
     return sorted({s.chunk.doc_path for i, s in enumerate(found)
-                   if i not in kept_set and owner.get(" ".join(s.chunk.content.split())) != s.chunk.doc_path})
+                   if i not in kept_set and owner.get(s.key) != s.chunk.doc_path})
 
 
 def _load_model(spec: str | None) -> Embedder:

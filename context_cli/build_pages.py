@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .chunk.chunker import chunk_document
+from .chunk.chunker import chunk_document, content_key
 from .document import Chunk, Document
 from .package.bm25 import TermCounts, count_terms
 
@@ -33,12 +33,14 @@ Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 @dataclass
 class PageWork:
-    """One page, ready to write: its chunks in reading order, one vector per chunk (None when
-    the build has no vectors) and the chunks' BM25 terms."""
+    """One page, ready to write: its chunks in reading order, their `content_key`s (for the
+    package-wide dedupe), one vector per chunk (None when the build has no vectors) and the
+    chunks' BM25 terms."""
 
     title: str
     url: str | None
     chunks: list[Chunk]
+    keys: list[bytes]
     vectors: np.ndarray | None
     terms: TermCounts
 
@@ -53,7 +55,7 @@ def page_work(doc: Document, model: Embedder | None) -> PageWork:
     chunks = chunk_document(doc)
     vectors = model.encode([embed_text(c) for c in chunks]) if model is not None else None
     terms = count_terms([(c.doc_title, c.section_title, c.content) for c in chunks])
-    return PageWork(doc.title, doc.url, chunks, vectors, terms)
+    return PageWork(doc.title, doc.url, chunks, [content_key(c.content) for c in chunks], vectors, terms)
 
 
 def build_pages(items: Sequence[tuple[str, bytes]], model: Embedder | None, pool: Pool | None = None,
@@ -135,9 +137,9 @@ def _one(item: tuple[str, bytes], model: Embedder | None) -> Result:
 
     try:
         doc = parse_file(*item)
-        return None if doc is None else page_work(doc, model)
     except Exception as e:  # noqa: BLE001 - one bad file must never abort the build
         return e
+    return None if doc is None else page_work(doc, model)
 
 
 _worker_model: Embedder | None = None

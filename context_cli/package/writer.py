@@ -25,6 +25,8 @@ from .schema import CORE_DDL, EXTRA_DDL, FORMAT_VERSION, PAGE_TOKENS_DDL, PageRe
 if TYPE_CHECKING:
     import numpy as np
 
+MAX_FREE = 0.01  # a package with more free pages than this share is compacted (VACUUM)
+
 
 def content_hash(data: bytes | str) -> str:
     if isinstance(data, str):
@@ -98,6 +100,10 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
                 for i, c in enumerate(chunks, start=1)
             ),
         )
+        # The full-text index first: merging its segments frees pages, which the tables
+        # written next fill, so the file mostly needs no VACUUM (a second copy of it).
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         if vectors is not None:
             blobs = vec.encode(vectors, vector_dtype)
             db.executemany("INSERT INTO vectors(chunk_id, vector) VALUES (?, ?)",
@@ -107,12 +113,12 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
             ((p.doc_path, p.doc_title, p.url, p.content_hash) for p in pages),
         )
         db.execute(PAGE_TOKENS_DDL)
-        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
-        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         # Our compact BM25 index, built from the final chunk list and checked against the
         # FTS5 index just built.
         bm25.write(db, [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)],
                    postings)
         db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bm25_index', ?)", (bm25.FORMAT,))
         db.commit()
-        db.execute("VACUUM")
+        free, total = (db.execute(f"PRAGMA {p}").fetchone()[0] for p in ("freelist_count", "page_count"))
+        if free > total * MAX_FREE:
+            db.execute("VACUUM")
