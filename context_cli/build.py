@@ -102,7 +102,7 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
         meta.update({"embedding_model": model.name, "embedding_fingerprint": model.fingerprint})
         model_name = model.name
     write = fill_package if in_place else write_package
-    write(dest, meta, chunks, vectors=vectors, pages=found.pages, postings=found.postings(kept))
+    write(dest, meta, chunks, vectors=vectors, pages=found.pages, counted=found.counted(kept))
     return BuildResult(
         path=dest, id=pid, pages=len(found.pages), chunks=len(chunks),
         tokens=sum(c.tokens for c in chunks), skipped=found.skipped,
@@ -147,13 +147,14 @@ class _Collected:
         self.terms.append((terms, len(self.sections), len(self.sections) + len(sections)))
         self.sections.extend(sections)
 
-    def postings(self, kept: list[int]) -> bm25.Postings:
-        """The BM25 postings of the sections at `kept` positions, numbered 1.. in that order."""
+    def counted(self, kept: list[int]) -> bm25.Counted:
+        """Each page's BM25 terms with the package ids of its sections: those at `kept`
+        positions are numbered 1.. in that order, the others (dupes) 0."""
         import numpy as np
 
         ids = np.zeros(len(self.sections), dtype=np.int64)
         ids[kept] = np.arange(1, len(kept) + 1)
-        return bm25.merge_counts([(terms, ids[lo:hi]) for terms, lo, hi in self.terms], len(kept))
+        return [(terms, ids[lo:hi]) for terms, lo, hi in self.terms]
 
 
 def _lost_to_other_pages(found: list[_Section], kept: list[int]) -> list[str]:

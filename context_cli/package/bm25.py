@@ -193,34 +193,64 @@ class TermCounts:
     tf: np.ndarray  # int64, (k, 3)
 
 
-def write(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]],
-          postings: Postings | None = None) -> dict[str, int]:
-    """Fill `bm25_terms` and `bm25_lengths` from (id, doc_title, section_title, content) rows,
-    ids 1..N, after `chunks_fts` is built. `postings`, if the caller counted the terms already
-    (`count_terms` + `merge_counts`), must be those of `rows`; it is checked like our own.
-    Returns counts (terms, postings, terms rebuilt from FTS5 because Python's split disagreed)."""
+@dataclass
+class Prepared:
+    """The index of `n` chunks as far as it needs no database: its postings and their blobs.
+    A writer makes it in a thread while SQLite builds the full-text index (numpy, zlib and
+    SQLite all release the GIL), then `write` checks it against that index."""
+
+    n: int
+    postings: Postings
+    blobs: dict[str, bytes]
+
+
+Counted = Sequence[tuple[TermCounts, "np.ndarray"]]  # counted parts, each with its chunks' ids (merge_counts)
+
+
+def prepare(rows: Sequence[tuple[int, str, str, str]], counted: Counted | None = None) -> Prepared:
+    """Postings of (id, doc_title, section_title, content) rows, ids 1..N, and their blobs.
+    The terms are counted here unless the caller counted them already (`counted`: a build
+    counts each page where it is parsed)."""
     import numpy as np
 
     n = len(rows)
     if any(cid != i for i, (cid, *_) in enumerate(rows, start=1)):
         raise ValueError("chunk ids must be 1..N")
-    post = postings if postings is not None else merge_counts(
-        [(count_terms([r[1:] for r in rows]), np.arange(1, n + 1))], n)
-    fixed = _agree_with_fts5(db, post)
+    if counted is None:
+        counted = [(count_terms([r[1:] for r in rows]), np.arange(1, n + 1))]
+    post = merge_counts(counted, n)
+    terms = sorted(post)
+    blobs = encode_postings([post[t] for t in terms], n > MAX_ID_FOR_U16)
+    return Prepared(n, post, dict(zip(terms, blobs, strict=True)))
+
+
+def write(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]],
+          prepared: Prepared | None = None) -> dict[str, int]:
+    """Fill `bm25_terms` and `bm25_lengths` from (id, doc_title, section_title, content) rows,
+    ids 1..N, after `chunks_fts` is built; `prepared` is `prepare(rows)` made in advance.
+    Returns counts (terms, postings, terms rebuilt from FTS5 because Python's split disagreed)."""
+    n = len(rows)
+    prep = prepared if prepared is not None else prepare(rows)
+    if prep.n != n:
+        raise ValueError("the prepared index is not of these rows")
+    post, blobs = prep.postings, prep.blobs
+    changed = _agree_with_fts5(db, post)
+    for term in changed:
+        if term in post:
+            blobs[term] = next(encode_postings([post[term]], n > MAX_ID_FOR_U16))
+        else:
+            blobs.pop(term, None)
     lengths = _fts_lengths(db, n)
-    wide = n > MAX_ID_FOR_U16
     db.executescript(BM25_DDL)
     db.executemany(
         "INSERT INTO bm25_lengths(field, lengths) VALUES (?, ?)",
         ((name, lengths[:, i].astype("<u4").tobytes()) for i, name in enumerate(FIELDS)),
     )
-    items = sorted(post.items())
-    blobs = encode_postings([p for _, p in items], wide)
     db.executemany(
         "INSERT INTO bm25_terms(term, df, postings) VALUES (?, ?, ?)",
-        ((term, len(ids), blob) for (term, (ids, _)), blob in zip(items, blobs, strict=True)),
+        ((term, len(post[term][0]), blobs[term]) for term in sorted(blobs)),
     )
-    return {"terms": len(post), "postings": sum(len(p[0]) for p in post.values()), "fixed": fixed}
+    return {"terms": len(post), "postings": sum(len(p[0]) for p in post.values()), "fixed": len(changed)}
 
 
 class _Terms:
@@ -304,7 +334,7 @@ def count_terms(texts: Sequence[Sequence[str | None]]) -> TermCounts:
         return TermCounts(tuple(names[i] for i in used.tolist()), uniq % k, local.reshape(-1), tf)
 
 
-def merge_counts(parts: Sequence[tuple[TermCounts, np.ndarray]], n: int) -> Postings:
+def merge_counts(parts: Counted, n: int) -> Postings:
     """Every term's posting list over a package of `n` chunks, from counted parts; each part
     comes with the package id (1..n) of every chunk it counted, 0 for one left out (a dupe)."""
     import numpy as np
@@ -335,24 +365,25 @@ def merge_counts(parts: Sequence[tuple[TermCounts, np.ndarray]], n: int) -> Post
     return post
 
 
-def _agree_with_fts5(db: sqlite3.Connection, post: Postings) -> int:
-    """Make `post` equal FTS5's own index: drop terms it lacks, rebuild any that differ."""
+def _agree_with_fts5(db: sqlite3.Connection, post: Postings) -> list[str]:
+    """Make `post` equal FTS5's own index: drop terms it lacks, rebuild any that differ.
+    Returns the terms dropped or rebuilt."""
     import numpy as np
 
-    fixed = 0
+    fixed = []
     db.execute("CREATE VIRTUAL TABLE temp.bm25_vrow USING fts5vocab(main, chunks_fts, row)")
     db.execute("CREATE VIRTUAL TABLE temp.bm25_vinst USING fts5vocab(main, chunks_fts, instance)")
     try:
         truth = {term: (docs, cnt) for term, docs, cnt in db.execute("SELECT term, doc, cnt FROM temp.bm25_vrow")}
         for term in [t for t in post if t not in truth]:
             del post[term]
-            fixed += 1
+            fixed.append(term)
         col_of = {name: i for i, name in enumerate(FIELDS)}
         for term, (docs, cnt) in truth.items():
             p = post.get(term)
             if p is not None and len(p[0]) == docs and int(p[1].sum()) == cnt:
                 continue
-            fixed += 1
+            fixed.append(term)
             acc: dict[int, list[int]] = {}
             for doc, col, k in db.execute(
                 "SELECT doc, col, count(*) FROM temp.bm25_vinst WHERE term = ? GROUP BY doc, col", (term,)

@@ -42,16 +42,16 @@ def write_package(
     vectors: np.ndarray | None = None,
     vector_dtype: str = "int8",
     pages: Sequence[PageRecord] = (),
-    postings: bm25.Postings | None = None,
+    counted: bm25.Counted | None = None,
 ) -> Path:
     """Write `chunks` (and optionally one vector per chunk) to `dest` atomically; return `dest`.
 
-    `meta` must hold name and version; format and build keys are filled in here. `postings`,
+    `meta` must hold name and version; format and build keys are filled in here. `counted`,
     the chunks' BM25 terms if the caller counted them already (a build does, page by page in
-    its workers), saves counting them here.
+    its workers; see `bm25.prepare`), saves counting them here.
     """
     with atomic_path(dest, prefix=".building-") as tmp:
-        fill_package(tmp, meta, chunks, vectors=vectors, vector_dtype=vector_dtype, pages=pages, postings=postings)
+        fill_package(tmp, meta, chunks, vectors=vectors, vector_dtype=vector_dtype, pages=pages, counted=counted)
     return Path(dest)
 
 
@@ -63,7 +63,7 @@ def fill_package(
     vectors: np.ndarray | None = None,
     vector_dtype: str = "int8",
     pages: Sequence[PageRecord] = (),
-    postings: bm25.Postings | None = None,
+    counted: bm25.Counted | None = None,
 ) -> None:
     """Write a package into `path`, a fresh (empty or absent) file the caller makes atomic:
     `write_package`, or `add`, whose one temp file is validated and renamed by the store."""
@@ -81,13 +81,19 @@ def fill_package(
     if vectors is not None:
         full_meta["embedding_dim"] = str(vectors.shape[1])
         full_meta["embedding_dtype"] = vector_dtype
-    _fill(Path(path), full_meta, chunks, vectors, vector_dtype, pages, postings)
+    _fill(Path(path), full_meta, chunks, vectors, vector_dtype, pages, counted)
 
 
 def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
           vectors: np.ndarray | None, vector_dtype: str, pages: Sequence[PageRecord],
-          postings: bm25.Postings | None) -> None:
-    with closing(sqlite3.connect(path)) as db:
+          counted: bm25.Counted | None) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    rows = [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)]
+    with ThreadPoolExecutor(1) as helper, closing(sqlite3.connect(path)) as db:
+        # Our compact BM25 index is encoded beside SQLite's own work, then checked against
+        # the FTS5 index built meanwhile (bm25.write).
+        prepared = helper.submit(bm25.prepare, rows, counted)
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
         db.executescript(CORE_DDL + EXTRA_DDL)
@@ -113,10 +119,7 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
             ((p.doc_path, p.doc_title, p.url, p.content_hash) for p in pages),
         )
         db.execute(PAGE_TOKENS_DDL)
-        # Our compact BM25 index, built from the final chunk list and checked against the
-        # FTS5 index just built.
-        bm25.write(db, [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)],
-                   postings)
+        bm25.write(db, rows, prepared.result())
         db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bm25_index', ?)", (bm25.FORMAT,))
         db.commit()
         free, total = (db.execute(f"PRAGMA {p}").fetchone()[0] for p in ("freelist_count", "page_count"))
