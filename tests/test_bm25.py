@@ -264,3 +264,9 @@ def test_terms_counted_page_by_page_merge_to_the_whole_count(monkeypatch):
     assert got.keys() == want.keys() and "mylib" in got and "err_sink_closed" not in got
     for term, (ids, tfs) in want.items():
         assert ids.tolist() == got[term][0].tolist() and tfs.tolist() == got[term][1].tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200) | st.text(max_size=50))
+def test_ascii_split_is_the_regex_split(text):
+    assert bm25_format.words(text) == bm25_format._WORD.findall(text)

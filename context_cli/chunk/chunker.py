@@ -155,6 +155,8 @@ def _chunks_from_text(doc: Document, path: list[str], text: str) -> list[Chunk]:
 
 
 def _has_code(text: str) -> bool:
+    if "```" not in text and "~~~" not in text:  # no fence can open: skip the line-by-line test
+        return False
     return any(_FENCE.match(line) for line in text.splitlines())
 
 

@@ -39,6 +39,15 @@ TF_MAX = 255  # per-column term frequencies are stored as uint8, saturated here
 MAX_ID_FOR_U16 = 0xFFFF  # past this many chunks, id deltas are stored as uint32
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# For ASCII text `_WORD` matches exactly the runs of [A-Za-z0-9]: blank everything else, split.
+_ASCII_BLANKS = bytes(c if chr(c).isascii() and chr(c).isalnum() else 0x20 for c in range(256))
+
+
+def words(text: str) -> list[str]:
+    """`_WORD.findall(text)`, about twice as fast for ASCII text (most documentation)."""
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_BLANKS).decode("ascii").split()
+    return _WORD.findall(text)
 
 
 class MalformedIndex(InvalidPackage):
@@ -310,11 +319,11 @@ def count_terms(texts: Sequence[Sequence[str | None]]) -> TermCounts:
     lengths: list[int] = []  # ... and how many words it has
     for pos, fields in enumerate(texts):
         for f, text in enumerate(fields):
-            words = _WORD.findall(text or "")
-            if words:
-                occurrences.extend(words)
+            found = words(text or "")
+            if found:
+                occurrences.extend(found)
                 spans.append(pos * 3 + f)
-                lengths.append(len(words))
+                lengths.append(len(found))
     with _TERMS.lock:
         term = _TERMS.ids_of(occurrences)
         where = np.repeat(np.asarray(spans, dtype=np.int64), lengths)
@@ -331,7 +340,7 @@ def count_terms(texts: Sequence[Sequence[str | None]]) -> TermCounts:
         tf = np.bincount(inv * 3 + where % 3, minlength=3 * len(uniq)).reshape(-1, 3)
         used, local = np.unique(uniq // k, return_inverse=True)
         names = _TERMS.names
-        return TermCounts(tuple(names[i] for i in used.tolist()), uniq % k, local.reshape(-1), tf)
+        return TermCounts(tuple([names[i] for i in used.tolist()]), uniq % k, local.reshape(-1), tf)
 
 
 def merge_counts(parts: Counted, n: int) -> Postings:
