@@ -270,3 +270,18 @@ def test_terms_counted_page_by_page_merge_to_the_whole_count(monkeypatch):
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200) | st.text(max_size=50))
 def test_ascii_split_is_the_regex_split(text):
     assert bm25_format.words(text) == bm25_format._WORD.findall(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(max_codepoint=127), min_size=1, max_size=20)
+                | st.text(min_size=1, max_size=8), min_size=1, max_size=30, unique=True))
+def test_stemmer_is_fts5s_own_for_any_words(words):
+    """Plain ASCII words are stemmed together in one row, the rest one row each: same stems."""
+    toks = bm25_format.Stemmer().tokens(words)
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+    for w in words:
+        db.execute("DELETE FROM t")
+        db.execute("INSERT INTO t(x) VALUES (?)", (w,))
+        assert toks[w] == tuple(r[0] for r in db.execute("SELECT term FROM v ORDER BY offset"))

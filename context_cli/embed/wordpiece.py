@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import chain
 from typing import Any
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # removed by clean_text (\t \n \r become spaces)
@@ -56,16 +57,17 @@ class AsciiWordPiece:
             text = _CONTROL.sub("", text)
         if self._lowercase:
             text = text.lower()
-        out: list[int] = []
+        pieces = _PIECES.findall(text)
         cache = self._cache
-        for piece in _PIECES.findall(text):
-            ids = cache.get(piece)
-            if ids is None:
-                if len(cache) >= MAX_CACHE:
-                    cache.clear()
-                ids = cache[piece] = self._word(piece)
-            out.extend(ids)
-        return out
+        found = list(map(cache.get, pieces))
+        if None in found:
+            if len(cache) >= MAX_CACHE:
+                cache.clear()
+            for piece in pieces:
+                if piece not in cache:
+                    cache[piece] = self._word(piece)
+            found = list(map(cache.__getitem__, pieces))
+        return list(chain.from_iterable(found))  # type: ignore[arg-type]  # no None left
 
     def _word(self, word: str) -> list[int]:
         """Greedy longest-match-first, as `tokenizers`' WordPiece model does it."""

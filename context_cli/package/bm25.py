@@ -84,21 +84,29 @@ class Stemmer:
 
     def _stem(self, todo: list[str]) -> dict[str, tuple[str, ...]]:
         db = self._db
-        db.executemany("INSERT INTO w(rowid, x) VALUES (?, ?)", enumerate(todo, start=1))
+        # An ASCII word of letters and digits is exactly one unicode61 token, so all of them
+        # go in one row, word k at offset k: one FTS5 insert instead of one per word.
+        plain = [w for w in todo if w.isascii() and w.isalnum()]
+        rows = [w for w in todo if not (w.isascii() and w.isalnum())]
+        db.executemany("INSERT INTO w(rowid, x) VALUES (?, ?)", enumerate(rows, start=1))
+        if plain:
+            db.execute("INSERT INTO w(rowid, x) VALUES (?, ?)", (len(rows) + 1, " ".join(plain)))
         found: dict[int, list[tuple[int, str]]] = {}
         for term, doc, off in db.execute("SELECT term, doc, offset FROM v"):
             found.setdefault(doc, []).append((off, term))
         db.execute("DELETE FROM w")
+        stems = {w: tuple(t for _, t in sorted(found.get(i, ()))) for i, w in enumerate(rows, start=1)}
+        if plain:
+            terms = [t for _, t in sorted(found.get(len(rows) + 1, ()))]
+            if len(terms) != len(plain):  # not one token a word after all: never expected
+                raise RuntimeError("FTS5 split a plain ASCII word")
+            stems.update(zip(plain, ((t,) for t in terms), strict=True))
         keep = len(todo) <= self.MAX_CACHE // 4  # a whole corpus (a build) is not kept
         if keep and len(self._cache) + len(todo) > self.MAX_CACHE:
             self._cache.clear()
-        out = {}
-        for i, w in enumerate(todo, start=1):
-            toks = tuple(t for _, t in sorted(found.get(i, ())))
-            out[w] = toks
-            if keep:
-                self._cache[w] = toks
-        return out
+        if keep:
+            self._cache.update(stems)
+        return stems
 
 
 _STEMMER: Stemmer | None = None
@@ -286,15 +294,17 @@ class _Terms:
             self.names.clear()
             self._name_ids.clear()
             self.split.clear()
-        new = set(words).difference(self.ids)
-        if new:
+        found = list(map(self.ids.get, words))
+        if None in found:
+            new = {w for w, i in zip(words, found, strict=True) if i is None}
             for w, toks in stemmer().tokens(new).items():
                 if len(toks) == 1:
                     self.ids[w] = self._id(toks[0])
                 else:
                     self.ids[w] = -1 - len(self.split)
                     self.split.append([self._id(t) for t in toks])
-        return np.fromiter(map(self.ids.__getitem__, words), dtype=np.int64, count=len(words))
+            found = list(map(self.ids.__getitem__, words))
+        return np.array(found, dtype=np.int64)
 
     def _id(self, name: str) -> int:
         i = self._name_ids.get(name)
@@ -338,9 +348,12 @@ def count_terms(texts: Sequence[Sequence[str | None]]) -> TermCounts:
         # One row per (term, chunk); three columns of term frequency.
         uniq, inv = np.unique(term * k + where // 3, return_inverse=True)
         tf = np.bincount(inv * 3 + where % 3, minlength=3 * len(uniq)).reshape(-1, 3)
-        used, local = np.unique(uniq // k, return_inverse=True)
+        pair_term = uniq // k  # sorted: number the distinct terms in order
+        first = np.ones(len(pair_term), dtype=bool)
+        first[1:] = pair_term[1:] != pair_term[:-1]
+        used, local = pair_term[first], np.cumsum(first) - 1
         names = _TERMS.names
-        return TermCounts(tuple([names[i] for i in used.tolist()]), uniq % k, local.reshape(-1), tf)
+        return TermCounts(tuple([names[i] for i in used.tolist()]), uniq % k, local, tf)
 
 
 def merge_counts(parts: Counted, n: int) -> Postings:
