@@ -15,30 +15,28 @@ no longer be a duplicate.
 from __future__ import annotations
 
 import json
-import os
 import time
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .chunk.chunker import chunk_document, dedupe
+from .build_pages import PageWork, Pool, build_pages, page_pool, page_work
+from .build_pages import Progress as Progress  # (stage, done, total); adding and registry use it
+from .chunk.chunker import content_key, dedupe
 from .document import Chunk, Document
 from .errors import ContextError, SourceError
+from .package import bm25
 from .package.identity import PackageId, check_identity
 from .package.reader import open_package
 from .package.schema import PageRecord
 from .package.writer import content_hash, fill_package, write_package
 from .sources.base import Fetched
-from .sources.folder import discover
+from .sources.folder import Discovered, discover
 
 if TYPE_CHECKING:
     import numpy as np
 
     from .embed.model import Embedder
-
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
-
 
 @dataclass
 class BuildResult:
@@ -79,10 +77,13 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
     if not version:
         raise SourceError("cannot tell the package version; pass --pkg-version")
     pid = check_identity(opts.registry, name, version)
-    model = _load_model(opts.embed_model) if opts.embed else None
-    prev = _Previous.load(opts.previous, model.fingerprint if model else None) if opts.previous else None
-    found = _collect(fetched, opts, progress, prev)
-    kept = dedupe(s.chunk for s in found.sections)
+    found_files = _discover(fetched, opts)
+    # The workers start first: their imports and model loading overlap with ours.
+    with page_pool(len(found_files.files) if found_files else 0, opts.embed_model, embed=opts.embed) as pool:
+        model = _load_model(opts.embed_model) if opts.embed else None
+        prev = _Previous.load(opts.previous, model.fingerprint if model else None) if opts.previous else None
+        found = _collect(fetched, found_files, progress, prev, model, pool)
+    kept = dedupe(s.key for s in found.sections)
     sections = [found.sections[i] for i in kept]
     chunks = [s.chunk for s in sections]
     if not chunks:
@@ -97,11 +98,11 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
     }
     vectors, model_name = None, None
     if model is not None:
-        vectors = _vectors(sections, model, progress)
+        vectors = _vectors(sections, model)
         meta.update({"embedding_model": model.name, "embedding_fingerprint": model.fingerprint})
         model_name = model.name
     write = fill_package if in_place else write_package
-    write(dest, meta, chunks, vectors=vectors, pages=found.pages)
+    write(dest, meta, chunks, vectors=vectors, pages=found.pages, counted=found.counted(kept))
     return BuildResult(
         path=dest, id=pid, pages=len(found.pages), chunks=len(chunks),
         tokens=sum(c.tokens for c in chunks), skipped=found.skipped,
@@ -112,39 +113,57 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
 
 @dataclass
 class _Section:
-    """A chunk in reading order, with its vector when an earlier build's can be reused."""
+    """A chunk in reading order, with its `content_key` and its vector when the build has vectors."""
 
     chunk: Chunk
+    key: bytes
     vector: np.ndarray | None = None
 
 
 @dataclass
 class _Collected:
     """Everything the pages of a source gave: sections in reading order, one record per
-    page, and counts of pages that failed and of pages reused from the previous build."""
+    page, each page's BM25 terms, and counts of pages that failed and of pages reused from
+    the previous build."""
 
     sections: list[_Section] = field(default_factory=list)
     pages: list[PageRecord] = field(default_factory=list)
+    terms: list[tuple[bm25.TermCounts, int, int]] = field(default_factory=list)  # (terms, first, end section)
     skipped: int = 0
     reused_pages: int = 0
 
-    def add_page(self, record: PageRecord, chunks: Iterable[Chunk]) -> None:
-        self.pages.append(record)
-        self.sections.extend(_Section(c) for c in chunks)
+    def add_page(self, record: PageRecord, work: PageWork) -> None:
+        vectors = work.vectors if work.vectors is not None else [None] * len(work.chunks)
+        self._add(record, [_Section(c, k, v) for c, k, v in zip(work.chunks, work.keys, vectors, strict=True)],
+                  work.terms)
 
     def reuse_page(self, record: PageRecord, old: _OldPage) -> None:
-        self.pages.append(record)
-        self.sections.extend(_Section(c, v) for c, v in old.chunks)
+        texts = [(c.doc_title, c.section_title, c.content) for c, _ in old.chunks]
+        self._add(record, [_Section(c, content_key(c.content), v) for c, v in old.chunks], bm25.count_terms(texts))
         self.reused_pages += 1
+
+    def _add(self, record: PageRecord, sections: list[_Section], terms: bm25.TermCounts) -> None:
+        self.pages.append(record)
+        self.terms.append((terms, len(self.sections), len(self.sections) + len(sections)))
+        self.sections.extend(sections)
+
+    def counted(self, kept: list[int]) -> bm25.Counted:
+        """Each page's BM25 terms with the package ids of its sections: those at `kept`
+        positions are numbered 1.. in that order, the others (dupes) 0."""
+        import numpy as np
+
+        ids = np.zeros(len(self.sections), dtype=np.int64)
+        ids[kept] = np.arange(1, len(kept) + 1)
+        return [(terms, ids[lo:hi]) for terms, lo, hi in self.terms]
 
 
 def _lost_to_other_pages(found: list[_Section], kept: list[int]) -> list[str]:
     """Pages that lost a section to a copy on another page (same-page copies are harmless:
     the page is rebuilt whenever it changes). Unknown owners count as other pages."""
     kept_set = set(kept)
-    owner = {" ".join(found[i].chunk.content.split()): found[i].chunk.doc_path for i in kept}
+    owner = {found[i].key: found[i].chunk.doc_path for i in kept}
     return sorted({s.chunk.doc_path for i, s in enumerate(found)
-                   if i not in kept_set and owner.get(" ".join(s.chunk.content.split())) != s.chunk.doc_path})
+                   if i not in kept_set and owner.get(s.key) != s.chunk.doc_path})
 
 
 def _load_model(spec: str | None) -> Embedder:
@@ -153,21 +172,13 @@ def _load_model(spec: str | None) -> Embedder:
     return load_model(spec)
 
 
-def _vectors(sections: list[_Section], model: Embedder, progress: Progress | None) -> np.ndarray:
-    """One row per section: reused rows where the previous package had them, the rest embedded."""
+def _vectors(sections: list[_Section], model: Embedder) -> np.ndarray:
+    """One row per section: made with its page, or reused from the previous package."""
     import numpy as np
 
-    matrix = np.zeros((len(sections), model.dim), dtype=np.float32)
-    todo = []
-    for i, s in enumerate(sections):
-        if s.vector is None:
-            todo.append(i)
-        else:
-            matrix[i] = s.vector
-    if todo:
-        fresh, _ = embed_chunks([sections[i].chunk for i in todo], None, progress, model=model)
-        matrix[todo] = fresh
-    return matrix
+    if not sections:
+        return np.zeros((0, model.dim), dtype=np.float32)
+    return np.vstack([s.vector for s in sections if s.vector is not None])
 
 
 def embed_chunks(chunks: list[Chunk], model_spec: str | None, progress: Progress | None = None,
@@ -188,23 +199,31 @@ def embed_chunks(chunks: list[Chunk], model_spec: str | None, progress: Progress
     return matrix, {"embedding_model": model.name, "embedding_fingerprint": model.fingerprint}
 
 
-def _collect(fetched: Fetched, opts: BuildOptions, progress: Progress | None, prev: _Previous | None) -> _Collected:
-    """The sections of every page in order, taken from `prev` for unchanged pages."""
-    out = _Collected(skipped=fetched.skipped)
+def _discover(fetched: Fetched, opts: BuildOptions) -> Discovered | None:
+    """The docs files of a folder source (None for a source of ready-made documents)."""
     if fetched.documents is not None:
-        for doc in fetched.documents:
-            record = PageRecord(doc.path, doc.title, doc.url, content_hash(_doc_text(doc)))
-            old = prev.take(doc.path, record.content_hash) if prev else None
-            if old is not None:
-                out.reuse_page(record, old)
-            else:
-                out.add_page(record, chunk_document(doc))
-        return out
+        return None
     if fetched.folder is None:
         raise SourceError("the source has no documents")
     found = discover(fetched.folder, path=opts.path or fetched.docs_path, lang=opts.lang)
     if found.narrowed_to:
         fetched.notes.append(f"indexed the project's {found.narrowed_to}/ folder (use --path to choose another)")
+    return found
+
+
+def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | None, prev: _Previous | None,
+             model: Embedder | None, pool: Pool | None) -> _Collected:
+    """The sections of every page in order, taken from `prev` for unchanged pages."""
+    out = _Collected(skipped=fetched.skipped)
+    if found is None:
+        for doc in fetched.documents or ():
+            record = PageRecord(doc.path, doc.title, doc.url, content_hash(_doc_text(doc)))
+            old = prev.take(doc.path, record.content_hash) if prev else None
+            if old is not None:
+                out.reuse_page(record, old)
+            else:
+                out.add_page(record, page_work(doc, model))
+        return out
     files = []  # (rel, data, digest, old page or None)
     for file in found.files:
         rel = file.relative_to(found.root).as_posix()
@@ -216,66 +235,17 @@ def _collect(fetched: Fetched, opts: BuildOptions, progress: Progress | None, pr
         digest = content_hash(data)
         files.append((rel, data, digest, prev.take(rel, digest) if prev else None))
     todo = [(rel, data) for rel, data, _, old in files if old is None]
-    parsed = iter(parse_many(todo, progress))
+    parsed = iter(build_pages(todo, model, pool, progress))
     for rel, _, digest, old in files:
         if old is not None:
             out.reuse_page(PageRecord(rel, old.title, old.url, digest), old)
             continue
-        parsed_doc = next(parsed)
-        if isinstance(parsed_doc, Exception):
+        page = next(parsed)
+        if isinstance(page, Exception):
             out.skipped += 1
-        elif parsed_doc is not None:
-            out.add_page(PageRecord(rel, parsed_doc.title, parsed_doc.url, digest), chunk_document(parsed_doc))
+        elif page is not None:
+            out.add_page(PageRecord(rel, page.title, page.url, digest), page)
     return out
-
-
-PARALLEL_MIN_FILES = 64
-
-
-Parsed = Document | None | Exception  # a page, not a docs page, or why it failed
-
-
-def parse_many(items: list[tuple[str, bytes]], progress: Progress | None = None) -> list[Parsed]:
-    """Parse (rel_path, bytes) pairs in order: a Document, None (not docs) or the Exception.
-
-    Parsing (docutils above all) is the slow stage of a build, so big trees use one worker
-    process per core; small ones stay in-process, where a pool would cost more than it saves.
-    """
-    workers = min(os.cpu_count() or 1, 8)
-    if len(items) >= PARALLEL_MIN_FILES and workers > 1:
-        try:
-            return _parse_in_pool(items, workers, progress)
-        except (OSError, RuntimeError):  # BrokenProcessPool is a RuntimeError: parse here instead
-            pass
-    results = []
-    for n, item in enumerate(items, start=1):
-        results.append(_parse_one(item))
-        if progress:
-            progress("parsing", n, len(items))
-    return results
-
-
-def _parse_in_pool(items: list[tuple[str, bytes]], workers: int, progress: Progress | None) -> list[Parsed]:
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    # spawn, not fork: the caller may hold threads (a progress bar, an MCP server).
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        results = []
-        for n, result in enumerate(pool.map(_parse_one, items, chunksize=8), start=1):
-            results.append(result)
-            if progress:
-                progress("parsing", n, len(items))
-        return results
-
-
-def _parse_one(item: tuple[str, bytes]) -> Parsed:
-    from .parse import parse_file
-
-    try:
-        return parse_file(*item)
-    except Exception as e:  # noqa: BLE001 - one bad file must never abort the build
-        return e
 
 
 @dataclass

@@ -28,15 +28,50 @@ def test_a_failed_build_installs_nothing(tmp_path):
     assert not root.exists() or not list(root.iterdir())  # no package, no temp file
 
 
-def test_big_trees_parse_in_worker_processes_in_order(tmp_path):
-    from context_cli.build import PARALLEL_MIN_FILES, parse_many
-
+def _pages(n: int) -> list[tuple[str, bytes]]:
     items = [(f"p{i:03}.md", f"# Page {i}\n\n## Section {i}\n\nBody of page number {i} with words.\n".encode())
-             for i in range(PARALLEL_MIN_FILES + 6)]
-    items.append(("bad.md", b"\x00\x01\x02" * 100))
-    docs = parse_many(items)
-    assert [d.title for d in docs[:-1]] == [f"Page {i}" for i in range(PARALLEL_MIN_FILES + 6)]
-    assert isinstance(docs[-1], Exception)
+             for i in range(n)]
+    return items + [("bad.md", b"\x00\x01\x02" * 100)]
+
+
+def _same_pages(got, want) -> None:
+    import numpy as np
+
+    assert isinstance(got[-1], Exception) and isinstance(want[-1], Exception)
+    for g, w in zip(got[:-1], want[:-1], strict=True):
+        assert (g.title, g.url, g.chunks) == (w.title, w.url, w.chunks)
+        assert np.array_equal(g.vectors, w.vectors)
+        assert _counted(g.terms) == _counted(w.terms)
+
+
+def _counted(t) -> dict[tuple[str, int], list[int]]:
+    """(term, chunk) -> per-field frequencies: the numbering of terms is each process's own."""
+    return {(t.terms[k], int(c)): f.tolist() for k, c, f in zip(t.term, t.chunk, t.tf, strict=True)}
+
+
+def test_big_trees_are_parsed_chunked_and_embedded_in_worker_processes_in_order():
+    from context_cli.build_pages import PARALLEL_MIN_FILES, build_pages, page_pool
+    from context_cli.embed.model import load_model
+
+    items = _pages(PARALLEL_MIN_FILES + 6)
+    model = load_model("default")
+    with page_pool(len(items), "default", embed=True) as pool:
+        assert pool is not None
+        pages = build_pages(items, model, pool)
+    assert [p.title for p in pages[:-1]] == [f"Page {i}" for i in range(PARALLEL_MIN_FILES + 6)]
+    assert pages[0].vectors.shape == (len(pages[0].chunks), model.dim)
+    _same_pages(pages, build_pages(items, model))  # in this process: the same pages
+
+
+def test_workers_that_cannot_load_the_model_leave_the_work_to_the_caller(tmp_path):
+    from context_cli.build_pages import PARALLEL_MIN_FILES, build_pages, page_pool
+    from context_cli.embed.model import load_model
+
+    items = _pages(PARALLEL_MIN_FILES)
+    model = load_model("default")
+    with page_pool(len(items), str(tmp_path / "no-model"), embed=True) as pool:
+        pages = build_pages(items, model, pool)
+    _same_pages(pages, build_pages(items, model))
 
 
 def test_project_root_is_narrowed_to_its_docs_folder_and_says_so(tmp_path):

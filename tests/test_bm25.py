@@ -243,3 +243,45 @@ def test_lexical_package_built_by_helper_has_the_index(tmp_path):
         assert pkg.has_bm25
         index = bm25.Bm25Index.load(pkg.db, WEIGHTS)
         _same_ranking(pkg.db, index, "beta alpha")
+
+
+def test_terms_counted_page_by_page_merge_to_the_whole_count(monkeypatch):
+    """What a build's workers count per page, less the dropped duplicates, is what counting the
+    package's chunks at once gives; also when the process forgets its words in between."""
+    import numpy as np
+
+    pages = [[("Guide", "Install", "pip install mylib — naïve café, 3.5x faster"),
+              ("Guide", "Use", "Call run() with timeout=30; it's the don't-stop API")],
+             [("Reference", "Install", "pip install mylib — naïve café, 3.5x faster"),
+              ("Reference", "Pipeline.cancel", "Stops a pipeline halfway; sinks are flushed.")],
+             [("Errors", "ERR_SINK_CLOSED", "Raised when a sink is closed: ERR_SINK_CLOSED 日本語のテキスト")]]
+    keep = [[1, 2], [3, 0], [4]]  # the second page's first chunk is dropped as a duplicate
+    whole = [t for page, ids in zip(pages, keep, strict=True) for t, i in zip(page, ids, strict=True) if i]
+    want = bm25_format.merge_counts([(bm25_format.count_terms(whole), np.arange(1, 5))], 4)
+    monkeypatch.setattr(bm25_format._Terms, "MAX_WORDS", 3)
+    got = bm25_format.merge_counts(
+        [(bm25_format.count_terms(page), np.asarray(ids)) for page, ids in zip(pages, keep, strict=True)], 4)
+    assert got.keys() == want.keys() and "mylib" in got and "err_sink_closed" not in got
+    for term, (ids, tfs) in want.items():
+        assert ids.tolist() == got[term][0].tolist() and tfs.tolist() == got[term][1].tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200) | st.text(max_size=50))
+def test_ascii_split_is_the_regex_split(text):
+    assert bm25_format.words(text) == bm25_format._WORD.findall(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(max_codepoint=127), min_size=1, max_size=20)
+                | st.text(min_size=1, max_size=8), min_size=1, max_size=30, unique=True))
+def test_stemmer_is_fts5s_own_for_any_words(words):
+    """Plain ASCII words are stemmed together in one row, the rest one row each: same stems."""
+    toks = bm25_format.Stemmer().tokens(words)
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+    for w in words:
+        db.execute("DELETE FROM t")
+        db.execute("INSERT INTO t(x) VALUES (?)", (w,))
+        assert toks[w] == tuple(r[0] for r in db.execute("SELECT term FROM v ORDER BY offset"))

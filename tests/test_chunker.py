@@ -1,6 +1,6 @@
 """Chunking rules, including those Neuledge Context's suite pins down."""
 
-from context_cli.chunk.chunker import MAX_TOKENS, chunk_document, dedupe, split_text
+from context_cli.chunk.chunker import MAX_TOKENS, chunk_document, content_key, dedupe, split_text
 from context_cli.document import Block, Document, estimate_tokens
 
 
@@ -65,7 +65,7 @@ def test_dedupe_keeps_first_occurrence():
     docs = [doc([(2, "Overview", f"Provider {n} overview text."), (2, "Skill", shared)], title=n, path=f"{n}.md")
             for n in ("deepseek", "elevenlabs", "fal")]
     found = [c for d in docs for c in chunk_document(d)]
-    chunks = [found[i] for i in dedupe(found)]
+    chunks = [found[i] for i in dedupe(content_key(c.content) for c in found)]
     skill = [c for c in chunks if c.section_title == "Skill"]
     assert len(skill) == 1 and skill[0].doc_path == "deepseek.md"
     assert len([c for c in chunks if c.section_title == "Overview"]) == 3

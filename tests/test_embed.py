@@ -10,11 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import EVAL_CORPUS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from model2vec import StaticModel
 from model2vec.model import quantize_model
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 from context_cli.document import Chunk
+from context_cli.embed import model as model_module
 from context_cli.embed.model import (
     DEFAULT_MODEL_DIR,
     Embedder,
@@ -65,8 +69,11 @@ def saved(model: StaticModel, folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.parametrize("fast", [False, True], ids=["tokenizers", "python-wordpiece"])
 @pytest.mark.parametrize("variant", ["float32", "float16", "int8", "no-normalize", "max-length-4", "no-max-length"])
-def test_folder_round_trip_matches_model2vec(tmp_path: Path, variant: str) -> None:
+def test_folder_round_trip_matches_model2vec(tmp_path: Path, variant: str, fast: bool,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(model_module, "FAST_TOKENIZER_AFTER", 0 if fast else 10**9)
     model = {
         "float32": lambda: tiny_model(),
         "float16": lambda: quantize_model(tiny_model(), quantize_to="float16"),
@@ -81,6 +88,40 @@ def test_folder_round_trip_matches_model2vec(tmp_path: Path, variant: str) -> No
     assert ours.dim == 8
     assert ours.name == variant
     np.testing.assert_allclose(ours.encode(TEXTS, normalize=None), theirs, atol=2e-3 if variant == "float16" else 1e-6)
+    assert bool(ours._fast) == fast  # the Python WordPiece served the ASCII texts
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=300)
+       | st.lists(st.sampled_from(["[UNK]", "[PAD]", "[unk]", "don't", "x" * 101, "café", "\x0b", " ", "__init__()",
+                                   "Pipe", "##s", "a.b", "\t", "--", "`code`"]), max_size=12).map("".join))
+def test_python_wordpiece_gives_the_tokenizers_ids(text: str) -> None:
+    from context_cli.embed.wordpiece import AsciiWordPiece
+
+    tokenizer = load_model().tokenizer
+    fast = AsciiWordPiece.of(tokenizer.to_str())
+    assert fast is not None
+    if not fast.handles(text):
+        assert not text.isascii() or "[UNK]" in text or "[PAD]" in text
+        return
+    assert fast.ids(text)[:512] == tokenizer.encode(text, add_special_tokens=False).ids
+
+
+def test_python_wordpiece_on_real_docs_and_other_pipelines() -> None:
+    from context_cli.embed.wordpiece import AsciiWordPiece
+
+    tokenizer = load_model().tokenizer
+    fast = AsciiWordPiece.of(tokenizer.to_str())
+    assert fast is not None
+    texts = [part for p in sorted(EVAL_CORPUS.rglob("*.md")) for part in p.read_text("utf-8").split("\n\n")]
+    texts += [embed_text(chunk(t)) for t in texts]
+    assert sum(fast.handles(t) for t in texts) > len(texts) / 2
+    for t in texts:
+        if fast.handles(t):
+            assert fast.ids(t)[:512] == tokenizer.encode(t, add_special_tokens=False).ids
+    other = Tokenizer(models.WordPiece({"a": 0, "[UNK]": 1}, unk_token="[UNK]"))
+    other.pre_tokenizer = pre_tokenizers.Whitespace()
+    assert AsciiWordPiece.of(other.to_str()) is None  # not the pipeline it reproduces: tokenizers does it
 
 
 def test_encode_gives_unit_rows_and_zero_rows_for_empty_text(tiny_folder: Path) -> None:

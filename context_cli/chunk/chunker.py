@@ -8,7 +8,8 @@ Rules (the same as Neuledge Context where it has one, better where it falls shor
   code-fence boundaries, then at lines (hard cap MAX_TOKENS), never leaving a fence open;
   parts are titled "Section", "Section (part 2)", ...;
 - tables of contents and link farms, and tiny fragments, are dropped.
-Identical sections across a package are found by `dedupe` (the first one is kept).
+Identical sections across a package are found by `dedupe` of their `content_key`s (the first
+one is kept).
 """
 
 from __future__ import annotations
@@ -70,20 +71,20 @@ def chunk_document(doc: Document) -> list[Chunk]:
     return chunks
 
 
-def dedupe(chunks: Iterable[Chunk]) -> list[int]:
-    """Positions of the sections to keep: the first of each content (whitespace folded)."""
+def content_key(content: str) -> bytes:
+    """What makes two sections the same for `dedupe`: their text with whitespace folded."""
+    return hashlib.blake2b(" ".join(content.split()).encode("utf-8", "replace"), digest_size=16).digest()
+
+
+def dedupe(keys: Iterable[bytes]) -> list[int]:
+    """Positions of the sections to keep: the first of each `content_key`."""
     seen: set[bytes] = set()
     kept = []
-    for i, chunk in enumerate(chunks):
-        key = hashlib.blake2b(_normalise(chunk.content).encode("utf-8", "replace"), digest_size=16).digest()
+    for i, key in enumerate(keys):
         if key not in seen:
             seen.add(key)
             kept.append(i)
     return kept
-
-
-def _normalise(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _demote_stray_headings(blocks: list[Block]) -> list[Block]:
@@ -154,6 +155,8 @@ def _chunks_from_text(doc: Document, path: list[str], text: str) -> list[Chunk]:
 
 
 def _has_code(text: str) -> bool:
+    if "```" not in text and "~~~" not in text:  # no fence can open: skip the line-by-line test
+        return False
     return any(_FENCE.match(line) for line in text.splitlines())
 
 

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from context_cli.errors import ModelUnavailable
 from context_cli.home import models_dir
@@ -32,11 +32,14 @@ if TYPE_CHECKING:
     import numpy as np
     from tokenizers import Tokenizer
 
+    from .wordpiece import AsciiWordPiece
+
 DEFAULT_MODEL = "default"
 ENV_VAR = "CONTEXT_EMBED_MODEL"
 DEFAULT_MODEL_DIR = Path(__file__).parent / "default_model"
 DEFAULT_MAX_LENGTH = 512  # model2vec's default when config.json has no max_length
 _BATCH = 1024  # texts per tokenizer call (the tokenizer spreads a batch over all cores)
+FAST_TOKENIZER_AFTER = 256  # texts tokenized in this process before the plain-Python WordPiece is set up
 
 _cache: dict[str, Embedder] = {}
 _lock = threading.Lock()
@@ -114,6 +117,8 @@ class Embedder:
             )
         self._unk = _unk_token_id(tokenizer)
         self._char_cap_value: int | None = None
+        self._texts_seen = 0
+        self._fast: AsciiWordPiece | None | Literal[False] = False  # False: not set up yet
 
     @property
     def dim(self) -> int:
@@ -161,8 +166,28 @@ class Embedder:
         if self.max_length is not None and any(len(t) > self.max_length for t in texts):
             cap = self._char_cap()
             texts = [t[:cap] for t in texts]
-        encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
-        return [e.ids for e in encode(texts, add_special_tokens=False)]
+        fast = self._fast_tokenizer(len(texts))
+        out: list[list[int] | None] = [None] * len(texts)
+        if fast is not None:
+            for i, t in enumerate(texts):
+                if fast.handles(t):
+                    out[i] = fast.ids(t)[:self.max_length]
+        rest = [i for i, ids in enumerate(out) if ids is None]
+        if rest:
+            encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
+            for i, e in zip(rest, encode([texts[i] for i in rest], add_special_tokens=False), strict=True):
+                out[i] = e.ids
+        return out  # type: ignore[return-value]  # every slot is filled above
+
+    def _fast_tokenizer(self, texts: int) -> AsciiWordPiece | None:
+        """The plain-Python WordPiece (embed/wordpiece.py), once this process has tokenized
+        enough texts to repay setting it up (~30 ms): a build, not a query."""
+        self._texts_seen += texts
+        if self._fast is False and self._texts_seen >= FAST_TOKENIZER_AFTER:
+            from .wordpiece import AsciiWordPiece
+
+            self._fast = AsciiWordPiece.of(self.tokenizer.to_str())
+        return self._fast or None
 
     def _mean_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Mean of each text's token vectors, leaving out the unknown token as model2vec does.

@@ -63,10 +63,11 @@ def clean_body(markdown: str, *, squash_code: bool = True, limit: int | None = N
     out: list[str] = []
     size = 0
     code: list[str] | None = None
+    fences = "```" in markdown or "~~~" in markdown  # else no line can open or close a code block
     for line in markdown.splitlines():
         if limit is not None and size >= limit:
             break
-        if _FENCE.match(line):
+        if fences and _FENCE.match(line):
             if code is None:
                 code = []
             else:

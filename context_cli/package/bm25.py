@@ -23,6 +23,7 @@ import sqlite3
 import threading
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidPackage
@@ -38,6 +39,15 @@ TF_MAX = 255  # per-column term frequencies are stored as uint8, saturated here
 MAX_ID_FOR_U16 = 0xFFFF  # past this many chunks, id deltas are stored as uint32
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# For ASCII text `_WORD` matches exactly the runs of [A-Za-z0-9]: blank everything else, split.
+_ASCII_BLANKS = bytes(c if chr(c).isascii() and chr(c).isalnum() else 0x20 for c in range(256))
+
+
+def words(text: str) -> list[str]:
+    """`_WORD.findall(text)`, about twice as fast for ASCII text (most documentation)."""
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_BLANKS).decode("ascii").split()
+    return _WORD.findall(text)
 
 
 class MalformedIndex(InvalidPackage):
@@ -74,21 +84,29 @@ class Stemmer:
 
     def _stem(self, todo: list[str]) -> dict[str, tuple[str, ...]]:
         db = self._db
-        db.executemany("INSERT INTO w(rowid, x) VALUES (?, ?)", enumerate(todo, start=1))
+        # An ASCII word of letters and digits is exactly one unicode61 token, so all of them
+        # go in one row, word k at offset k: one FTS5 insert instead of one per word.
+        plain = [w for w in todo if w.isascii() and w.isalnum()]
+        rows = [w for w in todo if not (w.isascii() and w.isalnum())]
+        db.executemany("INSERT INTO w(rowid, x) VALUES (?, ?)", enumerate(rows, start=1))
+        if plain:
+            db.execute("INSERT INTO w(rowid, x) VALUES (?, ?)", (len(rows) + 1, " ".join(plain)))
         found: dict[int, list[tuple[int, str]]] = {}
         for term, doc, off in db.execute("SELECT term, doc, offset FROM v"):
             found.setdefault(doc, []).append((off, term))
         db.execute("DELETE FROM w")
+        stems = {w: tuple(t for _, t in sorted(found.get(i, ()))) for i, w in enumerate(rows, start=1)}
+        if plain:
+            terms = [t for _, t in sorted(found.get(len(rows) + 1, ()))]
+            if len(terms) != len(plain):  # not one token a word after all: never expected
+                raise RuntimeError("FTS5 split a plain ASCII word")
+            stems.update(zip(plain, ((t,) for t in terms), strict=True))
         keep = len(todo) <= self.MAX_CACHE // 4  # a whole corpus (a build) is not kept
         if keep and len(self._cache) + len(todo) > self.MAX_CACHE:
             self._cache.clear()
-        out = {}
-        for i, w in enumerate(todo, start=1):
-            toks = tuple(t for _, t in sorted(found.get(i, ())))
-            out[w] = toks
-            if keep:
-                self._cache[w] = toks
-        return out
+        if keep:
+            self._cache.update(stems)
+        return stems
 
 
 _STEMMER: Stemmer | None = None
@@ -180,105 +198,214 @@ def read_lengths(db: sqlite3.Connection) -> np.ndarray:
 Postings = dict[str, tuple["np.ndarray", "np.ndarray"]]  # term -> (chunk ids, (df, 3) tfs)
 
 
-def write(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]]) -> dict[str, int]:
-    """Fill `bm25_terms` and `bm25_lengths` from (id, doc_title, section_title, content) rows,
-    ids 1..N, after `chunks_fts` is built. Returns counts (terms, postings, terms rebuilt from
-    FTS5 because Python's split disagreed)."""
+@dataclass(frozen=True)
+class TermCounts:
+    """The terms of some chunks, counted where the chunks are made (a build's page workers,
+    in parallel) so that the writer only merges: row k says chunk `chunk[k]` (its position in
+    the counted list) holds term `terms[term[k]]` `tf[k]` times per field."""
+
+    terms: tuple[str, ...]
+    chunk: np.ndarray  # int64, (k,)
+    term: np.ndarray  # int64, (k,)
+    tf: np.ndarray  # int64, (k, 3)
+
+
+@dataclass
+class Prepared:
+    """The index of `n` chunks as far as it needs no database: its postings and their blobs.
+    A writer makes it in a thread while SQLite builds the full-text index (numpy, zlib and
+    SQLite all release the GIL), then `write` checks it against that index."""
+
+    n: int
+    postings: Postings
+    blobs: dict[str, bytes]
+
+
+Counted = Sequence[tuple[TermCounts, "np.ndarray"]]  # counted parts, each with its chunks' ids (merge_counts)
+
+
+def prepare(rows: Sequence[tuple[int, str, str, str]], counted: Counted | None = None) -> Prepared:
+    """Postings of (id, doc_title, section_title, content) rows, ids 1..N, and their blobs.
+    The terms are counted here unless the caller counted them already (`counted`: a build
+    counts each page where it is parsed)."""
+    import numpy as np
+
     n = len(rows)
     if any(cid != i for i, (cid, *_) in enumerate(rows, start=1)):
         raise ValueError("chunk ids must be 1..N")
-    post = _postings(rows)
-    fixed = _agree_with_fts5(db, post)
+    if counted is None:
+        counted = [(count_terms([r[1:] for r in rows]), np.arange(1, n + 1))]
+    post = merge_counts(counted, n)
+    terms = sorted(post)
+    blobs = encode_postings([post[t] for t in terms], n > MAX_ID_FOR_U16)
+    return Prepared(n, post, dict(zip(terms, blobs, strict=True)))
+
+
+def write(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]],
+          prepared: Prepared | None = None) -> dict[str, int]:
+    """Fill `bm25_terms` and `bm25_lengths` from (id, doc_title, section_title, content) rows,
+    ids 1..N, after `chunks_fts` is built; `prepared` is `prepare(rows)` made in advance.
+    Returns counts (terms, postings, terms rebuilt from FTS5 because Python's split disagreed)."""
+    n = len(rows)
+    prep = prepared if prepared is not None else prepare(rows)
+    if prep.n != n:
+        raise ValueError("the prepared index is not of these rows")
+    post, blobs = prep.postings, prep.blobs
+    changed = _agree_with_fts5(db, post)
+    for term in changed:
+        if term in post:
+            blobs[term] = next(encode_postings([post[term]], n > MAX_ID_FOR_U16))
+        else:
+            blobs.pop(term, None)
     lengths = _fts_lengths(db, n)
-    wide = n > MAX_ID_FOR_U16
     db.executescript(BM25_DDL)
     db.executemany(
         "INSERT INTO bm25_lengths(field, lengths) VALUES (?, ?)",
         ((name, lengths[:, i].astype("<u4").tobytes()) for i, name in enumerate(FIELDS)),
     )
-    items = sorted(post.items())
-    blobs = encode_postings([p for _, p in items], wide)
     db.executemany(
         "INSERT INTO bm25_terms(term, df, postings) VALUES (?, ?, ?)",
-        ((term, len(ids), blob) for (term, (ids, _)), blob in zip(items, blobs, strict=True)),
+        ((term, len(post[term][0]), blobs[term]) for term in sorted(blobs)),
     )
-    return {"terms": len(post), "postings": sum(len(p[0]) for p in post.values()), "fixed": fixed}
+    return {"terms": len(post), "postings": sum(len(p[0]) for p in post.values()), "fixed": len(changed)}
 
 
-def _postings(rows: Sequence[tuple[int, str, str, str]]) -> Postings:
-    """Every term's posting list, from Python's split and SQLite's stems, counted in bulk:
-    one id per word occurrence, then numpy counts (term, chunk, field) triples."""
+class _Terms:
+    """Words -> term ids, remembered across `count_terms` calls in one process: a build counts
+    page after page, and most of a page's words were seen (and stemmed) on earlier pages.
+    A word FTS5 turns into one term maps to its id; one it turns into none or several maps
+    to -1 - k, k indexing `split`."""
+
+    MAX_WORDS = 500_000
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.names: list[str] = []
+        self._name_ids: dict[str, int] = {}
+        self.split: list[list[int]] = []
+        self.lock = threading.Lock()
+
+    def ids_of(self, words: list[str]) -> np.ndarray:
+        """The id of every word in `words` (int64), stemming the words not seen before."""
+        import numpy as np
+
+        if len(self.ids) > self.MAX_WORDS:  # a long-lived process that builds many packages
+            self.ids.clear()
+            self.names.clear()
+            self._name_ids.clear()
+            self.split.clear()
+        found = list(map(self.ids.get, words))
+        if None in found:
+            new = {w for w, i in zip(words, found, strict=True) if i is None}
+            for w, toks in stemmer().tokens(new).items():
+                if len(toks) == 1:
+                    self.ids[w] = self._id(toks[0])
+                else:
+                    self.ids[w] = -1 - len(self.split)
+                    self.split.append([self._id(t) for t in toks])
+            found = list(map(self.ids.__getitem__, words))
+        return np.array(found, dtype=np.int64)
+
+    def _id(self, name: str) -> int:
+        i = self._name_ids.get(name)
+        if i is None:
+            i = self._name_ids[name] = len(self.names)
+            self.names.append(name)
+        return i
+
+
+_TERMS = _Terms()
+
+
+def count_terms(texts: Sequence[Sequence[str | None]]) -> TermCounts:
+    """The terms of chunks given as (doc_title, section_title, content), from Python's split and
+    SQLite's stems, counted in bulk: one term id per word occurrence, then numpy counts
+    (term, chunk, field) triples."""
     import numpy as np
 
-    n = len(rows)
+    k = max(len(texts), 1)
     occurrences: list[str] = []  # every word, in order
-    spans: list[int] = []  # chunk id * 3 + field, one per non-empty text ...
+    spans: list[int] = []  # chunk position * 3 + field, one per non-empty text ...
     lengths: list[int] = []  # ... and how many words it has
-    for cid, *texts in rows:
-        for f, text in enumerate(texts):
-            words = _WORD.findall(text or "")
-            if words:
-                occurrences.extend(words)
-                spans.append(cid * 3 + f)
-                lengths.append(len(words))
-    vocab = {w: i for i, w in enumerate(dict.fromkeys(occurrences))}
-    words_arr = np.fromiter(map(vocab.__getitem__, occurrences), dtype=np.int64, count=len(occurrences))
-    del occurrences
-    stems = stemmer().tokens(vocab)
-    names: dict[str, int] = {}
-    word_term = np.full(len(vocab) + 1, -1, dtype=np.int64)  # a word's one term, -1 if not one
-    split: dict[int, list[int]] = {}  # words FTS5 splits into several terms (or none)
-    for w, i in vocab.items():
-        toks = stems[w]
-        if len(toks) == 1:
-            word_term[i] = names.setdefault(toks[0], len(names))
-        else:
-            split[i] = [names.setdefault(t, len(names)) for t in toks]
-    where = np.repeat(np.asarray(spans, dtype=np.int64), lengths)
-    term = word_term[words_arr]
-    if split:
-        odd = np.flatnonzero(term < 0)
-        extra = [(t, where[k]) for k in odd.tolist() for t in split[int(words_arr[k])]]
-        keep = term >= 0
-        term, where = term[keep], where[keep]
-        if extra:
-            term = np.concatenate([term, np.asarray([t for t, _ in extra], dtype=np.int64)])
-            where = np.concatenate([where, np.asarray([w for _, w in extra], dtype=np.int64)])
-    # One row per (term, chunk); three columns of term frequency.
-    pair = term * (n + 1) + where // 3
-    uniq, inv = np.unique(pair, return_inverse=True)
-    tf = np.bincount(inv * 3 + where % 3, minlength=3 * len(uniq)).reshape(-1, 3)
-    p_tok, p_cid = uniq // (n + 1), uniq % (n + 1)
-    term_of = [""] * len(names)
-    for name, i in names.items():
-        term_of[i] = name
-    bounds = np.searchsorted(p_tok, np.arange(len(names) + 1))
+    for pos, fields in enumerate(texts):
+        for f, text in enumerate(fields):
+            found = words(text or "")
+            if found:
+                occurrences.extend(found)
+                spans.append(pos * 3 + f)
+                lengths.append(len(found))
+    with _TERMS.lock:
+        term = _TERMS.ids_of(occurrences)
+        where = np.repeat(np.asarray(spans, dtype=np.int64), lengths)
+        if len(term) and term.min() < 0:
+            odd = np.flatnonzero(term < 0)
+            extra = [(t, where[j]) for j in odd.tolist() for t in _TERMS.split[-1 - int(term[j])]]
+            keep = term >= 0
+            term, where = term[keep], where[keep]
+            if extra:
+                term = np.concatenate([term, np.asarray([t for t, _ in extra], dtype=np.int64)])
+                where = np.concatenate([where, np.asarray([w for _, w in extra], dtype=np.int64)])
+        # One row per (term, chunk); three columns of term frequency.
+        uniq, inv = np.unique(term * k + where // 3, return_inverse=True)
+        tf = np.bincount(inv * 3 + where % 3, minlength=3 * len(uniq)).reshape(-1, 3)
+        pair_term = uniq // k  # sorted: number the distinct terms in order
+        first = np.ones(len(pair_term), dtype=bool)
+        first[1:] = pair_term[1:] != pair_term[:-1]
+        used, local = pair_term[first], np.cumsum(first) - 1
+        names = _TERMS.names
+        return TermCounts(tuple([names[i] for i in used.tolist()]), uniq % k, local, tf)
+
+
+def merge_counts(parts: Counted, n: int) -> Postings:
+    """Every term's posting list over a package of `n` chunks, from counted parts; each part
+    comes with the package id (1..n) of every chunk it counted, 0 for one left out (a dupe)."""
+    import numpy as np
+
+    if not parts:
+        return {}
+    every = [t for counts, _ in parts for t in counts.terms]
+    names = sorted(set(every))
+    index = {t: i for i, t in enumerate(names)}
+    glob = np.fromiter(map(index.__getitem__, every), dtype=np.int64, count=len(every))
+    rows = [len(counts.term) for counts, _ in parts]
+    term_base = np.repeat(np.cumsum([0] + [len(c.terms) for c, _ in parts[:-1]]), rows)
+    chunk_base = np.repeat(np.cumsum([0] + [len(ids) for _, ids in parts[:-1]]), rows)
+    tok = glob[np.concatenate([c.term for c, _ in parts]) + term_base]
+    ids = np.concatenate([np.asarray(ids, dtype=np.int64) for _, ids in parts])
+    cid = ids[np.concatenate([c.chunk for c, _ in parts]) + chunk_base]
+    tf = np.concatenate([c.tf for c, _ in parts])
+    keep = cid > 0
+    tok, cid, tf = tok[keep], cid[keep], tf[keep]
+    order = np.argsort(tok * (n + 1) + cid)
+    tok, cid, tf = tok[order], cid[order], tf[order]
+    bounds = np.searchsorted(tok, np.arange(len(names) + 1)).tolist()
     post: Postings = {}
-    for i, name in enumerate(term_of):
+    for i, name in enumerate(names):
         lo, hi = bounds[i], bounds[i + 1]
         if hi > lo:
-            post[name] = (p_cid[lo:hi], tf[lo:hi])
+            post[name] = (cid[lo:hi], tf[lo:hi])
     return post
 
 
-def _agree_with_fts5(db: sqlite3.Connection, post: Postings) -> int:
-    """Make `post` equal FTS5's own index: drop terms it lacks, rebuild any that differ."""
+def _agree_with_fts5(db: sqlite3.Connection, post: Postings) -> list[str]:
+    """Make `post` equal FTS5's own index: drop terms it lacks, rebuild any that differ.
+    Returns the terms dropped or rebuilt."""
     import numpy as np
 
-    fixed = 0
+    fixed = []
     db.execute("CREATE VIRTUAL TABLE temp.bm25_vrow USING fts5vocab(main, chunks_fts, row)")
     db.execute("CREATE VIRTUAL TABLE temp.bm25_vinst USING fts5vocab(main, chunks_fts, instance)")
     try:
         truth = {term: (docs, cnt) for term, docs, cnt in db.execute("SELECT term, doc, cnt FROM temp.bm25_vrow")}
         for term in [t for t in post if t not in truth]:
             del post[term]
-            fixed += 1
+            fixed.append(term)
         col_of = {name: i for i, name in enumerate(FIELDS)}
         for term, (docs, cnt) in truth.items():
             p = post.get(term)
             if p is not None and len(p[0]) == docs and int(p[1].sum()) == cnt:
                 continue
-            fixed += 1
+            fixed.append(term)
             acc: dict[int, list[int]] = {}
             for doc, col, k in db.execute(
                 "SELECT doc, col, count(*) FROM temp.bm25_vinst WHERE term = ? GROUP BY doc, col", (term,)

@@ -25,6 +25,8 @@ from .schema import CORE_DDL, EXTRA_DDL, FORMAT_VERSION, PAGE_TOKENS_DDL, PageRe
 if TYPE_CHECKING:
     import numpy as np
 
+MAX_FREE = 0.01  # a package with more free pages than this share is compacted (VACUUM)
+
 
 def content_hash(data: bytes | str) -> str:
     if isinstance(data, str):
@@ -40,13 +42,16 @@ def write_package(
     vectors: np.ndarray | None = None,
     vector_dtype: str = "int8",
     pages: Sequence[PageRecord] = (),
+    counted: bm25.Counted | None = None,
 ) -> Path:
     """Write `chunks` (and optionally one vector per chunk) to `dest` atomically; return `dest`.
 
-    `meta` must hold name and version; format and build keys are filled in here.
+    `meta` must hold name and version; format and build keys are filled in here. `counted`,
+    the chunks' BM25 terms if the caller counted them already (a build does, page by page in
+    its workers; see `bm25.prepare`), saves counting them here.
     """
     with atomic_path(dest, prefix=".building-") as tmp:
-        fill_package(tmp, meta, chunks, vectors=vectors, vector_dtype=vector_dtype, pages=pages)
+        fill_package(tmp, meta, chunks, vectors=vectors, vector_dtype=vector_dtype, pages=pages, counted=counted)
     return Path(dest)
 
 
@@ -58,6 +63,7 @@ def fill_package(
     vectors: np.ndarray | None = None,
     vector_dtype: str = "int8",
     pages: Sequence[PageRecord] = (),
+    counted: bm25.Counted | None = None,
 ) -> None:
     """Write a package into `path`, a fresh (empty or absent) file the caller makes atomic:
     `write_package`, or `add`, whose one temp file is validated and renamed by the store."""
@@ -75,12 +81,19 @@ def fill_package(
     if vectors is not None:
         full_meta["embedding_dim"] = str(vectors.shape[1])
         full_meta["embedding_dtype"] = vector_dtype
-    _fill(Path(path), full_meta, chunks, vectors, vector_dtype, pages)
+    _fill(Path(path), full_meta, chunks, vectors, vector_dtype, pages, counted)
 
 
 def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
-          vectors: np.ndarray | None, vector_dtype: str, pages: Sequence[PageRecord]) -> None:
-    with closing(sqlite3.connect(path)) as db:
+          vectors: np.ndarray | None, vector_dtype: str, pages: Sequence[PageRecord],
+          counted: bm25.Counted | None) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    rows = [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)]
+    with ThreadPoolExecutor(1) as helper, closing(sqlite3.connect(path)) as db:
+        # Our compact BM25 index is encoded beside SQLite's own work, then checked against
+        # the FTS5 index built meanwhile (bm25.write).
+        prepared = helper.submit(bm25.prepare, rows, counted)
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
         db.executescript(CORE_DDL + EXTRA_DDL)
@@ -93,6 +106,10 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
                 for i, c in enumerate(chunks, start=1)
             ),
         )
+        # The full-text index first: merging its segments frees pages, which the tables
+        # written next fill, so the file mostly needs no VACUUM (a second copy of it).
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         if vectors is not None:
             blobs = vec.encode(vectors, vector_dtype)
             db.executemany("INSERT INTO vectors(chunk_id, vector) VALUES (?, ?)",
@@ -102,11 +119,9 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
             ((p.doc_path, p.doc_title, p.url, p.content_hash) for p in pages),
         )
         db.execute(PAGE_TOKENS_DDL)
-        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
-        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
-        # Our compact BM25 index, built from the final chunk list and checked against the
-        # FTS5 index just built.
-        bm25.write(db, [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)])
+        bm25.write(db, rows, prepared.result())
         db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bm25_index', ?)", (bm25.FORMAT,))
         db.commit()
-        db.execute("VACUUM")
+        free, total = (db.execute(f"PRAGMA {p}").fetchone()[0] for p in ("freelist_count", "page_count"))
+        if free > total * MAX_FREE:
+            db.execute("VACUUM")

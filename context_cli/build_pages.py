@@ -1,0 +1,168 @@
+"""A build's per-page work: parse -> chunk -> embed -> count terms, on every core for big trees.
+
+Everything a page needs is independent of the other pages, so it all happens where the page
+is parsed: in one spawned worker process per core for a big tree, each loading the embedding
+model once, or in the caller's process for a small one, where a pool would cost more than it
+saves. The caller only collects the results, drops cross-page duplicates and writes.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .chunk.chunker import chunk_document, content_key
+from .document import Chunk, Document
+from .package.bm25 import TermCounts, count_terms
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+    import numpy as np
+
+    from .embed.model import Embedder
+
+PARALLEL_MIN_FILES = 64
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass
+class PageWork:
+    """One page, ready to write: its chunks in reading order, their `content_key`s (for the
+    package-wide dedupe), one vector per chunk (None when the build has no vectors) and the
+    chunks' BM25 terms."""
+
+    title: str
+    url: str | None
+    chunks: list[Chunk]
+    keys: list[bytes]
+    vectors: np.ndarray | None
+    terms: TermCounts
+
+
+Result = PageWork | None | Exception  # a page, not a docs page, or why it failed
+
+
+def page_work(doc: Document, model: Embedder | None) -> PageWork:
+    """Chunk, embed and count one parsed page."""
+    from .embed.text import embed_text
+
+    chunks = chunk_document(doc)
+    vectors = model.encode([embed_text(c) for c in chunks]) if model is not None else None
+    terms = count_terms([(c.doc_title, c.section_title, c.content) for c in chunks])
+    return PageWork(doc.title, doc.url, chunks, [content_key(c.content) for c in chunks], vectors, terms)
+
+
+def build_pages(items: Sequence[tuple[str, bytes]], model: Embedder | None, pool: Pool | None = None,
+                progress: Progress | None = None) -> list[Result]:
+    """Parse and prepare (rel_path, bytes) pairs in order, in `pool` when one is given.
+
+    A pool that breaks (a worker killed, a model it cannot load) leaves the work to this process.
+    """
+    if pool is not None:
+        try:
+            return _in_pool(pool.executor(), items, model.fingerprint if model else None, progress)
+        except (OSError, RuntimeError):  # BrokenProcessPool is a RuntimeError: work here instead
+            pass
+    results = []
+    for n, item in enumerate(items, start=1):
+        results.append(_one(item, model))
+        if progress:
+            progress("parsing", n, len(items))
+    return results
+
+
+class Pool:
+    """Worker processes for a big tree, started before the files are read so that their
+    imports and model loading overlap with the caller's own work."""
+
+    def __init__(self, workers: int, model_spec: str | None, embed: bool) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn, not fork: the caller may hold threads (a progress bar, an MCP server).
+        self._executor: ProcessPoolExecutor | None = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker, initargs=(model_spec, embed))
+        try:
+            for _ in range(workers):  # one submit per worker starts them all now
+                self._executor.submit(_ready)
+        except (OSError, RuntimeError):
+            self.close()
+
+    def executor(self) -> ProcessPoolExecutor:
+        if self._executor is None:
+            raise RuntimeError("the worker pool could not start")
+        return self._executor
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(cancel_futures=True)
+            self._executor = None
+
+
+@contextmanager
+def page_pool(files: int, model_spec: str | None, *, embed: bool) -> Iterator[Pool | None]:
+    """A pool for `files` pages if the tree is big enough and there is more than one core;
+    with `embed`, each worker loads the model `model_spec` names."""
+    workers = min(os.cpu_count() or 1, 8)
+    if files < PARALLEL_MIN_FILES or workers < 2:
+        yield None
+        return
+    pool = Pool(workers, model_spec, embed)
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+def _in_pool(executor: ProcessPoolExecutor, items: Sequence[tuple[str, bytes]], fingerprint: str | None,
+             progress: Progress | None) -> list[Result]:
+    results = []
+    work = functools.partial(_one_in_worker, fingerprint=fingerprint)
+    for n, result in enumerate(executor.map(work, items, chunksize=4), start=1):
+        results.append(result)
+        if progress:
+            progress("parsing", n, len(items))
+    return results
+
+
+def _one(item: tuple[str, bytes], model: Embedder | None) -> Result:
+    from .parse import parse_file
+
+    try:
+        doc = parse_file(*item)
+    except Exception as e:  # noqa: BLE001 - one bad file must never abort the build
+        return e
+    return None if doc is None else page_work(doc, model)
+
+
+_worker_model: Embedder | None = None
+
+
+def _start_worker(model_spec: str | None, embed: bool) -> None:
+    """Load the build's model once per worker, while the caller loads its own."""
+    global _worker_model
+    # One worker per core already: the tokenizer's own threads would only compete with them.
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    if embed:
+        from .embed.model import load_model
+
+        _worker_model = load_model(model_spec)
+
+
+def _ready() -> None:
+    """A no-op task: submitting one per worker makes the pool start them all at once."""
+
+
+def _one_in_worker(item: tuple[str, bytes], fingerprint: str | None) -> Result:
+    """`_one` with the worker's model, which must be the caller's: if it is not (the model's
+    files changed in between), the RuntimeError stops the pool and the caller does the work."""
+    if (_worker_model.fingerprint if _worker_model else None) != fingerprint:
+        raise RuntimeError("the worker's embedding model is not the build's")
+    return _one(item, _worker_model)
