@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -96,6 +96,18 @@ class Catalog:
     def fingerprint(self) -> tuple[tuple[str, int, int], ...]:
         """Changes when a package file is added, replaced or removed."""
         return self.store.fingerprint()
+
+    def fresh(self) -> bool:
+        """True when no package file changed since the listing was read, so that `all()`,
+        `visible()` and `resolve()` are in-memory work (one `scandir` each)."""
+        key = self.fingerprint()
+        with self._lock:
+            return key == self._key
+
+    @property
+    def listing(self) -> tuple[tuple[str, int, int], ...] | None:
+        """The fingerprint of the listing last read (None before the first)."""
+        return self._key
 
     def all(self) -> list[Installed]:
         key = self.fingerprint()
@@ -196,8 +208,22 @@ def _registry_spec(name: str) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class DocsRequest:
+    """A checked `get_docs` call: what to look for, in which packages, within what budget."""
+
+    topic: str
+    packages: list[Installed]
+    budget: int
+
+
 def get_docs(catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
     """Search one library (or every visible one) for `topic`; the answer's JSON (docs/search.md)."""
+    return search_docs(docs_request(catalog, args))
+
+
+def docs_request(catalog: Catalog, args: Mapping[str, Any]) -> DocsRequest:
+    """Check a `get_docs` call's arguments and resolve its library against the catalogue."""
     topic = args.get("topic")
     if not isinstance(topic, str):
         raise ToolError("topic is required: a few words or a question, e.g. 'cancel a running pipeline'")
@@ -216,10 +242,15 @@ def get_docs(catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
         packages = catalog.visible()
         if not packages:
             raise ToolError("No libraries are installed. " + (LOCKED_NOTE if catalog.locked else WORKFLOW))
+    return DocsRequest(topic, packages, budget)
+
+
+def search_docs(request: DocsRequest) -> dict[str, Any]:
+    """The search itself: the part that reads package files."""
     try:
-        result = answer(topic, packages, SearchOptions(budget=budget))
+        result = answer(request.topic, request.packages, SearchOptions(budget=request.budget))
     except UNREADABLE as e:
-        names = ", ".join(p.label for p in packages[:5])
+        names = ", ".join(p.label for p in request.packages[:5])
         raise ToolError(f"a package file is damaged ({names}: {e}); reinstall it") from None
     if not result.results:
         result = replace(result, message=NO_RESULTS_MESSAGE)
