@@ -165,7 +165,7 @@ class Searches:
     async def get_docs(self, catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
         if not catalog.fresh():  # re-reading the listing opens every package file: not on the loop
             return await self._in_thread(tools.get_docs, catalog, args)
-        request = tools.docs_request(catalog, args)
+        request = tools.docs_request(catalog, args, refresh=False)
         if catalog.listing != self._listing:
             self.warm.clear()
             self._listing = catalog.listing

@@ -98,8 +98,8 @@ class Catalog:
         return self.store.fingerprint()
 
     def fresh(self) -> bool:
-        """True when no package file changed since the listing was read, so that `all()`,
-        `visible()` and `resolve()` are in-memory work (one `scandir` each)."""
+        """True when no package file changed since the listing was read: then `all()`,
+        `visible()` and `resolve()` with `refresh=False` are in-memory work."""
         key = self.fingerprint()
         with self._lock:
             return key == self._key
@@ -109,8 +109,10 @@ class Catalog:
         """The fingerprint of the listing last read (None before the first)."""
         return self._key
 
-    def all(self) -> list[Installed]:
-        key = self.fingerprint()
+    def all(self, *, refresh: bool = True) -> list[Installed]:
+        """Every installed package; re-listed first if a file changed (unless `refresh` is
+        False and a listing was read before)."""
+        key = self.fingerprint() if refresh or self._key is None else self._key
         with self._lock:
             if key != self._key:
                 try:
@@ -120,9 +122,9 @@ class Catalog:
                                     "find it with `context list` and reinstall or remove it") from None
             return list(self._all)
 
-    def visible(self) -> list[Installed]:
+    def visible(self, *, refresh: bool = True) -> list[Installed]:
         """Packages this session may search, by name then newest version first."""
-        found = self.all()
+        found = self.all(refresh=refresh)
         allowed = self.specs + self.scope
         if not allowed:
             return found
@@ -132,23 +134,23 @@ class Catalog:
         """The `name@version` labels offered in `get_docs`'s enum, without duplicates."""
         return list(dict.fromkeys(i.label for i in self.visible()))
 
-    def resolve(self, library: str) -> Installed:
+    def resolve(self, library: str, *, refresh: bool = True) -> Installed:
         """The one package `library` means; a bare name means its highest visible version."""
         if len(library) > MAX_LIBRARY_CHARS:
             raise ToolError(f"library is too long ({len(library)} characters); give name or name@version")
         spec = Spec.parse(library)
-        visible = self.visible()
+        visible = self.visible(refresh=refresh)
         try:
             return self.store.resolve(spec, among=visible)
         except NotInstalled:
-            raise ToolError(self._missing(library, spec, visible)) from None
+            raise ToolError(self._missing(library, spec, visible, refresh)) from None
         except AmbiguousPackage as e:
             raise ToolError(str(e)) from None
 
-    def _missing(self, library: str, spec: Spec, visible: list[Installed]) -> str:
+    def _missing(self, library: str, spec: Spec, visible: list[Installed], refresh: bool) -> str:
         shown = ", ".join(dict.fromkeys(i.label for i in visible[:20])) or "none"
         if self.locked:
-            if any(spec.matches(i.id) for i in self.all()):
+            if any(spec.matches(i.id) for i in self.all(refresh=refresh)):
                 return f"{library} is not available in this session (limited by --libs to: {shown})"
             return f"Package not found: {library}. Available in this session: {shown}."
         same_name = [i.label for i in visible if i.id.name == spec.name]
@@ -222,8 +224,9 @@ def get_docs(catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
     return search_docs(docs_request(catalog, args))
 
 
-def docs_request(catalog: Catalog, args: Mapping[str, Any]) -> DocsRequest:
-    """Check a `get_docs` call's arguments and resolve its library against the catalogue."""
+def docs_request(catalog: Catalog, args: Mapping[str, Any], *, refresh: bool = True) -> DocsRequest:
+    """Check a `get_docs` call's arguments and resolve its library against the catalogue
+    (as last listed, when `refresh` is False)."""
     topic = args.get("topic")
     if not isinstance(topic, str):
         raise ToolError("topic is required: a few words or a question, e.g. 'cancel a running pipeline'")
@@ -237,9 +240,9 @@ def docs_request(catalog: Catalog, args: Mapping[str, Any]) -> DocsRequest:
     if library is not None:
         check_text(library, "library")
     if library and library.strip():
-        packages = [catalog.resolve(library.strip())]
+        packages = [catalog.resolve(library.strip(), refresh=refresh)]
     else:
-        packages = catalog.visible()
+        packages = catalog.visible(refresh=refresh)
         if not packages:
             raise ToolError("No libraries are installed. " + (LOCKED_NOTE if catalog.locked else WORKFLOW))
     return DocsRequest(topic, packages, budget)
