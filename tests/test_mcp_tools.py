@@ -161,6 +161,22 @@ def test_catalog_sees_packages_installed_later(home: Path, tmp_path: Path) -> No
     assert tools.get_docs(cat, {"library": "late", "topic": "streaming"})["library"] == "late@1.0"
 
 
+def test_a_request_without_refresh_sees_the_listing_as_last_read(home: Path, tmp_path: Path) -> None:
+    """What the server does on its event loop: it checks `fresh()` first, then resolves
+    without touching package files (a change is re-read in a worker thread)."""
+    cat = catalog(home)
+    assert not cat.fresh()  # never listed
+    cat.all()
+    assert cat.fresh()
+    cat.store.install(build_package(tmp_path / "late.db", "late", "1.0"))
+    assert not cat.fresh()
+    with pytest.raises(ToolError, match="Package not found: late"):
+        tools.docs_request(cat, {"library": "late", "topic": "streaming"}, refresh=False)
+    assert "late@1.0" not in [p.label for p in cat.visible(refresh=False)]
+    assert tools.docs_request(cat, {"library": "late", "topic": "streaming"}).packages[0].label == "late@1.0"
+    assert cat.fresh()
+
+
 def test_a_damaged_package_is_a_one_line_tool_error(home: Path, tmp_path: Path) -> None:
     cat = catalog(home)
     sections = [("p.md", "Page", f"S{i}", f"word{i} pipeline content " * 80) for i in range(100)]

@@ -2,11 +2,12 @@
 
 The low-level `Server` is used (not `MCPServer`) because the tool list is dynamic: the
 `get_docs` schema carries an enum of what is installed, rebuilt on every `tools/list`, and a
-download must announce `notifications/tools/list_changed`. Searches are synchronous, so
-every tool call runs in a worker thread; the event loop only shuttles messages, and
-concurrent calls (one session or many) do not queue behind each other. `get_docs` runs
-under its own limit of concurrent calls and a time limit: a package that makes a search
-hang costs that call an error result, never the server (`tools/list`, other searches).
+download must announce `notifications/tools/list_changed`. Registry calls run in worker
+threads. `get_docs` runs in a worker thread too, under its own limit of concurrent calls and
+a time limit, until the packages it searches have proved quick (`Searches`); then it runs
+on the event loop, which saves the thread hops a millisecond search cannot afford. A
+package that makes a search hang costs that call an error result, never the server
+(`tools/list`, other searches). Over stdio the transport is our own lean one (`stdio.py`).
 
 Over HTTP every request's Host and Origin must be in an allow list (DNS rebinding), and with a
 token (`--token`, `CONTEXT_MCP_TOKEN`) every request must carry `Authorization: Bearer TOKEN`.
@@ -22,13 +23,16 @@ import os
 import socket
 import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, cast
 
 import anyio
 import mcp_types as types
+import pydantic_core
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
@@ -46,6 +50,7 @@ log = logging.getLogger("context.mcp")
 
 WATCH_SECONDS = 2.0  # how often the store folder is checked for packages added by other processes
 MAX_TRACKED_SESSIONS = 1000
+FAST_SECONDS = 0.25  # a search this quick marks its packages warm: later ones run on the event loop
 SEARCH_SECONDS = 30.0  # a get_docs call that takes longer answers with an error (CONTEXT_MCP_SEARCH_SECONDS)
 MAX_SEARCHES = 8  # get_docs calls searching at once; more wait for a slot (within their time limit)
 MAX_STUCK = 32  # searches still running after their time limit; beyond this get_docs is refused
@@ -134,11 +139,19 @@ async def _quietly(send: Any) -> bool:
 
 
 class Searches:
-    """Runs `get_docs` calls in worker threads, a few at a time, each with a time limit.
+    """Runs `get_docs` calls: on the event loop once their packages are warm, else in worker
+    threads, a few at a time, each with a time limit.
 
-    A thread cannot be killed: a search past its limit is abandoned (its caller gets an error
-    result) and runs on until SQLite gives up; `MAX_STUCK` such threads and new searches are
-    refused at once rather than piling up.
+    A warm search is CPU-bound Python and numpy under the GIL: a worker thread buys it no
+    concurrency, only two thread hops per call. A package is warm once a search over it
+    finished in a worker within `FAST_SECONDS` (its index is loaded and it is not
+    pathological); it turns cold again when a search over it fails or runs longer, and all
+    turn cold when the package files change. Every SQLite query keeps its own deadline
+    (`package/deadline.py`), so a warm package that turns slow holds the loop that long, once.
+
+    A worker thread cannot be killed: a search past its limit is abandoned (its caller gets an
+    error result) and runs on until SQLite gives up; `MAX_STUCK` such threads and new searches
+    are refused at once rather than piling up.
     """
 
     def __init__(self, seconds: float) -> None:
@@ -146,22 +159,50 @@ class Searches:
         self.limiter = anyio.CapacityLimiter(MAX_SEARCHES)
         self._lock = threading.Lock()
         self.running = 0  # threads inside a search, abandoned ones included
+        self.warm: set[Path] = set()
+        self._listing: object = None  # the catalogue listing `warm` belongs to
 
-    async def run(self, fn: ToolFn, catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
+    async def get_docs(self, catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
+        if not catalog.fresh():  # re-reading the listing opens every package file: not on the loop
+            return await self._in_thread(tools.get_docs, catalog, args)
+        request = tools.docs_request(catalog, args, refresh=False)
+        if catalog.listing != self._listing:
+            self.warm.clear()
+            self._listing = catalog.listing
+        if all(p.path in self.warm for p in request.packages):
+            return self._timed(request)
+        return await self._in_thread(self._timed, request)
+
+    def _timed(self, request: tools.DocsRequest) -> dict[str, Any]:
+        """Search, and note whether its packages are warm from now on."""
+        paths = {p.path for p in request.packages}
+        started = time.monotonic()
+        fast = False
+        try:
+            answer = tools.search_docs(request)
+            fast = time.monotonic() - started <= FAST_SECONDS
+            return answer
+        finally:
+            if fast:
+                self.warm |= paths
+            else:
+                self.warm -= paths
+
+    async def _in_thread(self, fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
         if self.running >= MAX_STUCK:
             raise tools.ToolError("the server is busy with searches that do not finish; try again later "
                                   "or remove the package that makes them hang")
         with anyio.move_on_after(self.seconds):
-            return await anyio.to_thread.run_sync(self._counted, fn, catalog, args,
+            return await anyio.to_thread.run_sync(self._counted, fn, *args,
                                                   limiter=self.limiter, abandon_on_cancel=True)
         raise tools.ToolError(f"the search took longer than {self.seconds:g}s and was stopped; a package may be "
                               "damaged or hostile: try another library or a narrower topic")
 
-    def _counted(self, fn: ToolFn, catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
+    def _counted(self, fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
         with self._lock:
             self.running += 1
         try:
-            return fn(catalog, args)
+            return fn(*args)
         finally:
             with self._lock:
                 self.running -= 1
@@ -211,7 +252,7 @@ def build_server(catalog: Catalog) -> Server[dict[str, Any]]:
         notifier.busy += int(downloading)
         try:
             if params.name == "get_docs":
-                answer = await searches.run(fn, catalog, args)
+                answer = await searches.get_docs(catalog, args)
             else:
                 answer = await anyio.to_thread.run_sync(fn, catalog, args)
         except ContextError as e:
@@ -224,7 +265,7 @@ def build_server(catalog: Catalog) -> Server[dict[str, Any]]:
         if downloading:
             await notifier.changed(ctx)
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=dumps(answer))],
+            content=[types.TextContent(type="text", text=json_text(answer))],
             structured_content=answer,
         )
 
@@ -238,6 +279,16 @@ def build_server(catalog: Catalog) -> Server[dict[str, Any]]:
     )
 
 
+def json_text(answer: dict[str, Any]) -> str:
+    """The answer as compact JSON text, made by pydantic's Rust encoder (about 5x quicker than
+    `json.dumps` on a 10 KB answer; the SDK sends it anyway). Never NaN or Infinity (null,
+    as in the structured copy); text with a lone surrogate goes through `dumps`, which escapes it."""
+    try:
+        return pydantic_core.to_json(answer, inf_nan_mode="null").decode()
+    except pydantic_core.PydanticSerializationError:
+        return dumps(answer)
+
+
 def _error(message: str) -> types.CallToolResult:
     line = " ".join(message.split()) or "unknown error"
     return types.CallToolResult(content=[types.TextContent(type="text", text=line)], is_error=True)
@@ -245,21 +296,33 @@ def _error(message: str) -> types.CallToolResult:
 
 def run_stdio(catalog: Catalog) -> None:
     """Serve one client over stdin/stdout until it closes them."""
-    import io
-
-    from mcp.server.stdio import stdio_server
-
     server = build_server(catalog)
-    lines = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
 
     async def main() -> None:
-        async with stdio_server(stdin=cast(Any, _CleanLines(lines))) as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        if sys.platform == "win32":
+            await _serve_sdk_stdio(server)
+            return
+        from .stdio import Incoming, Outgoing, claimed_stdio
+
+        with claimed_stdio() as (wire_in, wire_out):
+            await server.run(Incoming(wire_in, clean_line), Outgoing(wire_out),
+                             server.create_initialization_options())
 
     try:
         anyio.run(main)
     except KeyboardInterrupt:
         pass
+
+
+async def _serve_sdk_stdio(server: Server[dict[str, Any]]) -> None:
+    """The SDK's own stdio transport (threaded file I/O), where pipes cannot be polled."""
+    import io
+
+    from mcp.server.stdio import stdio_server
+
+    lines = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    async with stdio_server(stdin=cast(Any, _CleanLines(lines))) as (read, write):
+        await server.run(read, write, server.create_initialization_options())
 
 
 class _CleanLines:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -97,8 +97,22 @@ class Catalog:
         """Changes when a package file is added, replaced or removed."""
         return self.store.fingerprint()
 
-    def all(self) -> list[Installed]:
+    def fresh(self) -> bool:
+        """True when no package file changed since the listing was read: then `all()`,
+        `visible()` and `resolve()` with `refresh=False` are in-memory work."""
         key = self.fingerprint()
+        with self._lock:
+            return key == self._key
+
+    @property
+    def listing(self) -> tuple[tuple[str, int, int], ...] | None:
+        """The fingerprint of the listing last read (None before the first)."""
+        return self._key
+
+    def all(self, *, refresh: bool = True) -> list[Installed]:
+        """Every installed package; re-listed first if a file changed (unless `refresh` is
+        False and a listing was read before)."""
+        key = self.fingerprint() if refresh or self._key is None else self._key
         with self._lock:
             if key != self._key:
                 try:
@@ -108,9 +122,9 @@ class Catalog:
                                     "find it with `context list` and reinstall or remove it") from None
             return list(self._all)
 
-    def visible(self) -> list[Installed]:
+    def visible(self, *, refresh: bool = True) -> list[Installed]:
         """Packages this session may search, by name then newest version first."""
-        found = self.all()
+        found = self.all(refresh=refresh)
         allowed = self.specs + self.scope
         if not allowed:
             return found
@@ -120,23 +134,23 @@ class Catalog:
         """The `name@version` labels offered in `get_docs`'s enum, without duplicates."""
         return list(dict.fromkeys(i.label for i in self.visible()))
 
-    def resolve(self, library: str) -> Installed:
+    def resolve(self, library: str, *, refresh: bool = True) -> Installed:
         """The one package `library` means; a bare name means its highest visible version."""
         if len(library) > MAX_LIBRARY_CHARS:
             raise ToolError(f"library is too long ({len(library)} characters); give name or name@version")
         spec = Spec.parse(library)
-        visible = self.visible()
+        visible = self.visible(refresh=refresh)
         try:
             return self.store.resolve(spec, among=visible)
         except NotInstalled:
-            raise ToolError(self._missing(library, spec, visible)) from None
+            raise ToolError(self._missing(library, spec, visible, refresh)) from None
         except AmbiguousPackage as e:
             raise ToolError(str(e)) from None
 
-    def _missing(self, library: str, spec: Spec, visible: list[Installed]) -> str:
+    def _missing(self, library: str, spec: Spec, visible: list[Installed], refresh: bool) -> str:
         shown = ", ".join(dict.fromkeys(i.label for i in visible[:20])) or "none"
         if self.locked:
-            if any(spec.matches(i.id) for i in self.all()):
+            if any(spec.matches(i.id) for i in self.all(refresh=refresh)):
                 return f"{library} is not available in this session (limited by --libs to: {shown})"
             return f"Package not found: {library}. Available in this session: {shown}."
         same_name = [i.label for i in visible if i.id.name == spec.name]
@@ -196,8 +210,23 @@ def _registry_spec(name: str) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class DocsRequest:
+    """A checked `get_docs` call: what to look for, in which packages, within what budget."""
+
+    topic: str
+    packages: list[Installed]
+    budget: int
+
+
 def get_docs(catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
     """Search one library (or every visible one) for `topic`; the answer's JSON (docs/search.md)."""
+    return search_docs(docs_request(catalog, args))
+
+
+def docs_request(catalog: Catalog, args: Mapping[str, Any], *, refresh: bool = True) -> DocsRequest:
+    """Check a `get_docs` call's arguments and resolve its library against the catalogue
+    (as last listed, when `refresh` is False)."""
     topic = args.get("topic")
     if not isinstance(topic, str):
         raise ToolError("topic is required: a few words or a question, e.g. 'cancel a running pipeline'")
@@ -211,15 +240,20 @@ def get_docs(catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
     if library is not None:
         check_text(library, "library")
     if library and library.strip():
-        packages = [catalog.resolve(library.strip())]
+        packages = [catalog.resolve(library.strip(), refresh=refresh)]
     else:
-        packages = catalog.visible()
+        packages = catalog.visible(refresh=refresh)
         if not packages:
             raise ToolError("No libraries are installed. " + (LOCKED_NOTE if catalog.locked else WORKFLOW))
+    return DocsRequest(topic, packages, budget)
+
+
+def search_docs(request: DocsRequest) -> dict[str, Any]:
+    """The search itself: the part that reads package files."""
     try:
-        result = answer(topic, packages, SearchOptions(budget=budget))
+        result = answer(request.topic, request.packages, SearchOptions(budget=request.budget))
     except UNREADABLE as e:
-        names = ", ".join(p.label for p in packages[:5])
+        names = ", ".join(p.label for p in request.packages[:5])
         raise ToolError(f"a package file is damaged ({names}: {e}); reinstall it") from None
     if not result.results:
         result = replace(result, message=NO_RESULTS_MESSAGE)
