@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,11 +43,15 @@ from starlette.types import Receive, Scope, Send
 
 from context_cli.package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 
+from .blobs import BlobStore
+from .cache import Cache
 from .observe import Metrics, ObserveMiddleware
 from .records import MUTABLE_VERSIONS, BlobMissing, Conflict, Record, Rejected, Unavailable
 from .storage import ORPHAN_GRACE, Storage, StorageConfig, Upload, open_storage
 
 WRITE_BUFFER = 1024 * 1024  # upload bytes gathered before one write in the threadpool
+WHOLE_READ = 4 * 1024 * 1024  # package files up to this size are read (and sent) in one piece
+RECORD_COST = 1024  # what one cached record is counted as, in bytes
 MAX_PATH = 2048
 MAX_DIGITS = 18
 log = logging.getLogger("registry_server")
@@ -67,6 +72,8 @@ class Settings:
     min_upload_rate: int = 16 * 1024  # bytes per second, averaged, after the grace
     orphan_grace: float = ORPHAN_GRACE
     sweep_every: float = 600.0
+    answer_cache_bytes: int = 8 * 1024 * 1024   # search answers and records, per index generation
+    blob_cache_bytes: int = 64 * 1024 * 1024    # package files kept in memory (0: none)
 
 
 def create_app(data_dir: Path | None = None, *, publish_key: str | None = None,
@@ -100,6 +107,8 @@ def create_app(data_dir: Path | None = None, *, publish_key: str | None = None,
                     middleware=[Middleware(ObserveMiddleware, metrics=metrics)])
     app.state.settings = settings
     app.state.metrics = metrics
+    app.state.answers = Cache(settings.answer_cache_bytes)
+    app.state.files = Cache(settings.blob_cache_bytes)
     return app
 
 
@@ -164,6 +173,34 @@ async def read(request: Request, fn: Callable[..., T], *args: Any) -> T:
     return await run_in_threadpool(fn, *args)
 
 
+async def remembered(request: Request, key: Hashable, fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` run as an index read (see `read`), kept until the index changes.
+
+    A `None` answer is not kept; nor is anything when the index cannot say when it changes.
+    """
+    generation = storage_of(request).generation()
+    if generation is None:
+        return await read(request, fn, *args)
+    cache: Cache = request.app.state.answers
+    cache.sync(generation)
+    value: T | None = cache.get(key)
+    if value is None:
+        value = await read(request, fn, *args)
+        if value is not None:
+            cost = len(value) if isinstance(value, bytes) else RECORD_COST
+            cache.put(key, value, cost, generation)
+    return value
+
+
+def json_bytes(data: Any) -> bytes:
+    """The body `JSONResponse` would send, as bytes that can be kept and sent again."""
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+def json_response(body: bytes, status_code: int = 200) -> Response:
+    return Response(body, status_code=status_code, media_type="application/json")
+
+
 def whole_number(raw: str) -> int | None:
     """ASCII digits only: `isdigit()` also accepts '²' and other digits `int()` refuses."""
     if not raw or len(raw) > MAX_DIGITS or not raw.isascii() or not raw.isdigit():
@@ -209,6 +246,8 @@ def etag_matches(header: str, sha256: str) -> bool:
 class BlobResponse(FileResponse):
     """A file response without byte ranges (whole files only, so errors keep one shape)."""
 
+    chunk_size = 1024 * 1024  # each chunk is a thread hand-off: few, large ones
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = [(k, v) for k, v in scope["headers"] if k not in (b"range", b"if-range")]
         await super().__call__({**scope, "headers": headers}, receive, send)
@@ -229,8 +268,13 @@ async def search(request: Request) -> Response:
             identity(registry, name, version)
     except InvalidIdentity as e:
         raise fail(400, str(e)) from None
-    records = await read(request, storage_of(request).versions, registry, name, version)
-    return JSONResponse([r.summary() for r in records])
+    body = await remembered(request, ("search", registry, name, version), _search_json,
+                            storage_of(request), registry, name, version)
+    return json_response(body)
+
+
+def _search_json(storage: Storage, registry: str, name: str, version: str | None) -> bytes:
+    return json_bytes([r.summary() for r in storage.versions(registry, name, version)])
 
 
 async def packages(request: Request) -> Response:
@@ -246,7 +290,7 @@ async def packages(request: Request) -> Response:
         if download:
             raise fail(405, "publish with POST /packages/REGISTRY/NAME/VERSION", {"Allow": "GET, HEAD"})
         return await publish(request, pid)
-    record = await read(request, storage_of(request).get, pid)
+    record = await remembered(request, ("get", pid), storage_of(request).get, pid)
     if record is None:
         raise fail(404, f"package {pid.qualified} not found")
     if download:
@@ -270,6 +314,16 @@ async def send_blob(request: Request, record: Record) -> Response:
     missing = f"the file of {record.id.qualified} is missing on the server"
     headers["Accept-Ranges"] = "none"
     headers["Content-Disposition"] = f"attachment; filename*=utf-8''{quote(filename)}"
+    if request.method == "HEAD":
+        headers["Content-Length"] = str(record.size)
+        return Response(headers=headers, media_type="application/octet-stream")
+    if record.size <= WHOLE_READ:
+        files: Cache = request.app.state.files
+        data: bytes | None = files.get(record.sha256)
+        if data is None:
+            data = await run_in_threadpool(_whole_blob, blobs, record, missing)
+            files.put(record.sha256, data, len(data))
+        return Response(data, headers=headers, media_type="application/octet-stream")
     path = blobs.file_path(record.sha256)
     if path is not None:
         try:
@@ -279,11 +333,22 @@ async def send_blob(request: Request, record: Record) -> Response:
         return BlobResponse(path, headers=headers, media_type="application/octet-stream",
                             stat_result=stat)
     headers["Content-Length"] = str(record.size)
-    if request.method == "HEAD":
-        return Response(headers=headers, media_type="application/octet-stream")
     chunks = await run_in_threadpool(_first_chunk, blobs.stream(record.sha256), missing)
     return StreamingResponse(iterate_in_threadpool(chunks), headers=headers,
                              media_type="application/octet-stream")
+
+
+def _whole_blob(blobs: BlobStore, record: Record, missing: str) -> bytes:
+    """A small package file in one piece: one thread hand-off, one write to the socket.
+
+    The bytes are named by their checksum, so they may be kept for later downloads."""
+    try:
+        data = b"".join(blobs.stream(record.sha256))
+    except BlobMissing:
+        raise fail(500, missing) from None
+    if len(data) != record.size:
+        raise fail(500, f"the file of {record.id.qualified} on the server is damaged")
+    return data
 
 
 def _first_chunk(stream: Iterator[bytes], missing: str) -> Iterator[bytes]:
@@ -383,9 +448,15 @@ async def api_search(request: Request) -> Response:
     """`GET /api/search?q=…[&limit=N]`: full-text over names and descriptions."""
     query = request.query_params.get("q", "")
     limit = int_param(request, "limit", 20, 1, 100)
-    groups = await read(request, storage_of(request).text_search, query, limit)
+    body = await remembered(request, ("api_search", query, limit), _api_search_json,
+                            storage_of(request), query, limit)
+    return json_response(body)
+
+
+def _api_search_json(storage: Storage, query: str, limit: int) -> bytes:
+    groups = storage.text_search(query, limit)
     results = [{**g[0].summary(), "versions": [r.version for r in g]} for g in groups]
-    return JSONResponse({"query": query, "results": results})
+    return json_bytes({"query": query, "results": results})
 
 
 async def api_package(request: Request) -> Response:

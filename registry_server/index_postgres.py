@@ -160,6 +160,10 @@ class PostgresIndex:
             raise Unavailable("the database is not open")
         self._all("SELECT 1", ())
 
+    def generation(self) -> None:
+        """Unknown: another replica may commit at any time, so answers are never reused."""
+        return None
+
     def get(self, pid: PackageId) -> Record | None:
         rows = self._all(ROW, (pid.registry, pid.name, pid.version))
         return Record.from_row(rows[0]) if rows else None
