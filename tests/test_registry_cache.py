@@ -7,8 +7,10 @@ import hashlib
 
 import requests
 from engine_fixtures import Replica
-from registry_fixtures import AUTH, app_client, make_package, package_url, publish  # noqa: F401
+from registry_fixtures import AUTH, KEY, app_client, assert_error, make_package, package_url, publish  # noqa: F401
+from starlette.testclient import TestClient
 
+from registry_server.app import create_app
 from registry_server.cache import Cache
 
 
@@ -86,11 +88,6 @@ def test_one_process_sees_what_another_published_at_once(tmp_path):
 
 
 def test_downloads_without_a_file_cache_and_a_damaged_file(tmp_path):
-    from registry_fixtures import KEY, assert_error
-    from starlette.testclient import TestClient
-
-    from registry_server.app import create_app
-
     pkg = make_package(tmp_path / "p.db", "docs", "1.0.0")
     with TestClient(create_app(tmp_path / "data", publish_key=KEY, blob_cache_bytes=0)) as client:
         publish(client, pkg, "npm", "docs", "1.0.0")
