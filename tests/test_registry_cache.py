@@ -6,8 +6,7 @@ from __future__ import annotations
 import hashlib
 
 import requests
-from engine_fixtures import Replica
-from registry_fixtures import AUTH, KEY, app_client, assert_error, make_package, package_url, publish  # noqa: F401
+from registry_fixtures import AUTH, KEY, ServerProcess, app_client, assert_error, make_package, package_url, publish  # noqa: F401
 from starlette.testclient import TestClient
 
 from registry_server.app import create_app
@@ -65,8 +64,7 @@ def test_answers_follow_publishes_in_process(app_client, tmp_path):
 
 def test_one_process_sees_what_another_published_at_once(tmp_path):
     """B answers (and caches) every read, A publishes, B's very next answers are new."""
-    args = ["--data", str(tmp_path / "data"), "--log-level", "warning"]
-    a, b = (Replica(args, tmp_path / f"p{i}.log").start() for i in range(2))
+    a, b = (ServerProcess(tmp_path / "data", log=tmp_path / f"p{i}.log").start() for i in range(2))
     try:
         old = make_package(tmp_path / "old.db", "moving", "latest", description="first words", text="old")
         new = make_package(tmp_path / "new.db", "moving", "latest", description="second words", text="new")
