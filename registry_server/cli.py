@@ -78,8 +78,9 @@ def storage_config(data_dir: Path | None, database: str | None, blobs: str | Non
 @click.option("--orphan-grace", default=3600, show_default=True, type=click.IntRange(0, 10 ** 8),
               help="Seconds before an unreferenced blob or unfinished upload is removed.")
 @click.option("--file-cache-mb", default=64, show_default=True, type=click.IntRange(0, 1 << 20),
-              help="Memory for package files kept to answer downloads (files are immutable; "
-                   "each file up to a quarter of it). 0 reads every download from storage.")
+              help="Memory per server process for package files of up to 4 MiB kept to answer "
+                   "downloads (a file never changes once published). 0: read each download "
+                   "from storage.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256),
               help="Server processes on this port (they share the storage like replicas do).")
 @click.option("--log-level", default="info", show_default=True,

@@ -161,7 +161,9 @@ class PostgresIndex:
         self._all("SELECT 1", ())
 
     def generation(self) -> None:
-        """Unknown: another replica may commit at any time, so answers are never reused."""
+        """Unknown, so answers are never reused. Asking the database costs a round trip (what
+        a cached answer would save), and a LISTEN/NOTIFY signal arrives after the publishing
+        replica's 201: a client could then read an older answer from this replica."""
         return None
 
     def get(self, pid: PackageId) -> Record | None:
