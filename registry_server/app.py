@@ -4,7 +4,8 @@ Neuledge Context's API (`/search`, `/packages/R/N/V[/download]`, `POST /packages
 their client and publisher work unchanged, plus ours: checksums, conditional downloads,
 full-text search, all versions of a package, a health check, Prometheus metrics and HTML pages.
 Storage (SQLite or PostgreSQL index, files or S3 blobs) is chosen by `StorageConfig` and
-opened in the lifespan; every handler sees the same `Storage` API.
+opened in the lifespan; every handler sees the same `Storage` API. Repeated searches,
+metadata and downloads are answered from memory until the index changes (cache.py).
 
 Package paths are parsed from the raw request path, one percent-decoded segment at a
 time, so `%40trpc%2Fserver` is one name while a decoded `..`, NUL or stray `/` is refused
@@ -15,9 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import logging
-from collections.abc import AsyncIterator, Callable, Hashable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,14 +44,13 @@ from starlette.types import Receive, Scope, Send
 from context_cli.package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 
 from .blobs import BlobStore
-from .cache import Cache
+from .cache import AnswerCacheMiddleware, Cache, mark_cacheable
 from .observe import Metrics, ObserveMiddleware
 from .records import MUTABLE_VERSIONS, BlobMissing, Conflict, Record, Rejected, Unavailable
 from .storage import ORPHAN_GRACE, Storage, StorageConfig, Upload, open_storage
 
 WRITE_BUFFER = 1024 * 1024  # upload bytes gathered before one write in the threadpool
 WHOLE_READ = 4 * 1024 * 1024  # package files up to this size are read (and sent) in one piece
-RECORD_COST = 1024  # what one cached record is counted as, in bytes
 MAX_PATH = 2048
 MAX_DIGITS = 18
 log = logging.getLogger("registry_server")
@@ -72,7 +71,7 @@ class Settings:
     min_upload_rate: int = 16 * 1024  # bytes per second, averaged, after the grace
     orphan_grace: float = ORPHAN_GRACE
     sweep_every: float = 600.0
-    answer_cache_bytes: int = 8 * 1024 * 1024   # search answers and records, per index generation
+    answer_cache_bytes: int = 16 * 1024 * 1024  # whole answers to repeated GETs, per index generation
     blob_cache_bytes: int = 64 * 1024 * 1024    # package files kept in memory (0: none)
 
 
@@ -102,12 +101,17 @@ def create_app(data_dir: Path | None = None, *, publish_key: str | None = None,
                 await sweeper
             await run_in_threadpool(store.close)
 
+    def generation() -> object | None:
+        store: Storage = app.state.storage
+        return store.generation()
+
+    answers = Cache(settings.answer_cache_bytes)
     app = Starlette(routes=[*PAGE_ROUTES, *ROUTES], lifespan=lifespan,
                     exception_handlers=EXCEPTION_HANDLERS,
-                    middleware=[Middleware(ObserveMiddleware, metrics=metrics)])
+                    middleware=[Middleware(ObserveMiddleware, metrics=metrics),
+                                Middleware(AnswerCacheMiddleware, cache=answers, generation=generation)])
     app.state.settings = settings
     app.state.metrics = metrics
-    app.state.answers = Cache(settings.answer_cache_bytes)
     app.state.files = Cache(settings.blob_cache_bytes)
     return app
 
@@ -171,34 +175,6 @@ async def read(request: Request, fn: Callable[..., T], *args: Any) -> T:
     if storage_of(request).inline_reads:
         return fn(*args)
     return await run_in_threadpool(fn, *args)
-
-
-async def remembered(request: Request, key: Hashable, fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)` run as an index read (see `read`), kept until the index changes.
-
-    A `None` answer is not kept; nor is anything when the index cannot say when it changes.
-    """
-    generation = storage_of(request).generation()
-    if generation is None:
-        return await read(request, fn, *args)
-    cache: Cache = request.app.state.answers
-    cache.sync(generation)
-    value: T | None = cache.get(key)
-    if value is None:
-        value = await read(request, fn, *args)
-        if value is not None:
-            cost = len(value) if isinstance(value, bytes) else RECORD_COST
-            cache.put(key, value, cost, generation)
-    return value
-
-
-def json_bytes(data: Any) -> bytes:
-    """The body `JSONResponse` would send, as bytes that can be kept and sent again."""
-    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
-
-
-def json_response(body: bytes, status_code: int = 200) -> Response:
-    return Response(body, status_code=status_code, media_type="application/json")
 
 
 def whole_number(raw: str) -> int | None:
@@ -268,13 +244,9 @@ async def search(request: Request) -> Response:
             identity(registry, name, version)
     except InvalidIdentity as e:
         raise fail(400, str(e)) from None
-    body = await remembered(request, ("search", registry, name, version), _search_json,
-                            storage_of(request), registry, name, version)
-    return json_response(body)
-
-
-def _search_json(storage: Storage, registry: str, name: str, version: str | None) -> bytes:
-    return json_bytes([r.summary() for r in storage.versions(registry, name, version)])
+    records = await read(request, storage_of(request).versions, registry, name, version)
+    mark_cacheable(request.scope)
+    return JSONResponse([r.summary() for r in records])
 
 
 async def packages(request: Request) -> Response:
@@ -290,11 +262,12 @@ async def packages(request: Request) -> Response:
         if download:
             raise fail(405, "publish with POST /packages/REGISTRY/NAME/VERSION", {"Allow": "GET, HEAD"})
         return await publish(request, pid)
-    record = await remembered(request, ("get", pid), storage_of(request).get, pid)
+    record = await read(request, storage_of(request).get, pid)
     if record is None:
         raise fail(404, f"package {pid.qualified} not found")
     if download:
         return await send_blob(request, record)
+    mark_cacheable(request.scope)
     return JSONResponse(record.metadata(), headers=checksum_headers(record))
 
 
@@ -323,6 +296,7 @@ async def send_blob(request: Request, record: Record) -> Response:
         if data is None:
             data = await run_in_threadpool(_whole_blob, blobs, record, missing)
             files.put(record.sha256, data, len(data))
+        mark_cacheable(request.scope)
         return Response(data, headers=headers, media_type="application/octet-stream")
     path = blobs.file_path(record.sha256)
     if path is not None:
@@ -448,15 +422,10 @@ async def api_search(request: Request) -> Response:
     """`GET /api/search?q=…[&limit=N]`: full-text over names and descriptions."""
     query = request.query_params.get("q", "")
     limit = int_param(request, "limit", 20, 1, 100)
-    body = await remembered(request, ("api_search", query, limit), _api_search_json,
-                            storage_of(request), query, limit)
-    return json_response(body)
-
-
-def _api_search_json(storage: Storage, query: str, limit: int) -> bytes:
-    groups = storage.text_search(query, limit)
+    groups = await read(request, storage_of(request).text_search, query, limit)
     results = [{**g[0].summary(), "versions": [r.version for r in g]} for g in groups]
-    return json_bytes({"query": query, "results": results})
+    mark_cacheable(request.scope)
+    return JSONResponse({"query": query, "results": results})
 
 
 async def api_package(request: Request) -> Response:

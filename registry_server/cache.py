@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 class Cache:
@@ -69,3 +71,56 @@ class Cache:
             while self.size > self.max_bytes:
                 _, (_, dropped) = self._entries.popitem(last=False)
                 self.size -= dropped
+
+
+CACHEABLE = "registry.cacheable"  # a handler sets this scope key to let its 200 answer be kept
+
+
+class AnswerCacheMiddleware:
+    """Answers a repeated GET from memory while the index is unchanged, before routing.
+
+    A handler opts in (`mark_cacheable`) when its answer depends only on the raw request
+    target and the index: such a 200, sent whole in one body, is kept under the target's
+    exact bytes. A conditional request (If-None-Match) always goes to the handler. When the
+    index cannot say when it changes (`generation` returns None) nothing is kept.
+    """
+
+    def __init__(self, app: ASGIApp, cache: Cache, generation: Callable[[], object | None]) -> None:
+        self.app = app
+        self.cache = cache
+        self.generation = generation
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "GET" or self.cache.max_bytes == 0 or any(
+                name == b"if-none-match" for name, _ in scope["headers"]):
+            await self.app(scope, receive, send)
+            return
+        generation = self.generation()
+        if generation is None:
+            await self.app(scope, receive, send)
+            return
+        key = (scope.get("raw_path") or scope["path"].encode(), scope["query_string"])
+        self.cache.sync(generation)
+        kept = self.cache.get(key)
+        if kept is not None:
+            start, body = kept
+            await send(start)
+            await send({"type": "http.response.body", "body": body})
+            return
+        sent: list[Message] = []
+
+        async def keeping_send(message: Message) -> None:
+            sent.append(message)
+            await send(message)
+
+        await self.app(scope, receive, keeping_send)
+        if (scope.get(CACHEABLE) and len(sent) == 2 and sent[0].get("status") == 200
+                and not sent[1].get("more_body", False)):
+            body = bytes(sent[1].get("body", b""))
+            size = len(body) + len(key[0]) + len(key[1]) + sum(len(k) + len(v) for k, v in sent[0]["headers"])
+            self.cache.put(key, (sent[0], body), size, generation)
+
+
+def mark_cacheable(scope: Scope) -> None:
+    """This request's 200 answer depends only on its target and the index: it may be kept."""
+    scope[CACHEABLE] = True

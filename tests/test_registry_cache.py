@@ -85,9 +85,10 @@ def test_one_process_sees_what_another_published_at_once(tmp_path):
         b.stop()
 
 
-def test_downloads_without_a_file_cache_and_a_damaged_file(tmp_path):
+def test_downloads_without_caches_and_a_damaged_file(tmp_path):
     pkg = make_package(tmp_path / "p.db", "docs", "1.0.0")
-    with TestClient(create_app(tmp_path / "data", publish_key=KEY, blob_cache_bytes=0)) as client:
+    app = create_app(tmp_path / "data", publish_key=KEY, blob_cache_bytes=0, answer_cache_bytes=0)
+    with TestClient(app) as client:
         publish(client, pkg, "npm", "docs", "1.0.0")
         url = "/packages/npm/docs/1.0.0/download"
         for _ in range(2):
@@ -98,3 +99,19 @@ def test_downloads_without_a_file_cache_and_a_damaged_file(tmp_path):
         assert "damaged" in assert_error(client.get(url), 500)
         blob.unlink()
         assert "missing" in assert_error(client.get(url), 500)
+
+
+def test_a_kept_answer_is_the_same_answer_and_still_counted(app_client, tmp_path):
+    pkg = make_package(tmp_path / "p.db", "docs", "1.0.0")
+    publish(app_client, pkg, "npm", "docs", "1.0.0")
+    sha = hashlib.sha256(pkg.read_bytes()).hexdigest()
+    for url in ["/search?registry=npm&name=docs", "/api/search?q=docs", "/packages/npm/docs/1.0.0",
+                "/packages/npm/docs/1.0.0/download"]:
+        first, again = app_client.get(url), app_client.get(url)
+        assert (again.status_code, again.content) == (first.status_code, first.content) == (200, first.content)
+        assert again.headers == first.headers
+    r = app_client.get("/packages/npm/docs/1.0.0/download", headers={"If-None-Match": f'"{sha}"'})
+    assert r.status_code == 304 and r.content == b""
+    metrics = app_client.get("/metrics").text
+    assert 'registry_http_requests_total{route="download",method="GET",status="200"} 2' in metrics
+    assert 'registry_http_requests_total{route="search",method="GET",status="200"} 2' in metrics
