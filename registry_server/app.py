@@ -4,7 +4,8 @@ Neuledge Context's API (`/search`, `/packages/R/N/V[/download]`, `POST /packages
 their client and publisher work unchanged, plus ours: checksums, conditional downloads,
 full-text search, all versions of a package, a health check, Prometheus metrics and HTML pages.
 Storage (SQLite or PostgreSQL index, files or S3 blobs) is chosen by `StorageConfig` and
-opened in the lifespan; every handler sees the same `Storage` API.
+opened in the lifespan; every handler sees the same `Storage` API. Repeated searches,
+metadata and downloads are answered from memory until the index changes (cache.py).
 
 Package paths are parsed from the raw request path, one percent-decoded segment at a
 time, so `%40trpc%2Fserver` is one name while a decoded `..`, NUL or stray `/` is refused
@@ -42,11 +43,14 @@ from starlette.types import Receive, Scope, Send
 
 from context_cli.package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 
+from .blobs import BlobStore
+from .cache import AnswerCacheMiddleware, Cache, mark_cacheable
 from .observe import Metrics, ObserveMiddleware
 from .records import MUTABLE_VERSIONS, BlobMissing, Conflict, Record, Rejected, Unavailable
 from .storage import ORPHAN_GRACE, Storage, StorageConfig, Upload, open_storage
 
 WRITE_BUFFER = 1024 * 1024  # upload bytes gathered before one write in the threadpool
+WHOLE_READ = 4 * 1024 * 1024  # package files up to this size are read (and sent) in one piece
 MAX_PATH = 2048
 MAX_DIGITS = 18
 log = logging.getLogger("registry_server")
@@ -67,6 +71,8 @@ class Settings:
     min_upload_rate: int = 16 * 1024  # bytes per second, averaged, after the grace
     orphan_grace: float = ORPHAN_GRACE
     sweep_every: float = 600.0
+    answer_cache_bytes: int = 16 * 1024 * 1024  # whole answers to repeated GETs, per index generation
+    blob_cache_bytes: int = 64 * 1024 * 1024    # package files kept in memory (0: none)
 
 
 def create_app(data_dir: Path | None = None, *, publish_key: str | None = None,
@@ -95,11 +101,18 @@ def create_app(data_dir: Path | None = None, *, publish_key: str | None = None,
                 await sweeper
             await run_in_threadpool(store.close)
 
+    def generation() -> object | None:
+        store: Storage = app.state.storage
+        return store.generation()
+
+    answers = Cache(settings.answer_cache_bytes)
     app = Starlette(routes=[*PAGE_ROUTES, *ROUTES], lifespan=lifespan,
                     exception_handlers=EXCEPTION_HANDLERS,
-                    middleware=[Middleware(ObserveMiddleware, metrics=metrics)])
+                    middleware=[Middleware(ObserveMiddleware, metrics=metrics),
+                                Middleware(AnswerCacheMiddleware, cache=answers, generation=generation)])
     app.state.settings = settings
     app.state.metrics = metrics
+    app.state.files = Cache(settings.blob_cache_bytes)
     return app
 
 
@@ -209,6 +222,8 @@ def etag_matches(header: str, sha256: str) -> bool:
 class BlobResponse(FileResponse):
     """A file response without byte ranges (whole files only, so errors keep one shape)."""
 
+    chunk_size = 1024 * 1024  # each chunk is a thread hand-off: few, large ones
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = [(k, v) for k, v in scope["headers"] if k not in (b"range", b"if-range")]
         await super().__call__({**scope, "headers": headers}, receive, send)
@@ -230,6 +245,7 @@ async def search(request: Request) -> Response:
     except InvalidIdentity as e:
         raise fail(400, str(e)) from None
     records = await read(request, storage_of(request).versions, registry, name, version)
+    mark_cacheable(request.scope)
     return JSONResponse([r.summary() for r in records])
 
 
@@ -251,6 +267,7 @@ async def packages(request: Request) -> Response:
         raise fail(404, f"package {pid.qualified} not found")
     if download:
         return await send_blob(request, record)
+    mark_cacheable(request.scope)
     return JSONResponse(record.metadata(), headers=checksum_headers(record))
 
 
@@ -270,6 +287,17 @@ async def send_blob(request: Request, record: Record) -> Response:
     missing = f"the file of {record.id.qualified} is missing on the server"
     headers["Accept-Ranges"] = "none"
     headers["Content-Disposition"] = f"attachment; filename*=utf-8''{quote(filename)}"
+    if request.method == "HEAD":
+        headers["Content-Length"] = str(record.size)
+        return Response(headers=headers, media_type="application/octet-stream")
+    if record.size <= WHOLE_READ:
+        files: Cache = request.app.state.files
+        data: bytes | None = files.get(record.sha256)
+        if data is None:
+            data = await run_in_threadpool(_whole_blob, blobs, record, missing)
+            files.put(record.sha256, data, len(data))
+        mark_cacheable(request.scope)
+        return Response(data, headers=headers, media_type="application/octet-stream")
     path = blobs.file_path(record.sha256)
     if path is not None:
         try:
@@ -279,11 +307,22 @@ async def send_blob(request: Request, record: Record) -> Response:
         return BlobResponse(path, headers=headers, media_type="application/octet-stream",
                             stat_result=stat)
     headers["Content-Length"] = str(record.size)
-    if request.method == "HEAD":
-        return Response(headers=headers, media_type="application/octet-stream")
     chunks = await run_in_threadpool(_first_chunk, blobs.stream(record.sha256), missing)
     return StreamingResponse(iterate_in_threadpool(chunks), headers=headers,
                              media_type="application/octet-stream")
+
+
+def _whole_blob(blobs: BlobStore, record: Record, missing: str) -> bytes:
+    """A small package file in one piece: one thread hand-off, one write to the socket.
+
+    The bytes are named by their checksum, so they may be kept for later downloads."""
+    try:
+        data = b"".join(blobs.stream(record.sha256))
+    except BlobMissing:
+        raise fail(500, missing) from None
+    if len(data) != record.size:
+        raise fail(500, f"the file of {record.id.qualified} on the server is damaged")
+    return data
 
 
 def _first_chunk(stream: Iterator[bytes], missing: str) -> Iterator[bytes]:
@@ -385,6 +424,7 @@ async def api_search(request: Request) -> Response:
     limit = int_param(request, "limit", 20, 1, 100)
     groups = await read(request, storage_of(request).text_search, query, limit)
     results = [{**g[0].summary(), "versions": [r.version for r in g]} for g in groups]
+    mark_cacheable(request.scope)
     return JSONResponse({"query": query, "results": results})
 
 

@@ -77,6 +77,10 @@ def storage_config(data_dir: Path | None, database: str | None, blobs: str | Non
                    "seconds of grace.")
 @click.option("--orphan-grace", default=3600, show_default=True, type=click.IntRange(0, 10 ** 8),
               help="Seconds before an unreferenced blob or unfinished upload is removed.")
+@click.option("--file-cache-mb", default=64, show_default=True, type=click.IntRange(0, 1 << 20),
+              help="Memory per server process for package files of up to 4 MiB kept to answer "
+                   "downloads (a file never changes once published). 0: read each download "
+                   "from storage.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256),
               help="Server processes on this port (they share the storage like replicas do).")
 @click.option("--log-level", default="info", show_default=True,
@@ -85,8 +89,8 @@ def storage_config(data_dir: Path | None, database: str | None, blobs: str | Non
 def main(ctx: click.Context, data_dir: Path | None, database: str | None, blobs: str | None,
          s3_endpoint: str | None, db_pool: int, host: str, port: int, publish_key: str | None,
          max_upload_mb: int, redirect_downloads: bool, presign_seconds: int,
-         header_timeout: float, min_upload_rate: int, orphan_grace: int, workers: int,
-         log_level: str) -> None:
+         header_timeout: float, min_upload_rate: int, orphan_grace: int, file_cache_mb: int,
+         workers: int, log_level: str) -> None:
     """Host documentation packages over Neuledge Context's registry API.
 
     Serves GET /search, GET /packages/R/N/V[/download] and POST /packages/R/N/V, plus
@@ -108,7 +112,8 @@ def main(ctx: click.Context, data_dir: Path | None, database: str | None, blobs:
         "publish_key": publish_key, "max_upload_bytes": max_upload_mb * 1024 * 1024,
         "redirect_downloads": redirect_downloads, "presign_seconds": presign_seconds,
         "min_upload_rate": min_upload_rate * 1024, "body_grace": header_timeout,
-        "orphan_grace": float(orphan_grace), "log_level": log_level,
+        "orphan_grace": float(orphan_grace), "blob_cache_bytes": file_cache_mb * 1024 * 1024,
+        "log_level": log_level,
     }
     _check_storage(config)
     if not publish_key:

@@ -160,6 +160,12 @@ class PostgresIndex:
             raise Unavailable("the database is not open")
         self._all("SELECT 1", ())
 
+    def generation(self) -> None:
+        """Unknown, so answers are never reused. Asking the database costs a round trip (what
+        a cached answer would save), and a LISTEN/NOTIFY signal arrives after the publishing
+        replica's 201: a client could then read an older answer from this replica."""
+        return None
+
     def get(self, pid: PackageId) -> Record | None:
         rows = self._all(ROW, (pid.registry, pid.name, pid.version))
         return Record.from_row(rows[0]) if rows else None

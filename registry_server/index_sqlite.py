@@ -97,6 +97,7 @@ class SqliteIndex:
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._writer: sqlite3.Connection | None = None
+        self._generation = 0
 
     def describe(self) -> str:
         return f"sqlite:{self.path}"
@@ -133,6 +134,20 @@ class SqliteIndex:
             with self._lock:
                 self._readers.append(db)
         return db
+
+    def generation(self) -> int:
+        """A number that moves after any commit, by this process or another one.
+
+        `PRAGMA data_version` changes when another connection (our writer, or another
+        server's) has committed since this thread's reader last asked; it is read from the
+        shared WAL index, so asking costs microseconds.
+        """
+        seen = self._reader().execute("PRAGMA data_version").fetchone()[0]
+        if seen != getattr(self._local, "data_version", None):
+            self._local.data_version = seen
+            with self._lock:
+                self._generation += 1
+        return self._generation
 
     def get(self, pid: PackageId) -> Record | None:
         return SqliteTxn(self._reader()).get(pid)

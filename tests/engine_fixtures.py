@@ -8,7 +8,7 @@ unix socket in that folder; it runs as the `postgres` user when the tests run as
 S3: moto's server (`ThreadedMotoServer`) on a free loopback port, used only through
 boto3 and the server's own S3 code path; each test gets its own bucket.
 
-`Replica` runs `context-registry-server` with any options (database, bucket, timeouts).
+The servers themselves are `registry_fixtures.ServerProcess(args=[...], log=...)`.
 """
 
 from __future__ import annotations
@@ -17,16 +17,13 @@ import glob
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import requests
-from registry_fixtures import KEY, REPO, free_port
+from registry_fixtures import free_port
 
 S3_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
           "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"}
@@ -174,55 +171,3 @@ def s3_server() -> Iterator[S3Server]:
 @pytest.fixture
 def bucket(s3_server: S3Server) -> str:
     return s3_server.new_bucket()
-
-
-class Replica:
-    """`context-registry-server ARGS…` on a free loopback port; stderr kept in a file."""
-
-    def __init__(self, args: list[str], log: Path, key: str | None = KEY) -> None:
-        self.args = args
-        self.key = key
-        self.port = free_port()
-        self.log = log
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self, timeout: float = 30.0) -> Replica:
-        env = {k: v for k, v in os.environ.items() if k != "CONTEXT_REGISTRY_KEY"}
-        env.update(S3_ENV)
-        if self.key:
-            env["CONTEXT_REGISTRY_KEY"] = self.key
-        with open(self.log, "ab") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "registry_server", *self.args, "--host", "127.0.0.1",
-                 "--port", str(self.port)], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"registry server exited: {self.log.read_text()[-3000:]}")
-            try:
-                if requests.get(self.url + "/health", timeout=1).status_code == 200:
-                    return self
-            except requests.RequestException:
-                pass
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"registry server did not answer /health: {self.log.read_text()[-3000:]}")
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown handlers run, as in a crash."""
-        assert self.proc is not None
-        self.proc.kill()
-        self.proc.wait(5)

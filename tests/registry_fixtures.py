@@ -85,31 +85,44 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    """`context-registry-server` in a subprocess on a free loopback port."""
+    """`context-registry-server` in a subprocess on a free loopback port; stderr kept in a file.
 
-    def __init__(self, data_dir: Path, key: str | None = KEY, port: int | None = None) -> None:
+    `ServerProcess(data_dir)` serves one `--data` folder; `ServerProcess(args=[...], log=PATH)`
+    takes any options (a database, a bucket, timeouts, workers) for the engine and ops tests.
+    """
+
+    def __init__(self, data_dir: Path | None = None, key: str | None = KEY, port: int | None = None,
+                 *, args: list[str] | None = None, log: Path | None = None) -> None:
+        if args is None:
+            assert data_dir is not None, "give a data folder or the server's arguments"
+            args = ["--data", str(data_dir), "--log-level", "warning"]
         self.data_dir = data_dir
+        self.args = args
         self.key = key
         self.port = port or free_port()
+        if log is None:
+            assert data_dir is not None, "give a log file with args"
+            log = data_dir.parent / f"server-{self.port}.log"
+        self.log = log
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 20.0) -> ServerProcess:
+    def start(self, timeout: float = 30.0) -> ServerProcess:
         env = {k: v for k, v in os.environ.items() if k != "CONTEXT_REGISTRY_KEY"}
         if self.key:
             env["CONTEXT_REGISTRY_KEY"] = self.key
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "registry_server", "--data", str(self.data_dir),
-             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
-            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "ab") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "registry_server", *self.args, "--host", "127.0.0.1",
+                 "--port", str(self.port)], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
-                raise RuntimeError(f"registry server exited: {err}")
+                raise RuntimeError(f"registry server exited: {self.log.read_text()[-3000:]}")
             try:
                 if requests.get(self.url + "/health", timeout=1).status_code == 200:
                     return self
@@ -117,7 +130,7 @@ class ServerProcess:
                 pass
             time.sleep(0.05)
         self.stop()
-        raise RuntimeError("registry server did not answer /health in time")
+        raise RuntimeError(f"registry server did not answer /health: {self.log.read_text()[-3000:]}")
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -127,16 +140,12 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
-        if self.proc and self.proc.stderr:
-            self.proc.stderr.close()
 
     def kill(self) -> None:
         """SIGKILL: no shutdown handlers run, as in a crash."""
         assert self.proc is not None
         self.proc.kill()
         self.proc.wait(5)
-        if self.proc.stderr:
-            self.proc.stderr.close()
 
 
 @pytest.fixture

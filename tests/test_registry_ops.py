@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 import requests
-from engine_fixtures import Replica
-from registry_fixtures import AUTH, KEY, app_client, assert_error, make_package, package_url, publish  # noqa: F401
+from registry_fixtures import AUTH, KEY, ServerProcess, app_client, assert_error, make_package, package_url, publish  # noqa: F401
 from test_registry_replicas import race
 
 
 @pytest.fixture
 def two_on_one_folder(tmp_path: Path):
     """Two server processes over one `--data` folder (SQLite + files)."""
-    args = ["--data", str(tmp_path / "data"), "--log-level", "warning"]
-    started = [Replica(args, tmp_path / f"p{i}.log").start() for i in range(2)]
+    started = [ServerProcess(tmp_path / "data", log=tmp_path / f"p{i}.log").start() for i in range(2)]
     try:
         yield started
     finally:
@@ -50,8 +48,7 @@ def test_starting_a_second_process_keeps_the_first_ones_upload(two_on_one_folder
                    f"Authorization: Bearer {KEY}\r\nContent-Length: {len(body)}\r\n\r\n").encode()
                   + body[:1000])
         time.sleep(0.3)
-        third = Replica(["--data", str(tmp_path / "data"), "--log-level", "warning"],
-                        tmp_path / "p3.log").start()  # its start-up sweep must spare a live upload
+        third = ServerProcess(tmp_path / "data", log=tmp_path / "p3.log").start()  # its start-up sweep must spare a live upload
         try:
             s.sendall(body[1000:])
             answer = s.recv(4096).decode()
@@ -60,9 +57,9 @@ def test_starting_a_second_process_keeps_the_first_ones_upload(two_on_one_folder
     assert answer.startswith("HTTP/1.1 201"), answer
 
 
-def slow_server(tmp_path: Path) -> Replica:
-    return Replica(["--data", str(tmp_path / "data"), "--log-level", "warning", "--header-timeout", "1",
-                    "--min-upload-rate", "1"], tmp_path / "slow.log").start()
+def slow_server(tmp_path: Path) -> ServerProcess:
+    return ServerProcess(args=["--data", str(tmp_path / "data"), "--log-level", "warning", "--header-timeout", "1",
+                               "--min-upload-rate", "1"], log=tmp_path / "slow.log").start()
 
 
 def closed_within(s: socket.socket, seconds: float, trickle: bytes = b"") -> tuple[bool, bytes]:
@@ -140,7 +137,8 @@ def test_metrics_count_requests_bytes_and_packages(app_client, tmp_path):
 
 
 def test_one_json_access_line_per_request(tmp_path):
-    server = Replica(["--data", str(tmp_path / "data"), "--log-level", "info"], tmp_path / "log").start()
+    server = ServerProcess(args=["--data", str(tmp_path / "data"), "--log-level", "info"],
+                           log=tmp_path / "log").start()
     try:
         requests.get(server.url + "/search?registry=npm&name=zod", timeout=5)
         requests.get(server.url + "/packages/npm/zod/1.0.0", timeout=5)
@@ -170,8 +168,8 @@ def test_the_plain_server_needs_no_database_or_s3_library(tmp_path):
 
 
 def test_workers_share_the_port_and_the_storage(tmp_path):
-    server = Replica(["--data", str(tmp_path / "data"), "--workers", "2", "--log-level", "warning",
-                      "--header-timeout", "1"], tmp_path / "w.log").start()
+    server = ServerProcess(args=["--data", str(tmp_path / "data"), "--workers", "2", "--log-level", "warning",
+                                 "--header-timeout", "1"], log=tmp_path / "w.log").start()
     try:
         pkg = make_package(tmp_path / "p.db", "zod", "3.0.0")
         r = requests.post(server.url + package_url("npm", "zod", "3.0.0"), data=pkg.read_bytes(),

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import requests
 from click.testing import CliRunner
-from engine_fixtures import PostgresCluster, Replica, S3Server, bucket, pg_cluster, pg_url, s3_server  # noqa: F401
-from registry_fixtures import AUTH, KEY, assert_error, make_package, package_url
+from engine_fixtures import PostgresCluster, S3Server, bucket, pg_cluster, pg_url, s3_server  # noqa: F401
+from registry_fixtures import AUTH, KEY, ServerProcess, assert_error, make_package, package_url
 
 from context_cli.store.store import Store
 from context_cli.surfaces.cli import cli
@@ -33,7 +33,7 @@ def shared(pg_url: str, bucket: str, s3_server: S3Server) -> list[str]:
 
 @pytest.fixture
 def replicas(shared: list[str], tmp_path: Path):
-    started = [Replica(shared, tmp_path / f"replica{i}.log").start() for i in range(2)]
+    started = [ServerProcess(args=shared, log=tmp_path / f"replica{i}.log").start() for i in range(2)]
     try:
         yield started
     finally:
@@ -41,7 +41,7 @@ def replicas(shared: list[str], tmp_path: Path):
             r.stop()
 
 
-def post(replica: Replica, pkg: Path, name: str, version: str, registry: str = "npm") -> requests.Response:
+def post(replica: ServerProcess, pkg: Path, name: str, version: str, registry: str = "npm") -> requests.Response:
     return requests.post(replica.url + package_url(registry, name, version), data=pkg.read_bytes(),
                          headers=AUTH, timeout=30)
 
@@ -73,12 +73,12 @@ def test_publish_on_one_search_and_install_through_the_other(replicas, tmp_path,
     assert {i.id.qualified for i in Store().installed()} == {"npm/zod@3.1.0", "npm/zod@3.0.0"}
 
 
-def race(targets: list[tuple[Replica, Path]], name: str, version: str) -> list[requests.Response]:
+def race(targets: list[tuple[ServerProcess, Path]], name: str, version: str) -> list[requests.Response]:
     """POST each (replica, file) at the same moment; answers in the order given."""
     gate = threading.Barrier(len(targets))
     answers: list[requests.Response | None] = [None] * len(targets)
 
-    def send(i: int, replica: Replica, pkg: Path) -> None:
+    def send(i: int, replica: ServerProcess, pkg: Path) -> None:
         gate.wait()
         answers[i] = post(replica, pkg, name, version)
 
@@ -110,8 +110,8 @@ def test_same_version_through_two_replicas_at_once(replicas, tmp_path, s3_server
 
 def test_replica_killed_mid_upload_leaves_nothing(shared, tmp_path, s3_server, bucket):
     data = tmp_path / "scratch"
-    a = Replica([*shared, "--data", str(data)], tmp_path / "a.log").start()
-    b = Replica(shared, tmp_path / "b.log").start()
+    a = ServerProcess(args=[*shared, "--data", str(data)], log=tmp_path / "a.log").start()
+    b = ServerProcess(args=shared, log=tmp_path / "b.log").start()
     try:
         pkg = make_package(tmp_path / "big.db", "docs", "1.0.0", text="words " * 50000)
         body = pkg.read_bytes()
@@ -141,14 +141,14 @@ def test_orphans_of_a_crash_are_swept(shared, tmp_path, s3_server, bucket):
     orphan = "registry/blobs/ab/" + "ab" * 32 + ".db"
     client.put_object(Bucket=bucket, Key=orphan, Body=b"never committed")
     started = client.create_multipart_upload(Bucket=bucket, Key="registry/blobs/cd/" + "cd" * 32 + ".db")
-    keeper = Replica(shared, tmp_path / "keep.log").start()
+    keeper = ServerProcess(args=shared, log=tmp_path / "keep.log").start()
     try:
         pkg = make_package(tmp_path / "p.db", "kept", "1.0.0")
         assert post(keeper, pkg, "kept", "1.0.0").status_code == 201
     finally:
         keeper.stop()
     assert orphan in blob_keys(s3_server, bucket)  # younger than the default hour: kept
-    sweeper = Replica([*shared, "--orphan-grace", "0"], tmp_path / "sweep.log").start()
+    sweeper = ServerProcess(args=[*shared, "--orphan-grace", "0"], log=tmp_path / "sweep.log").start()
     try:
         def open_uploads() -> set[str]:
             return {u["UploadId"] for u in client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])}
@@ -224,8 +224,8 @@ def test_health_reports_a_down_database(replicas, pg_cluster: PostgresCluster):
 
 
 def test_redirect_downloads_go_straight_to_the_bucket(shared, tmp_path, monkeypatch, s3_server):
-    replica = Replica([*shared, "--redirect-downloads", "--presign-seconds", "60"],
-                      tmp_path / "r.log").start()
+    replica = ServerProcess(args=[*shared, "--redirect-downloads", "--presign-seconds", "60"],
+                            log=tmp_path / "r.log").start()
     try:
         pkg = make_package(tmp_path / "p.db", "zod", "3.0.0")
         sha = hashlib.sha256(pkg.read_bytes()).hexdigest()
@@ -270,7 +270,7 @@ def test_migrate_moves_a_registry_and_verifies_checksums(tmp_path, pg_url, bucke
     again = CliRunner().invoke(server_cli, ["migrate", "--from-data", str(tmp_path / "old"), *target])
     assert again.exit_code == 0 and "0 copied, 3 already there" in again.output
 
-    replica = Replica([*target, "--log-level", "warning"], tmp_path / "m.log").start()
+    replica = ServerProcess(args=[*target, "--log-level", "warning"], log=tmp_path / "m.log").start()
     try:
         for v, pkg in pkgs.items():
             meta = requests.get(replica.url + package_url("pip", "flask", v), timeout=5).json()
