@@ -110,15 +110,11 @@ class Package:
             return {int(cid): (str(dp), str(dt))
                     for cid, dp, dt in self.db.execute("SELECT id, doc_path, doc_title FROM chunks")}
 
-    def page_tokens(self, doc_paths: Iterable[str]) -> int:
-        """Tokens of every section of these pages together (what reading them whole costs)."""
-        paths = sorted(set(doc_paths))
-        if not paths:
-            return 0
-        with self.deadline():
-            return int(self.db.execute(
-                f"SELECT coalesce(sum(tokens), 0) FROM chunks WHERE doc_path IN ({','.join('?' * len(paths))})",
-                paths).fetchone()[0])
+    def tokens_per_page(self) -> dict[str, int]:
+        """Doc path -> tokens of all its sections together (what reading the page whole costs)."""
+        with self.deadline(LOAD_DEADLINE_S):
+            return {str(dp): int(n) for dp, n in self.db.execute(
+                "SELECT doc_path, coalesce(sum(tokens), 0) FROM chunks GROUP BY doc_path")}
 
     def pages(self) -> list[PageRecord]:
         """Our `pages` rows (none in packages from elsewhere)."""

@@ -186,8 +186,9 @@ class Bm25Index:
         order = np.lexsort((ids, -scores))[:limit]
         return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
 
-    def stats(self, words: Sequence[str], candidates: Sequence[int]) -> list[tuple[str, int, set[int]]]:
-        """For each query word: its document frequency and which candidates contain it."""
+    def presence(self, words: Sequence[str], candidates: np.ndarray) -> list[tuple[str, int, np.ndarray]]:
+        """For each query word: its document frequency and which `candidates` (an int64
+        array) contain it, as a bool array aligned with them."""
         import numpy as np
 
         last = self._last
@@ -195,12 +196,11 @@ class Bm25Index:
             units = last[1][:len(words)]
         else:
             units = self.units(words, ())
-        cand = np.asarray(list(candidates), dtype=np.int64)
-        out: list[tuple[str, int, set[int]]] = []
+        out: list[tuple[str, int, np.ndarray]] = []
         for w, u in zip(words, units, strict=True):
             if u is None:
-                out.append((w, 0, set()))
+                out.append((w, 0, np.zeros(len(candidates), dtype=bool)))
                 continue
-            pos = np.minimum(np.searchsorted(u.ids, cand), len(u.ids) - 1)
-            out.append((w, u.df, set(cand[u.ids[pos] == cand].tolist())))
+            pos = np.minimum(np.searchsorted(u.ids, candidates), len(u.ids) - 1)
+            out.append((w, u.df, u.ids[pos] == candidates))
         return out

@@ -11,6 +11,7 @@ column: a package could declare one token for megabytes of text.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -41,8 +42,10 @@ class Candidate:
         return f"{self.doc_title} > {self.section_title}"
 
 
-def pack(ranked: list[Candidate], budget: int, limit: int) -> list[Candidate]:
-    """Choose sections in rank order that fit `budget`, then merge page neighbours."""
+def pack(ranked: Iterable[Candidate], budget: int, limit: int) -> list[Candidate]:
+    """Choose sections in rank order that fit `budget`, then merge page neighbours.
+
+    `ranked` is read only as far as needed (the engine reads sections' text lazily)."""
     chosen: list[Candidate] = []
     used = 0
     per_page: dict[tuple[str, str], int] = {}
