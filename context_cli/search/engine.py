@@ -13,7 +13,7 @@ import heapq
 import math
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,7 +22,7 @@ from ..errors import ContextError, InvalidPackage
 from .answer import Answer, Hit, Json, Page, finite
 from .fts import terms, without_library_name
 from .index import Searchable, open_searchable
-from .pack import Candidate, pack
+from .pack import Candidate, choose, pack
 from .pages import title_matcher, with_page_evidence
 from .verdict import Signals, judge, overall
 
@@ -74,8 +74,8 @@ def answer(query: str, packages: Iterable[Installed], opts: SearchOptions | None
         raise ContextError("no packages to search; install one with `context add` or `context install`")
     scored, run = _ranking(query, searchables, opts.mode)
     while True:
-        try:  # only the sections the pack looks at are read
-            chosen = pack(_read_in_order(query, scored, opts.limit), opts.budget, opts.limit)
+        try:
+            chosen = _pack(query, scored, opts)
             break
         except _Unreadable as e:  # that package is skipped, as if it had failed while ranking
             run.skip(e.searchable, e.error)
@@ -103,7 +103,7 @@ def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
     scored, run = _ranking(query, searchables, mode)
     while True:
         try:
-            return list(_read_in_order(query, scored, len(scored))), run.notes, run.modes
+            return _read(query, scored), run.notes, run.modes
         except _Unreadable as e:
             run.skip(e.searchable, e.error)
             scored = [c for c in scored if c.s is not e.searchable]
@@ -120,6 +120,7 @@ class _Scored:
     coverage: float
     z: float | None
     missing: list[str]
+    chars: int  # length of its text, to plan the pack before reading it
 
 
 class _Unreadable(Exception):
@@ -219,10 +220,10 @@ def _rank_one(s: Searchable, query: str, mode: str, per_package: int, query_vect
     coverage = dict(zip(stats.candidates.tolist(), stats.coverages().tolist(), strict=True))
     z_map = z_of(ids) if z_of else {}
     with s.lock:
-        where = s.pages
+        where, chars = s.pages, s.chars
     # In chunk id order, so that ties across the whole ranking fall as they always have.
     return [_Scored(s=s, chunk_id=cid, doc_path=where[cid][0], score=score, coverage=coverage[cid],
-                    z=z_map.get(cid), missing=stats.missing)
+                    z=z_map.get(cid), missing=stats.missing, chars=chars[cid])
             for cid, score in sorted(ordered) if cid in where]
 
 
@@ -295,35 +296,58 @@ def _zscores(index: VectorIndex, scores: np.ndarray) -> _ZScores:
     return _ZScores(index, scores)
 
 
-def _read_in_order(query: str, scored: list[_Scored], batch: int) -> Iterator[Candidate]:
-    """The ranked sections with their text and verdict, read a batch at a time (one query
-    per package and batch), in rank order. A package that fails raises `_Unreadable`."""
+class _NeedsText(Exception):
+    """The pack cannot be planned from sizes alone (a section must be trimmed)."""
+
+
+def _needs_text(x: _Scored, budget: int) -> _Scored | None:
+    raise _NeedsText
+
+
+def _pack(query: str, scored: list[_Scored], opts: SearchOptions) -> list[Candidate]:
+    """The pack, planned from the sections' sizes and then made from the text of the chosen
+    ones only. The pack reads ranked sections until one rule stops it, usually all of them;
+    reading the text of only those it keeps gives the same pack, unless one must be trimmed or
+    a text is not as long as its size said: then it is made from every ranked section's text."""
+    try:
+        plan = choose(scored, opts.budget, opts.limit, size=lambda x: (x.chars + 3) // 4,  # = estimate_tokens
+                      page=lambda x: (x.s.label, x.doc_path), shrink=_needs_text)
+    except _NeedsText:
+        plan = scored
+    ranked = _read(query, plan)
+    if plan is not scored and any(len(c.content) != x.chars for c, x in zip(ranked, plan, strict=False)):
+        ranked = _read(query, scored)
+    return pack(ranked, opts.budget, opts.limit)
+
+
+def _read(query: str, scored: list[_Scored]) -> list[Candidate]:
+    """The ranked sections with their text and verdict (one query per package), in rank
+    order. A package that fails raises `_Unreadable`."""
     q = query.strip()
     identifier = q if _IDENTIFIER.match(q) else None
     n_terms = len(terms(query))
-    batch = max(batch, 1)
-    for lo in range(0, len(scored), batch):
-        part = scored[lo:lo + batch]
-        texts: dict[tuple[int, int], Chunk] = {}
-        for s in {id(c.s): c.s for c in part}.values():
-            try:
-                with s.lock:
-                    texts.update(((id(s), cid), c) for cid, c in s.sections([x.chunk_id for x in part if x.s is s]))
-            except PACKAGE_FAULTS as e:
-                raise _Unreadable(s, e) from None
-        for x in part:
-            c = texts.get((id(x.s), x.chunk_id))
-            if c is None:
-                continue  # a section that vanished between ranking and reading
-            signals = Signals(
-                coverage=x.coverage, z=x.z, missing=x.missing, n_terms=n_terms,
-                exact_phrase=bool(identifier and (identifier in c.content or identifier in c.section_title)),
-            )
-            yield Candidate(
-                library=x.s.label, chunk_id=x.chunk_id, doc_path=c.doc_path, doc_title=c.doc_title,
-                section_title=c.section_title, content=c.content, tokens=c.tokens, url=c.url,
-                score=x.score, verdict=judge(signals), signals=signals.as_dict(),
-            )
+    texts: dict[tuple[int, int], Chunk] = {}
+    for s in {id(c.s): c.s for c in scored}.values():
+        try:
+            with s.lock:
+                texts.update(((id(s), cid), c) for cid, c in s.sections([x.chunk_id for x in scored if x.s is s]))
+        except PACKAGE_FAULTS as e:
+            raise _Unreadable(s, e) from None
+    out = []
+    for x in scored:
+        c = texts.get((id(x.s), x.chunk_id))
+        if c is None:
+            continue  # a section that vanished between ranking and reading
+        signals = Signals(
+            coverage=x.coverage, z=x.z, missing=x.missing, n_terms=n_terms,
+            exact_phrase=bool(identifier and (identifier in c.content or identifier in c.section_title)),
+        )
+        out.append(Candidate(
+            library=x.s.label, chunk_id=x.chunk_id, doc_path=c.doc_path, doc_title=c.doc_title,
+            section_title=c.section_title, content=c.content, tokens=c.tokens, url=c.url,
+            score=x.score, verdict=judge(signals), signals=signals.as_dict(),
+        ))
+    return out
 
 
 def _answer(query: str, searchables: list[Searchable], chosen: list[Candidate], opts: SearchOptions,

@@ -50,6 +50,7 @@ class Searchable:
     _bm25: Bm25Index | None = None
     _bm25_checked: bool = False
     _pages: dict[int, tuple[str, str]] | None = None
+    _chars: dict[int, int] | None = None
     _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
     _page_tokens: dict[str, int] | None = None
 
@@ -129,8 +130,16 @@ class Searchable:
     def pages(self) -> dict[int, tuple[str, str]]:
         """Chunk id -> (doc_path, doc_title) of every section, read once per process. Call under `lock`."""
         if self._pages is None:
-            self._pages = self.pkg.pages_of()
+            self._pages, self._chars = self.pkg.pages_of()
         return self._pages
+
+    @property
+    def chars(self) -> dict[int, int]:
+        """Chunk id -> length of its text, read with `pages` (so a pack is planned before any
+        text is read). Call under `lock`."""
+        if self._chars is None:
+            self._pages, self._chars = self.pkg.pages_of()
+        return self._chars
 
     def title_tokens(self, path: str, title: str) -> frozenset[str]:
         """Index tokens of a page's title and path words, computed once per page. Call under `lock`."""
