@@ -196,11 +196,14 @@ class Bm25Index:
             units = last[1][:len(words)]
         else:
             units = self.units(words, ())
-        out: list[tuple[str, int, np.ndarray]] = []
-        for w, u in zip(words, units, strict=True):
-            if u is None:
-                out.append((w, 0, np.zeros(len(candidates), dtype=bool)))
-                continue
-            pos = np.minimum(np.searchsorted(u.ids, candidates), len(u.ids) - 1)
-            out.append((w, u.df, u.ids[pos] == candidates))
-        return out
+        found = [u for u in units if u is not None]
+        rows = np.zeros((len(units), len(candidates)), dtype=bool)
+        if found and len(candidates):
+            # All lists in one search: list i's ids shifted by i * (n + 1) stay sorted end to end.
+            span = self.n + 1
+            keys = np.concatenate([u.ids for u in found]) + np.repeat(
+                np.arange(len(found), dtype=np.int64) * span, [u.df for u in found])
+            want = (np.arange(len(found), dtype=np.int64)[:, None] * span + candidates).ravel()
+            pos = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+            rows[[i for i, u in enumerate(units) if u is not None]] = (keys[pos] == want).reshape(len(found), -1)
+        return [(w, u.df if u is not None else 0, row) for w, u, row in zip(words, units, rows, strict=True)]

@@ -9,12 +9,12 @@ describes every step and the JSON shape.
 
 from __future__ import annotations
 
-import heapq
 import math
 import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ..document import Chunk
@@ -155,12 +155,15 @@ def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[list
     if not terms(query):
         run.notes.append("the query has no searchable words")
         return [], run
+    # Cosines first, for every package in a row: each product streams a whole matrix through
+    # the CPU's caches, and done between the other steps it would evict what they reuse.
     query_vectors: dict[int, np.ndarray] = {}
+    cosines = [_cosines(s, query, mode, query_vectors) for s in searchables]
     candidates: list[_Scored] = []
     per_package = max(MIN_JUDGED_PER_PACKAGE, JUDGED // len(searchables))
-    for s in searchables:
+    for s, dense in zip(searchables, cosines, strict=True):
         try:  # each query against the package runs under its own deadline (2 s; one-time loads 10 s)
-            candidates.extend(_rank_one(s, query, mode, per_package, query_vectors, run.notes, run.modes))
+            candidates.extend(_rank_one(s, query, mode, per_package, dense, run.notes, run.modes))
         except PACKAGE_FAULTS as e:  # one bad or pathological package never breaks the others' answer
             run.skip(s, e)
     if len(searchables) > 1:
@@ -186,22 +189,36 @@ def _as_package_error(label: str, e: Exception) -> InvalidPackage:
     return InvalidPackage(f"{label}: unreadable ({type(e).__name__}: {str(e)[:200]})")
 
 
-def _rank_one(s: Searchable, query: str, mode: str, per_package: int, query_vectors: dict[int, np.ndarray],
+def _cosines(s: Searchable, query: str, mode: str, query_vectors: dict[int, np.ndarray]
+             ) -> _ZScores | None | Exception:
+    """The query's cosine with every section of the package (None: searched lexically), or
+    what went wrong, raised when the package's turn comes (`_rank_one`)."""
+    if mode == "lexical":
+        return None
+    try:
+        dense = s.dense()
+    except PACKAGE_FAULTS as e:
+        return e
+    if dense is None:
+        return None
+    model, index = dense
+    qv = query_vectors.get(id(model))
+    if qv is None:
+        qv = query_vectors[id(model)] = model.encode([query])[0].astype("float32")
+    return _ZScores(index, index.scores(qv))
+
+
+def _rank_one(s: Searchable, query: str, mode: str, per_package: int, dense: _ZScores | None | Exception,
               notes: list[str], modes: dict[str, str]) -> list[_Scored]:
     """One package's best candidates (fused, with page evidence and signals); notes its search mode."""
     words = without_library_name(query, s.pkg.id.name)  # the words that choose among its pages
     with s.lock:
         lex = s.lexical(words, POOL) if mode != "dense" else []
+    if isinstance(dense, Exception):
+        raise dense
     dense_hits: list[tuple[int, float]] = []
-    z_of = None
-    dense = s.dense() if mode != "lexical" else None
-    if dense is not None:
-        model, index = dense
-        qv = query_vectors.get(id(model))
-        if qv is None:
-            qv = query_vectors[id(model)] = model.encode([query])[0].astype("float32")
-        scores = index.scores(qv)
-        z_of = _zscores(index, scores)
+    z_of = dense
+    if z_of is not None:
         dense_hits = z_of.top(POOL)
         modes[s.label] = "hybrid" if mode != "dense" else "dense"
     else:
@@ -212,7 +229,8 @@ def _rank_one(s: Searchable, query: str, mode: str, per_package: int, query_vect
     if not fused:
         return []
     if len(fused) > PAGE_POOL * per_package:  # many packages: page evidence for each one's best
-        fused = dict(heapq.nlargest(PAGE_POOL * per_package, fused.items(), key=lambda kv: kv[1]))
+        # (A stable sort: ties keep their order, as heapq.nlargest keeps it.)
+        fused = dict(sorted(fused.items(), key=itemgetter(1), reverse=True)[:PAGE_POOL * per_package])
     with s.lock:
         stats = s.term_stats(words, list(fused))  # for page evidence and for the verdicts
     ordered = _by_page(s, stats, fused)[:per_package]
@@ -290,10 +308,6 @@ class _ZScores:
         rows = self.index.positions(ids)
         found = rows >= 0
         return dict(self._of_rows(np.asarray(ids, dtype=np.int64)[found], rows[found]))
-
-
-def _zscores(index: VectorIndex, scores: np.ndarray) -> _ZScores:
-    return _ZScores(index, scores)
 
 
 class _NeedsText(Exception):

@@ -70,11 +70,11 @@ class TermStats:
         import numpy as np
 
         total = sum(self.idf.values())
-        acc = np.zeros(len(self.candidates))
-        if total <= 0:
-            return acc
-        for w, row in zip(self.idf.values(), self.contains, strict=True):
-            acc += w * row  # term by term, in query order: the same sum for every candidate
+        if total <= 0 or not len(self.contains):
+            return np.zeros(len(self.candidates))
+        weights = np.fromiter(self.idf.values(), dtype=np.float64, count=len(self.idf))
+        # A running sum, term by term in query order: the same sum for every candidate.
+        acc: np.ndarray = (weights[:, None] * self.contains).cumsum(axis=0)[-1]
         return acc / total
 
 
