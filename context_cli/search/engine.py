@@ -123,10 +123,11 @@ class _Scored:
     chars: int  # length of its text, to plan the pack before reading it
 
 
-class _Unreadable(Exception):
-    """A package failed while its sections were read for the answer."""
+class _Unreadable(ContextError):
+    """A package failed while its sections were read for the answer (caught in this module)."""
 
     def __init__(self, searchable: Searchable, error: Exception) -> None:
+        super().__init__(f"{searchable.label}: {error}")
         self.searchable, self.error = searchable, error
 
 
@@ -310,8 +311,8 @@ class _ZScores:
         return dict(self._of_rows(np.asarray(ids, dtype=np.int64)[found], rows[found]))
 
 
-class _NeedsText(Exception):
-    """The pack cannot be planned from sizes alone (a section must be trimmed)."""
+class _NeedsText(ContextError):
+    """The pack cannot be planned from sizes alone: a section must be trimmed (caught in this module)."""
 
 
 def _needs_text(x: _Scored, budget: int) -> _Scored | None:
