@@ -9,11 +9,15 @@ The ten packages are synthesised from the anthropic eval corpus (its sections, r
 per package) so the text is realistic; each carries vectors from the shipped model. They
 are built once into the bench cache (see common.py) and reused.
 
-    python bench/latency.py
+    python bench/latency.py              # both
+    python bench/latency.py --warm-only  # only 1., e.g. to compare two checkouts run by turns
+
+Each line ends with the 1-minute load average: on a busy machine the times are upper bounds.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -116,15 +120,21 @@ def cold_query(home: Path, library: str, topics: list[str], runs: int) -> Summar
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--warm-only", action="store_true", help="only the warm in-process search")
+    args = ap.parse_args()
     t0 = time.perf_counter()
     home = ten_packages_home()
     print(f"{N_PACKAGES} packages x {CHUNKS_PER_PACKAGE} sections ready in {time.perf_counter() - t0:.1f}s")
     for label, one in (("all 10 packages", False), ("one package", True)):
         s = warm(home, one)
-        print(f"warm search, {label:<16} p50 {s.p50:.2f} ms  p95 {s.p95:.2f} ms  ({s.spread('ms', '.2f')})")
-    for label, args in (("context --help", ["--help"]), ("context query pkg0", ["query", "pkg0", questions()[0]])):
-        s = cold(home, args, 7)
-        print(f"cold {label:<20} p50 {s.p50 * 1000:.0f} ms  ({s.spread('s', '.3f')})")
+        print(f"warm search, {label:<16} p50 {s.p50:.2f} ms  p95 {s.p95:.2f} ms  ({s.spread('ms', '.2f')})"
+              f"  load {os.getloadavg()[0]:.1f}")
+    if args.warm_only:
+        return
+    for label, cmd in (("context --help", ["--help"]), ("context query pkg0", ["query", "pkg0", questions()[0]])):
+        s = cold(home, cmd, 7)
+        print(f"cold {label:<20} p50 {s.p50 * 1000:.0f} ms  ({s.spread('s', '.3f')})  load {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -104,21 +104,22 @@ class Package:
                                  tokens=int(tokens), has_code=bool(has_code), url=u))
                 for cid, dp, dt, st, content, tokens, has_code, u in rows]
 
-    def pages_of(self) -> dict[int, tuple[str, str]]:
-        """Chunk id -> (doc_path, doc_title) for every section: which page each belongs to."""
+    def pages_of(self) -> tuple[dict[int, tuple[str, str]], dict[int, int]]:
+        """For every section: chunk id -> (doc_path, doc_title), which page it belongs to, and
+        chunk id -> the characters of its text (as SQLite counts them: up to a NUL)."""
+        pages: dict[int, tuple[str, str]] = {}
+        chars: dict[int, int] = {}
         with self.deadline(LOAD_DEADLINE_S):
-            return {int(cid): (str(dp), str(dt))
-                    for cid, dp, dt in self.db.execute("SELECT id, doc_path, doc_title FROM chunks")}
+            for cid, dp, dt, n in self.db.execute("SELECT id, doc_path, doc_title, length(content) FROM chunks"):
+                pages[int(cid)] = (str(dp), str(dt))
+                chars[int(cid)] = int(n or 0)
+        return pages, chars
 
-    def page_tokens(self, doc_paths: Iterable[str]) -> int:
-        """Tokens of every section of these pages together (what reading them whole costs)."""
-        paths = sorted(set(doc_paths))
-        if not paths:
-            return 0
-        with self.deadline():
-            return int(self.db.execute(
-                f"SELECT coalesce(sum(tokens), 0) FROM chunks WHERE doc_path IN ({','.join('?' * len(paths))})",
-                paths).fetchone()[0])
+    def tokens_per_page(self) -> dict[str, int]:
+        """Doc path -> tokens of all its sections together (what reading the page whole costs)."""
+        with self.deadline(LOAD_DEADLINE_S):
+            return {str(dp): int(n) for dp, n in self.db.execute(
+                "SELECT doc_path, coalesce(sum(tokens), 0) FROM chunks GROUP BY doc_path")}
 
     def pages(self) -> list[PageRecord]:
         """Our `pages` rows (none in packages from elsewhere)."""

@@ -73,11 +73,21 @@ class Bm25Index:
         v = math.log((self.n - df + 0.5) / (df + 0.5))
         return v if v > 0 else 1e-6
 
-    def _decode(self, df: object, blob: object) -> Posting:
-        ids, tfs = decode_postings(df, blob, self.n)
-        f = self.weights @ tfs.astype("float64")
-        contrib = self.idf(len(ids)) * f * (K1 + 1) / (f + self._k[ids])
-        return Posting(ids=ids, tfs=tfs, contrib=contrib)
+    def _decode(self, rows: Sequence[tuple[object, object]]) -> list[Posting]:
+        """`bm25_terms` rows (df, postings) -> their postings, BM25 parts computed for all at once."""
+        import numpy as np
+
+        lists = [decode_postings(df, blob, self.n) for df, blob in rows]
+        if not lists:
+            return []
+        sizes = [len(ids) for ids, _ in lists]
+        ids = np.concatenate([i for i, _ in lists])
+        f = self.weights @ np.concatenate([t for _, t in lists], axis=1).astype("float64")  # whole numbers: exact
+        idf = np.repeat(np.array([self.idf(n) for n in sizes]), sizes)
+        contrib = idf * f * (K1 + 1) / (f + self._k[ids])
+        cuts = np.cumsum(sizes)[:-1]
+        return [Posting(ids=i, tfs=t, contrib=c)
+                for (i, t), c in zip(lists, np.split(contrib, cuts), strict=True)]
 
     def _remember(self, key: object, value: Posting | None) -> None:
         self._cache[key] = value
@@ -100,9 +110,10 @@ class Bm25Index:
             marks = ",".join("?" * len(todo))
             found = {term: (df, blob) for term, df, blob in self.db.execute(
                 f"SELECT term, df, postings FROM bm25_terms WHERE term IN ({marks})", todo)}
+            hits = [t for t in todo if t in found]
+            decoded = dict(zip(hits, self._decode([found[t] for t in hits]), strict=True))
             for t in todo:
-                hit = found.get(t)
-                p = self._decode(*hit) if hit is not None else None
+                p = decoded.get(t)
                 self._remember(t, p)
                 out[t] = p
         return out
@@ -186,8 +197,9 @@ class Bm25Index:
         order = np.lexsort((ids, -scores))[:limit]
         return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
 
-    def stats(self, words: Sequence[str], candidates: Sequence[int]) -> list[tuple[str, int, set[int]]]:
-        """For each query word: its document frequency and which candidates contain it."""
+    def presence(self, words: Sequence[str], candidates: np.ndarray) -> list[tuple[str, int, np.ndarray]]:
+        """For each query word: its document frequency and which `candidates` (an int64
+        array) contain it, as a bool array aligned with them."""
         import numpy as np
 
         last = self._last
@@ -195,12 +207,14 @@ class Bm25Index:
             units = last[1][:len(words)]
         else:
             units = self.units(words, ())
-        cand = np.asarray(list(candidates), dtype=np.int64)
-        out: list[tuple[str, int, set[int]]] = []
-        for w, u in zip(words, units, strict=True):
-            if u is None:
-                out.append((w, 0, set()))
-                continue
-            pos = np.minimum(np.searchsorted(u.ids, cand), len(u.ids) - 1)
-            out.append((w, u.df, set(cand[u.ids[pos] == cand].tolist())))
-        return out
+        found = [u for u in units if u is not None]
+        rows = np.zeros((len(units), len(candidates)), dtype=bool)
+        if found and len(candidates):
+            # All lists in one search: list i's ids shifted by i * (n + 1) stay sorted end to end.
+            span = self.n + 1
+            keys = np.concatenate([u.ids for u in found]) + np.repeat(
+                np.arange(len(found), dtype=np.int64) * span, [u.df for u in found])
+            want = (np.arange(len(found), dtype=np.int64)[:, None] * span + candidates).ravel()
+            pos = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+            rows[[i for i, u in enumerate(units) if u is not None]] = (keys[pos] == want).reshape(len(found), -1)
+        return [(w, u.df if u is not None else 0, row) for w, u, row in zip(words, units, rows, strict=True)]

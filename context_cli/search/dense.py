@@ -37,11 +37,15 @@ class VectorIndex:
 
     def top(self, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(chunk id, cosine), best first."""
+        idx = self.top_rows(scores, k)
+        return list(zip(self.ids[idx].tolist(), scores[idx].tolist(), strict=True))
+
+    def top_rows(self, scores: np.ndarray, k: int) -> np.ndarray:
+        """Rows of the `k` best scores, best first."""
         import numpy as np
 
         if not len(scores):
-            return []
+            return np.zeros(0, dtype=np.int64)
         k = min(k, len(scores))
         idx = np.argpartition(-scores, k - 1)[:k]
-        idx = idx[np.argsort(-scores[idx])]
-        return [(int(self.ids[i]), float(scores[i])) for i in idx]
+        return idx[np.argsort(-scores[idx])]

@@ -9,19 +9,20 @@ describes every step and the JSON shape.
 
 from __future__ import annotations
 
-import heapq
 import math
 import re
 import sqlite3
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
+from ..document import Chunk
 from ..errors import ContextError, InvalidPackage
 from .answer import Answer, Hit, Json, Page, finite
 from .fts import terms, without_library_name
 from .index import Searchable, open_searchable
-from .pack import Candidate, pack
+from .pack import Candidate, choose, pack
 from .pages import title_matcher, with_page_evidence
 from .verdict import Signals, judge, overall
 
@@ -71,9 +72,15 @@ def answer(query: str, packages: Iterable[Installed], opts: SearchOptions | None
     searchables = [open_searchable(p) for p in packages]
     if not searchables:
         raise ContextError("no packages to search; install one with `context add` or `context install`")
-    ranked, notes, modes = rank(query, searchables, opts.mode)
-    chosen = pack(ranked, opts.budget, opts.limit)
-    return _answer(query, searchables, chosen, opts, notes, modes)
+    scored, run = _ranking(query, searchables, opts.mode)
+    while True:
+        try:
+            chosen = _pack(query, scored, opts)
+            break
+        except _Unreadable as e:  # that package is skipped, as if it had failed while ranking
+            run.skip(e.searchable, e.error)
+            scored = [c for c in scored if c.s is not e.searchable]
+    return _answer(query, searchables, chosen, opts, run.notes, run.modes)
 
 
 def search(query: str, packages: Iterable[Installed], opts: SearchOptions | None = None) -> Json:
@@ -93,38 +100,87 @@ def check_text(text: str, what: str) -> None:
 def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
          ) -> tuple[list[Candidate], list[str], dict[str, str]]:
     """All judged candidates across packages, best first, plus notes and per-package modes."""
-    notes: list[str] = []
-    modes: dict[str, str] = {}
+    scored, run = _ranking(query, searchables, mode)
+    while True:
+        try:
+            return _read(query, scored), run.notes, run.modes
+        except _Unreadable as e:
+            run.skip(e.searchable, e.error)
+            scored = [c for c in scored if c.s is not e.searchable]
+
+
+@dataclass
+class _Scored:
+    """A ranked section before its text is read (`_read_in_order` reads what is needed)."""
+
+    s: Searchable
+    chunk_id: int
+    doc_path: str
+    score: float
+    coverage: float
+    z: float | None
+    missing: list[str]
+    chars: int  # length of its text, to plan the pack before reading it
+
+
+class _Unreadable(ContextError):
+    """A package failed while its sections were read for the answer (caught in this module)."""
+
+    def __init__(self, searchable: Searchable, error: Exception) -> None:
+        super().__init__(f"{searchable.label}: {error}")
+        self.searchable, self.error = searchable, error
+
+
+@dataclass
+class _Run:
+    """What one search notes on the way: per-package modes, notes, and the packages skipped."""
+
+    searchables: list[Searchable]
+    notes: list[str] = field(default_factory=list)
+    modes: dict[str, str] = field(default_factory=dict)
+    skipped: list[InvalidPackage] = field(default_factory=list)
+
+    def skip(self, s: Searchable, e: Exception) -> None:
+        """Note a package that failed as skipped; when every one has failed, the first error is the answer."""
+        problem = _as_package_error(s.label, e)
+        self.skipped.append(problem)
+        self.modes[s.label] = "skipped"
+        self.notes.append(f"{problem}; skipped" if "skipped" not in str(problem) else str(problem))
+        if len(self.skipped) == len(self.searchables):
+            raise self.skipped[0]
+
+
+def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[list[_Scored], _Run]:
+    """Every package's best sections, scored and ranked together, before any text is read."""
+    run = _Run(searchables)
     if not terms(query):
-        notes.append("the query has no searchable words")
-        return [], notes, modes
+        run.notes.append("the query has no searchable words")
+        return [], run
+    # Cosines first, for every package in a row: each product streams a whole matrix through
+    # the CPU's caches, and done between the other steps it would evict what they reuse.
     query_vectors: dict[int, np.ndarray] = {}
-    candidates: list[Candidate] = []
+    cosines = [_cosines(s, query, mode, query_vectors) for s in searchables]
+    candidates: list[_Scored] = []
     per_package = max(MIN_JUDGED_PER_PACKAGE, JUDGED // len(searchables))
-    skipped: list[ContextError] = []
-    for s in searchables:
+    for s, dense in zip(searchables, cosines, strict=True):
         try:  # each query against the package runs under its own deadline (2 s; one-time loads 10 s)
-            candidates.extend(_rank_one(s, query, mode, per_package, query_vectors, notes, modes))
+            candidates.extend(_rank_one(s, query, mode, per_package, dense, run.notes, run.modes))
         except PACKAGE_FAULTS as e:  # one bad or pathological package never breaks the others' answer
-            problem = _as_package_error(s.label, e)
-            skipped.append(problem)
-            modes[s.label] = "skipped"
-            notes.append(f"{problem}; skipped" if "skipped" not in str(problem) else str(problem))
-    if skipped and len(skipped) == len(searchables):
-        raise skipped[0]
+            run.skip(s, e)
     if len(searchables) > 1:
         # Fused scores are scaled per package (its best BM25 hit is 1.0), so across packages
         # they are damped by how much of the query a page actually covers (its best section).
-        coverage: dict[tuple[str, str], float] = {}
+        # (The coverage as the answer shows it, to 3 places, as this rule was tuned.)
+        coverage: dict[tuple[int, str], float] = {}
         for c in candidates:
-            key = (c.library, c.doc_path)
-            coverage[key] = max(coverage.get(key, 0.0), c.signals["coverage"])
+            key = (id(c.s), c.doc_path)
+            coverage[key] = max(coverage.get(key, 0.0), round(c.coverage, 3))
         for c in candidates:
-            c.score *= 0.5 + 0.5 * coverage[(c.library, c.doc_path)]
+            c.score *= 0.5 + 0.5 * coverage[(id(c.s), c.doc_path)]
     for c in candidates:
         c.score = finite(c.score)  # a hostile package's NaN must not scramble the ranking
     candidates.sort(key=lambda c: c.score, reverse=True)
-    return candidates, notes, modes
+    return candidates, run
 
 
 def _as_package_error(label: str, e: Exception) -> InvalidPackage:
@@ -134,24 +190,37 @@ def _as_package_error(label: str, e: Exception) -> InvalidPackage:
     return InvalidPackage(f"{label}: unreadable ({type(e).__name__}: {str(e)[:200]})")
 
 
-def _rank_one(s: Searchable, query: str, mode: str, per_package: int, query_vectors: dict[int, np.ndarray],
-              notes: list[str], modes: dict[str, str]) -> list[Candidate]:
-    """One package's judged candidates (fused, with page evidence); notes its search mode."""
+def _cosines(s: Searchable, query: str, mode: str, query_vectors: dict[int, np.ndarray]
+             ) -> _ZScores | None | Exception:
+    """The query's cosine with every section of the package (None: searched lexically), or
+    what went wrong, raised when the package's turn comes (`_rank_one`)."""
+    if mode == "lexical":
+        return None
+    try:
+        dense = s.dense()
+    except PACKAGE_FAULTS as e:
+        return e
+    if dense is None:
+        return None
+    model, index = dense
+    qv = query_vectors.get(id(model))
+    if qv is None:
+        qv = query_vectors[id(model)] = model.encode([query])[0].astype("float32")
+    return _ZScores(index, index.scores(qv))
+
+
+def _rank_one(s: Searchable, query: str, mode: str, per_package: int, dense: _ZScores | None | Exception,
+              notes: list[str], modes: dict[str, str]) -> list[_Scored]:
+    """One package's best candidates (fused, with page evidence and signals); notes its search mode."""
     words = without_library_name(query, s.pkg.id.name)  # the words that choose among its pages
     with s.lock:
         lex = s.lexical(words, POOL) if mode != "dense" else []
+    if isinstance(dense, Exception):
+        raise dense
     dense_hits: list[tuple[int, float]] = []
-    z_of = None
-    dense = s.dense() if mode != "lexical" else None
-    if dense is not None:
-        model, index = dense
-        qv = query_vectors.get(id(model))
-        if qv is None:
-            qv = query_vectors[id(model)] = model.encode([query])[0].astype("float32")
-        scores = index.scores(qv)
-        z_of = _zscores(index, scores)
-        hits = index.top(scores, POOL)
-        dense_hits = list(z_of([cid for cid, _ in hits]).items())
+    z_of = dense
+    if z_of is not None:
+        dense_hits = z_of.top(POOL)
         modes[s.label] = "hybrid" if mode != "dense" else "dense"
     else:
         modes[s.label] = "lexical"
@@ -161,11 +230,20 @@ def _rank_one(s: Searchable, query: str, mode: str, per_package: int, query_vect
     if not fused:
         return []
     if len(fused) > PAGE_POOL * per_package:  # many packages: page evidence for each one's best
-        fused = dict(heapq.nlargest(PAGE_POOL * per_package, fused.items(), key=lambda kv: kv[1]))
+        # (A stable sort: ties keep their order, as heapq.nlargest keeps it.)
+        fused = dict(sorted(fused.items(), key=itemgetter(1), reverse=True)[:PAGE_POOL * per_package])
     with s.lock:
         stats = s.term_stats(words, list(fused))  # for page evidence and for the verdicts
     ordered = _by_page(s, stats, fused)[:per_package]
-    return _judge(s, query, stats, [cid for cid, _ in ordered], dict(ordered), z_of)
+    ids = [cid for cid, _ in ordered]
+    coverage = dict(zip(stats.candidates.tolist(), stats.coverages().tolist(), strict=True))
+    z_map = z_of(ids) if z_of else {}
+    with s.lock:
+        where, chars = s.pages, s.chars
+    # In chunk id order, so that ties across the whole ranking fall as they always have.
+    return [_Scored(s=s, chunk_id=cid, doc_path=where[cid][0], score=score, coverage=coverage[cid],
+                    z=z_map.get(cid), missing=stats.missing, chars=chars[cid])
+            for cid, score in sorted(ordered) if cid in where]
 
 
 def _by_page(s: Searchable, stats: TermStats, fused: dict[int, float]) -> list[tuple[int, float]]:
@@ -173,9 +251,8 @@ def _by_page(s: Searchable, stats: TermStats, fused: dict[int, float]) -> list[t
     from ..package.bm25 import stemmer
 
     with s.lock:
-        where = s.pages_of(list(fused))
         match = title_matcher(stats.idf, stemmer().tokens, s.title_tokens)
-        return with_page_evidence(fused, where, match)
+        return with_page_evidence(fused, s.pages, match)
 
 
 def fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[int, float]:
@@ -199,44 +276,91 @@ def fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[i
     return fused
 
 
-def _zscores(index: VectorIndex, scores: np.ndarray) -> Callable[[list[int]], dict[int, float]]:
-    """A function from chunk ids to their cosine z-scores within this query's distribution.
+class _ZScores:
+    """Chunk ids -> their cosine z-scores within this query's distribution over the package.
 
     Vectors with NaN or infinities (a hostile package) give no z-scores at all."""
-    mean = float(scores.mean()) if len(scores) else 0.0
-    std = float(scores.std()) if len(scores) > 1 else 0.0
-    usable = math.isfinite(mean) and math.isfinite(std) and std > 1e-9
 
-    def z_of(ids: list[int]) -> dict[int, float]:
-        if not usable or not ids:
+    def __init__(self, index: VectorIndex, scores: np.ndarray) -> None:
+        self.index, self.scores = index, scores
+        self.mean = float(scores.mean()) if len(scores) else 0.0
+        self.std = float(scores.std()) if len(scores) > 1 else 0.0
+        self.usable = math.isfinite(self.mean) and math.isfinite(self.std) and self.std > 1e-9
+
+    def _of_rows(self, ids: np.ndarray, rows: np.ndarray) -> list[tuple[int, float]]:
+        import numpy as np
+
+        z = (self.scores[rows].astype(np.float64) - self.mean) / self.std
+        ok = np.isfinite(z)
+        return list(zip(ids[ok].tolist(), z[ok].tolist(), strict=True))
+
+    def top(self, k: int) -> list[tuple[int, float]]:
+        """(chunk id, z) of the `k` best cosines, best first."""
+        if not self.usable:
+            return []
+        rows = self.index.top_rows(self.scores, k)
+        return self._of_rows(self.index.ids[rows], rows)
+
+    def __call__(self, ids: list[int]) -> dict[int, float]:
+        import numpy as np
+
+        if not self.usable or not ids:
             return {}
-        rows = index.positions(ids)
-        z = ((cid, (float(scores[r]) - mean) / std) for cid, r in zip(ids, rows, strict=False) if r >= 0)
-        return {cid: v for cid, v in z if math.isfinite(v)}
-
-    return z_of
+        rows = self.index.positions(ids)
+        found = rows >= 0
+        return dict(self._of_rows(np.asarray(ids, dtype=np.int64)[found], rows[found]))
 
 
-def _judge(s: Searchable, query: str, stats: TermStats, ids: list[int], fused: dict[int, float],
-           z_of: Callable[[list[int]], dict[int, float]] | None) -> list[Candidate]:
-    if not ids:
-        return []
-    with s.lock:
-        sections = s.sections(ids)
+class _NeedsText(ContextError):
+    """The pack cannot be planned from sizes alone: a section must be trimmed (caught in this module)."""
+
+
+def _needs_text(x: _Scored, budget: int) -> _Scored | None:
+    raise _NeedsText
+
+
+def _pack(query: str, scored: list[_Scored], opts: SearchOptions) -> list[Candidate]:
+    """The pack, planned from the sections' sizes and then made from the text of the chosen
+    ones only. The pack reads ranked sections until one rule stops it, usually all of them;
+    reading the text of only those it keeps gives the same pack, unless one must be trimmed or
+    a text is not as long as its size said: then it is made from every ranked section's text."""
+    try:
+        plan = choose(scored, opts.budget, opts.limit, size=lambda x: (x.chars + 3) // 4,  # = estimate_tokens
+                      page=lambda x: (x.s.label, x.doc_path), shrink=_needs_text)
+    except _NeedsText:
+        plan = scored
+    ranked = _read(query, plan)
+    if plan is not scored and any(len(c.content) != x.chars for c, x in zip(ranked, plan, strict=False)):
+        ranked = _read(query, scored)
+    return pack(ranked, opts.budget, opts.limit)
+
+
+def _read(query: str, scored: list[_Scored]) -> list[Candidate]:
+    """The ranked sections with their text and verdict (one query per package), in rank
+    order. A package that fails raises `_Unreadable`."""
     q = query.strip()
     identifier = q if _IDENTIFIER.match(q) else None
     n_terms = len(terms(query))
-    z_map = z_of(ids) if z_of else {}
+    texts: dict[tuple[int, int], Chunk] = {}
+    for s in {id(c.s): c.s for c in scored}.values():
+        try:
+            with s.lock:
+                texts.update(((id(s), cid), c) for cid, c in s.sections([x.chunk_id for x in scored if x.s is s]))
+        except PACKAGE_FAULTS as e:
+            raise _Unreadable(s, e) from None
     out = []
-    for cid, c in sections:
+    for x in scored:
+        c = texts.get((id(x.s), x.chunk_id))
+        if c is None:
+            continue  # a section that vanished between ranking and reading
         signals = Signals(
-            coverage=stats.coverage(cid), z=z_map.get(cid), missing=stats.missing,
-            n_terms=n_terms, exact_phrase=bool(identifier and (identifier in c.content or identifier in c.section_title)),
+            coverage=x.coverage, z=x.z, missing=x.missing, n_terms=n_terms,
+            exact_phrase=bool(identifier and (identifier in c.content or identifier in c.section_title)),
         )
         out.append(Candidate(
-            library=s.label, chunk_id=cid, doc_path=c.doc_path, doc_title=c.doc_title,
+            library=x.s.label, chunk_id=x.chunk_id, doc_path=c.doc_path, doc_title=c.doc_title,
             section_title=c.section_title, content=c.content, tokens=c.tokens, url=c.url,
-            score=fused[cid], verdict=judge(signals), signals=signals.as_dict(),
+            score=x.score, verdict=judge(signals), signals=signals.as_dict(),
         ))
     return out
 

@@ -11,6 +11,7 @@ exact sequence ranks first.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 MAX_TERMS = 32
 MAX_TERM_CHARS = 64
@@ -30,22 +31,29 @@ your yours yourself use using used want way get gets make need needs example exa
 
 def terms(query: str) -> list[str]:
     """Distinct lowercase query terms, stopwords dropped (unless nothing else is left)."""
+    return list(_terms(query))
+
+
+@lru_cache(maxsize=256)  # one query is split for every package searched and at every step
+def _terms(query: str) -> tuple[str, ...]:
     tokens = [t.lower() for t in _TOKEN.findall(query) if len(t) <= MAX_TERM_CHARS]
     kept = [t for t in tokens if t not in STOPWORDS] or tokens
-    seen: dict[str, None] = {}
-    for t in kept:
-        seen.setdefault(t, None)
-    return list(seen)[:MAX_TERMS]
+    return tuple(dict.fromkeys(kept))[:MAX_TERMS]
 
 
 def phrases(query: str) -> list[list[str]]:
     """Words of the query that the tokenizer would split into several terms."""
+    return [list(p) for p in _phrases(query)]
+
+
+@lru_cache(maxsize=256)
+def _phrases(query: str) -> tuple[tuple[str, ...], ...]:
     out = []
     for word in _WORD.findall(query):
-        parts = [t.lower() for t in _TOKEN.findall(word)]
+        parts = tuple(t.lower() for t in _TOKEN.findall(word))
         if 1 < len(parts) <= 8:
             out.append(parts)
-    return out[:8]
+    return tuple(out[:8])
 
 
 def _quote(term: str) -> str:
@@ -62,6 +70,12 @@ def build_match(query: str) -> str | None:
     return " OR ".join(parts)
 
 
+@lru_cache(maxsize=256)
+def _tokens(query: str) -> frozenset[str]:
+    return frozenset(_TOKEN.findall(query))
+
+
+@lru_cache(maxsize=256)  # pure; asked once per package searched, again for a repeated question
 def without_library_name(query: str, name: str) -> str:
     """The query without words that only name the library searched ("dark mode in tailwind"
     over `tailwindcss`): every page of a library's docs is about it, so its name only pulls in
@@ -77,6 +91,8 @@ def without_library_name(query: str, name: str) -> str:
         w = word.lower()
         return w == whole or (len(w) >= max(4, (len(whole) + 1) // 2) and whole.startswith(w))
 
+    if not any(names_it(t) for t in _tokens(query)):  # the common case, once per package searched
+        return query
     words = _WORD.findall(query)
     kept = [w for w in words if not all(names_it(t) for t in _TOKEN.findall(w) or [w])]
     return " ".join(kept) if terms(" ".join(kept)) else query

@@ -50,7 +50,9 @@ class Searchable:
     _bm25: Bm25Index | None = None
     _bm25_checked: bool = False
     _pages: dict[int, tuple[str, str]] | None = None
+    _chars: dict[int, int] | None = None
     _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
+    _page_tokens: dict[str, int] | None = None
 
     def deadline(self, seconds: float = DEFAULT_DEADLINE_S) -> AbstractContextManager[None]:
         """`with s.deadline(seconds):` every query on this package in the block aborts once
@@ -124,12 +126,20 @@ class Searchable:
         """(chunk id, section) for these ids, in id order. Call under `lock`."""
         return self.pkg.chunks(ids)
 
-    def pages_of(self, ids: list[int]) -> dict[int, tuple[str, str]]:
-        """Chunk id -> (doc_path, doc_title), from a map read once per process. Call under `lock`."""
+    @property
+    def pages(self) -> dict[int, tuple[str, str]]:
+        """Chunk id -> (doc_path, doc_title) of every section, read once per process. Call under `lock`."""
         if self._pages is None:
-            self._pages = self.pkg.pages_of()
-        pages = self._pages
-        return {cid: pages[cid] for cid in ids if cid in pages}
+            self._pages, self._chars = self.pkg.pages_of()
+        return self._pages
+
+    @property
+    def chars(self) -> dict[int, int]:
+        """Chunk id -> length of its text, read with `pages` (so a pack is planned before any
+        text is read). Call under `lock`."""
+        if self._chars is None:
+            self._pages, self._chars = self.pkg.pages_of()
+        return self._chars
 
     def title_tokens(self, path: str, title: str) -> frozenset[str]:
         """Index tokens of a page's title and path words, computed once per page. Call under `lock`."""
@@ -143,8 +153,12 @@ class Searchable:
         return found
 
     def page_tokens(self, doc_paths: list[str]) -> int:
-        """Tokens of these pages read whole (for savedPercent). Call under `lock`."""
-        return self.pkg.page_tokens(doc_paths)
+        """Tokens of these pages read whole (for savedPercent), from totals read once per
+        process. Call under `lock`."""
+        if self._page_tokens is None:
+            self._page_tokens = self.pkg.tokens_per_page()
+        totals = self._page_tokens
+        return sum(totals.get(p, 0) for p in set(doc_paths))
 
     @property
     def label(self) -> str:

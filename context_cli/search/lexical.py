@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .fts import build_match, phrases, terms
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .bm25 import Bm25Index
 
 # bm25() column weights: doc_title, section_title, content (tuned with bench/retrieval.py).
@@ -49,15 +52,30 @@ class TermStats:
     """How rare each query term is in a package, and which candidates contain it."""
 
     idf: dict[str, float]
-    present: dict[int, set[str]]  # chunk id -> query terms it contains
+    candidates: np.ndarray  # chunk ids (int64), in the order they were asked for
+    contains: np.ndarray  # (terms, candidates) bool: candidate j contains the i-th term of `idf`
     missing: list[str]  # query terms found nowhere in the package
 
-    def coverage(self, chunk_id: int) -> float:
-        """Share of the query's IDF mass that the chunk contains (0..1)."""
+    @property
+    def present(self) -> dict[int, set[str]]:
+        """Chunk id -> the query terms it contains (candidates containing none are absent)."""
+        out: dict[int, set[str]] = {}
+        for t, row in zip(self.idf, self.contains, strict=True):
+            for cid in self.candidates[row].tolist():
+                out.setdefault(cid, set()).add(t)
+        return out
+
+    def coverages(self) -> np.ndarray:
+        """Each candidate's share of the query's IDF mass (0..1), in `candidates` order."""
+        import numpy as np
+
         total = sum(self.idf.values())
-        if total <= 0:
-            return 0.0
-        return sum(self.idf[t] for t in self.present.get(chunk_id, ())) / total
+        if total <= 0 or not len(self.contains):
+            return np.zeros(len(self.candidates))
+        weights = np.fromiter(self.idf.values(), dtype=np.float64, count=len(self.idf))
+        # A running sum, term by term in query order: the same sum for every candidate.
+        acc: np.ndarray = (weights[:, None] * self.contains).cumsum(axis=0)[-1]
+        return acc / total
 
 
 class Postings:
@@ -81,25 +99,34 @@ class Postings:
             self._cache[term] = hit
         return hit
 
-    def stats(self, words: list[str], candidates: list[int]) -> list[tuple[str, int, frozenset[int]]]:
-        """For each query word: its document frequency and the chunks containing it
-        (the same shape as `Bm25Index.stats`)."""
-        return [(w, len(ids), ids) for w in words for ids in (self.get(w),)]
+    def presence(self, words: list[str], candidates: np.ndarray) -> list[tuple[str, int, np.ndarray]]:
+        """For each query word: its document frequency and which candidates contain it
+        (the same shape as `Bm25Index.presence`)."""
+        import numpy as np
+
+        out = []
+        for w in words:
+            ids = self.get(w)
+            out.append((w, len(ids), np.fromiter((c in ids for c in candidates.tolist()), dtype=bool,
+                                                 count=len(candidates))))
+        return out
 
 
-def term_stats(postings: Postings | Bm25Index, query: str, candidates: list[int]) -> TermStats:
+def term_stats(postings: Postings | Bm25Index, query: str, candidates: Sequence[int]) -> TermStats:
+    import numpy as np
+
+    cand = np.asarray(candidates, dtype=np.int64).reshape(-1)
     idf: dict[str, float] = {}
-    present: dict[int, set[str]] = {}
+    rows = []
     missing = []
     n = postings.n
-    for t, df, ids in postings.stats(terms(query), candidates):
+    for t, df, mask in postings.presence(terms(query), cand):
         # Terms absent from the corpus weigh like the rarest possible term: the query asks
         # for something this package does not have.
         idf[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
         if df == 0:
             missing.append(t)
-            continue
-        for cid in candidates:
-            if cid in ids:
-                present.setdefault(cid, set()).add(t)
-    return TermStats(idf=idf, present=present, missing=missing)
+            mask = np.zeros(len(cand), dtype=bool)
+        rows.append(mask)
+    contains = np.vstack(rows) if rows else np.zeros((0, len(cand)), dtype=bool)
+    return TermStats(idf=idf, candidates=cand, contains=contains, missing=missing)

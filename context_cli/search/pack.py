@@ -11,13 +11,15 @@ column: a package could declare one token for megabytes of text.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ..document import estimate_tokens
 
 MAX_PER_PAGE = 3
 TRIM_NOTE = "\n\n[… trimmed to fit the token budget]"
+T = TypeVar("T")
 
 
 @dataclass
@@ -41,31 +43,43 @@ class Candidate:
         return f"{self.doc_title} > {self.section_title}"
 
 
-def pack(ranked: list[Candidate], budget: int, limit: int) -> list[Candidate]:
+def pack(ranked: Iterable[Candidate], budget: int, limit: int) -> list[Candidate]:
     """Choose sections in rank order that fit `budget`, then merge page neighbours."""
-    chosen: list[Candidate] = []
-    used = 0
-    per_page: dict[tuple[str, str], int] = {}
-    for ranked_cand in ranked:
-        if len(chosen) >= limit or used >= budget:
-            break
-        cand = replace(ranked_cand, tokens=estimate_tokens(ranked_cand.content))
-        page = (cand.library, cand.doc_path)
-        if per_page.get(page, 0) >= MAX_PER_PAGE:
-            continue
-        if used + cand.tokens > budget:
-            if chosen:
-                continue  # try the next, smaller section
-            trimmed = trim(cand, budget)
-            if trimmed is None:
-                continue
-            cand = trimmed
-        chosen.append(cand)
-        used += cand.tokens
-        per_page[page] = per_page.get(page, 0) + 1
+    chosen = choose((replace(c, tokens=estimate_tokens(c.content)) for c in ranked), budget, limit,
+                    size=lambda c: c.tokens, page=lambda c: (c.library, c.doc_path), shrink=trim)
     merged = merge_neighbours(chosen)
     # Merging adds a heading line per absorbed section; never let that break the budget.
     return merged if sum(c.tokens for c in merged) <= budget else chosen
+
+
+def choose(ranked: Iterable[T], budget: int, limit: int, size: Callable[[T], int], page: Callable[[T], Hashable],
+           shrink: Callable[[T, int], T | None]) -> list[T]:
+    """The sections that fit, in rank order: a section that does not fit is skipped and the
+    next one tried, an oversized first one is `shrink`-ed, a page gives at most MAX_PER_PAGE.
+
+    Generic so that the engine can plan a pack from sections' sizes alone, before their text
+    is read (`ranked` is read only as far as needed)."""
+    chosen: list[T] = []
+    used = 0
+    per_page: dict[Hashable, int] = {}
+    for item in ranked:
+        if len(chosen) >= limit or used >= budget:
+            break
+        key = page(item)
+        if per_page.get(key, 0) >= MAX_PER_PAGE:
+            continue
+        n = size(item)
+        if used + n > budget:
+            if chosen:
+                continue  # try the next, smaller section
+            smaller = shrink(item, budget)
+            if smaller is None:
+                continue
+            item, n = smaller, size(smaller)
+        chosen.append(item)
+        used += n
+        per_page[key] = per_page.get(key, 0) + 1
+    return chosen
 
 
 def trim(cand: Candidate, budget: int) -> Candidate | None:

@@ -1,0 +1,38 @@
+"""What a warm process keeps per open package (page map, section sizes, page token totals,
+BM25 postings) never outlives the file: a package reinstalled or removed meanwhile is searched
+as it is now."""
+
+from helpers import make_package
+
+from context_cli.search.engine import search
+from context_cli.store.store import Store
+
+
+def _sections(word: str, n: int) -> list[tuple[str, str, str]]:
+    return [(f"{word}/{i}.md", f"{word.title()} {i}", f"{word} appears here. " * (5 + 10 * i)) for i in range(n)]
+
+
+def test_reinstalled_package_is_searched_as_it_is_now(tmp_path):
+    store = Store()
+    first = store.install(make_package(tmp_path / "a.db", name="lib", sections=_sections("streaming", 2)))
+    before = search("streaming", [first])
+    assert {r["source"] for r in before["results"]} == {"streaming/0.md", "streaming/1.md"}
+
+    # Same name and version, other pages of other sizes: installed over it while warm.
+    again = store.install(make_package(tmp_path / "b.db", name="lib", sections=_sections("streaming", 4)[2:]))
+    assert again.path == first.path
+    after = search("streaming", [again])
+    assert {r["source"] for r in after["results"]} == {"streaming/2.md", "streaming/3.md"}
+    assert all(r["content"].count("streaming") >= 25 for r in after["results"])
+    assert after["tokens"] <= after["budget"]
+
+
+def test_removed_package_is_no_longer_searched(tmp_path):
+    store = Store()
+    a = store.install(make_package(tmp_path / "a.db", name="alpha", sections=_sections("streaming", 2)))
+    b = store.install(make_package(tmp_path / "b.db", name="beta", sections=_sections("streaming", 2)))
+    assert set(search("streaming", store.installed())["searched"]) == {a.label, b.label}
+    store.remove("beta")
+    answer = search("streaming", store.installed())
+    assert set(answer["searched"]) == {a.label}
+    assert {r["library"] for r in answer["results"]} == {a.label}
