@@ -48,3 +48,10 @@ def test_any_string_is_safe(q):
     m = build_match(q)
     if m is not None:
         db.execute("SELECT rowid FROM t WHERE t MATCH ?", (m,)).fetchall()
+
+
+def test_conversational_filler_is_not_searched() -> None:
+    # Words that say how the user feels about the ask, not what it is about, must not outweigh it.
+    assert terms("can I really just use django with a database that already has tables in it instead") == [
+        "django", "database", "tables"]
+    assert terms("still") == ["still"]  # a query of nothing but filler is searched as it is

@@ -115,6 +115,11 @@ class Package:
                 chars[int(cid)] = int(n or 0)
         return pages, chars
 
+    def section_titles(self) -> dict[int, str]:
+        """Chunk id -> section title (its breadcrumb) for every section."""
+        with self.deadline(LOAD_DEADLINE_S):
+            return {int(cid): str(st) for cid, st in self.db.execute("SELECT id, section_title FROM chunks")}
+
     def tokens_per_page(self) -> dict[str, int]:
         """Doc path -> tokens of all its sections together (what reading the page whole costs)."""
         with self.deadline(LOAD_DEADLINE_S):

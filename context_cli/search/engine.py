@@ -9,6 +9,7 @@ describes every step and the JSON shape.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import sqlite3
@@ -20,10 +21,11 @@ from typing import TYPE_CHECKING
 from ..document import Chunk
 from ..errors import ContextError, InvalidPackage
 from .answer import Answer, Hit, Json, Page, finite
-from .fts import terms, without_library_name
+from .fts import STOPWORDS, terms, without_library_name
+from .fts import words as query_words
 from .index import Searchable, open_searchable
 from .pack import Candidate, choose, pack
-from .pages import title_matcher, with_page_evidence
+from .pages import heading_matcher, heading_weight, more_pages, title_matcher, with_page_evidence
 from .verdict import Signals, judge, overall
 
 if TYPE_CHECKING:
@@ -234,7 +236,9 @@ def _rank_one(s: Searchable, query: str, mode: str, per_package: int, dense: _ZS
         fused = dict(sorted(fused.items(), key=itemgetter(1), reverse=True)[:PAGE_POOL * per_package])
     with s.lock:
         stats = s.term_stats(words, list(fused))  # for page evidence and for the verdicts
-    ordered = _by_page(s, stats, fused)[:per_package]
+    by_page = _by_page(s, query, words, stats, fused)
+    with s.lock:
+        ordered = more_pages(by_page, s.pages, per_package)
     ids = [cid for cid, _ in ordered]
     coverage = dict(zip(stats.candidates.tolist(), stats.coverages().tolist(), strict=True))
     z_map = z_of(ids) if z_of else {}
@@ -246,13 +250,26 @@ def _rank_one(s: Searchable, query: str, mode: str, per_package: int, dense: _ZS
             for cid, score in sorted(ordered) if cid in where]
 
 
-def _by_page(s: Searchable, stats: TermStats, fused: dict[int, float]) -> list[tuple[int, float]]:
-    """Fused candidates with their page's evidence added (see `pages`), best first."""
+def _by_page(s: Searchable, query: str, words: str, stats: TermStats, fused: dict[int, float]
+             ) -> list[tuple[int, float]]:
+    """Fused candidates with their page's and their own heading's evidence added (see
+    `pages`), best first. `words` is the query without the library's name."""
     from ..package.bm25 import stemmer
 
+    tokens = stemmer().tokens
+    weight = heading_weight(query)
     with s.lock:
-        match = title_matcher(stats.idf, stemmer().tokens, s.title_tokens)
-        return with_page_evidence(fused, s.pages, match)
+        match = title_matcher(stats.idf, tokens, s.title_tokens)
+        is_subject = heading_matcher(stats.idf, query_words(words), tokens, s.heading_tokens, _filler_tokens())
+        return with_page_evidence(fused, s.pages, match, lambda cid: weight if is_subject(cid) else 0.0)
+
+
+@functools.cache
+def _filler_tokens() -> frozenset[str]:
+    """The stopwords as index tokens: words a heading may have beyond the query's."""
+    from ..package.bm25 import stemmer
+
+    return frozenset(t for toks in stemmer().tokens(sorted(STOPWORDS)).values() for t in toks)
 
 
 def fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[int, float]:

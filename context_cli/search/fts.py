@@ -26,7 +26,14 @@ most my no nor not now of off on once only or other our ours out over own same s
 some such than that the their theirs them then there these they this those through to too
 under until up very was we were what when where which while who whom why will with would you
 your yours yourself use using used want way get gets make need needs example examples
+just really also able actually instead kind thing things something anything everything somehow
+always still already lot lots bunch stuff please possible proper properly correct correctly
 """.split())
+
+
+def words(query: str) -> list[str]:
+    """Every lowercase term of the query, stopwords included, as the tokenizer splits it."""
+    return [t.lower() for t in _TOKEN.findall(query) if len(t) <= MAX_TERM_CHARS]
 
 
 def terms(query: str) -> list[str]:
@@ -36,7 +43,7 @@ def terms(query: str) -> list[str]:
 
 @lru_cache(maxsize=256)  # one query is split for every package searched and at every step
 def _terms(query: str) -> tuple[str, ...]:
-    tokens = [t.lower() for t in _TOKEN.findall(query) if len(t) <= MAX_TERM_CHARS]
+    tokens = words(query)
     kept = [t for t in tokens if t not in STOPWORDS] or tokens
     return tuple(dict.fromkeys(kept))[:MAX_TERMS]
 

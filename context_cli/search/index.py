@@ -52,6 +52,8 @@ class Searchable:
     _pages: dict[int, tuple[str, str]] | None = None
     _chars: dict[int, int] | None = None
     _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
+    _section_titles: dict[int, str] | None = None
+    _heading_tokens: dict[int, tuple[frozenset[str], bool]] = field(default_factory=dict)
     _page_tokens: dict[str, int] | None = None
 
     def deadline(self, seconds: float = DEFAULT_DEADLINE_S) -> AbstractContextManager[None]:
@@ -150,6 +152,22 @@ class Searchable:
 
             found = frozenset(t for toks in stemmer().tokens(title_words(title, path)).values() for t in toks)
             self._title_tokens[path] = found
+        return found
+
+    def heading_tokens(self, cid: int) -> tuple[frozenset[str], bool]:
+        """Index tokens of a section's own heading (its breadcrumb's last part, without a
+        "(part n)" suffix) and whether it holds an identifier (`from_queryset`), computed once
+        per section. Call under `lock`."""
+        found = self._heading_tokens.get(cid)
+        if found is None:
+            if self._section_titles is None:
+                self._section_titles = self.pkg.section_titles()
+            from ..package.bm25 import stemmer
+            from .pages import heading_words
+
+            words = heading_words(self._section_titles.get(cid, ""))
+            tokens = frozenset(t for toks in stemmer().tokens(words).values() for t in toks)
+            found = self._heading_tokens[cid] = (tokens, any("_" in w for w in words))
         return found
 
     def page_tokens(self, doc_paths: list[str]) -> int:

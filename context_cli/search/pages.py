@@ -5,6 +5,10 @@ title or file name *is* the topic, or whose several sections all match. So secti
 grouped by page; a page scores its best section, a share of its next ones, and how much
 of the query's rare-word weight its title and path carry; pages are ranked by that, and
 each page's sections follow one another in the answer (best section first).
+
+A section whose own heading *is* the query's subject (`get_or_create()`, a glossary's
+`queryset`) gains a little; a lot when the query asks what something is, because then that
+section is the definition, often a one-line glossary entry that page evidence would bury.
 """
 
 from __future__ import annotations
@@ -16,7 +20,17 @@ from collections.abc import Callable, Mapping
 # bench/retrieval.py on the tuning sets; see docs/search.md).
 NEXT_SECTIONS = (0.25, 0.1)
 TITLE_WEIGHT = 0.4
+# What a section whose heading is exactly the query's terms gains, for any query and for a
+# "what is X" query (chosen on the django set; no effect on anthropic, click or flask).
+HEADING_WEIGHT = 0.3
+DEFINITION_WEIGHT = 1.5
+_DEFINITION = re.compile(r"^\s*(what\s+(is|are|does)|what's|whats|define)\b|\b(meaning|definition|stands?\s+for)\b",
+                         re.IGNORECASE)
+_PART = re.compile(r" \(part \d+\)$")
+# Pages past the judged sections that still get their best section judged (see `more_pages`).
+MORE_PAGES = 10
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+_IDENT_WORDS = re.compile(r"\w+", re.UNICODE)
 
 
 def title_words(title: str, path: str) -> list[str]:
@@ -26,10 +40,22 @@ def title_words(title: str, path: str) -> list[str]:
     return _WORDS.findall(f"{title} {tail}".lower())
 
 
+def heading_words(section_title: str) -> list[str]:
+    """Words of a section's own heading: the last part of its breadcrumb, without "(part n)";
+    an identifier (`from_queryset`) stays one word."""
+    return _IDENT_WORDS.findall(_PART.sub("", section_title.rsplit(" > ", 1)[-1]).lower())
+
+
+def heading_weight(query: str) -> float:
+    """What a section whose heading is the query's subject gains for this query."""
+    return DEFINITION_WEIGHT if _DEFINITION.search(query) else HEADING_WEIGHT
+
+
 def with_page_evidence(
     fused: Mapping[int, float],
     where: Mapping[int, tuple[str, str]],
     title_match: Callable[[str, str], float],
+    heading: Callable[[int], float] | None = None,
 ) -> list[tuple[int, float]]:
     """Every candidate section with its page's evidence added, best first.
 
@@ -37,7 +63,7 @@ def with_page_evidence(
     the query its title and path carry; each section keeps its own score plus what its page
     offers beyond its best section, so a section of a page about the topic rises above a
     stray mention while sections of different pages stay comparable. `where` maps chunk id
-    -> (path, title).
+    -> (path, title); `heading` gives what a section gains for its own heading.
     """
     pages: dict[str, list[float]] = {}
     titles: dict[str, str] = {}
@@ -50,7 +76,8 @@ def with_page_evidence(
         scores.sort(reverse=True)
         extra = sum(w * s for w, s in zip(NEXT_SECTIONS, scores[1:], strict=False))
         bonus[path] = extra + TITLE_WEIGHT * title_match(titles[path], path)
-    out = [(cid, score + bonus[where.get(cid, ("", ""))[0]]) for cid, score in fused.items()]
+    own = heading or (lambda cid: 0.0)
+    out = [(cid, score + bonus[where.get(cid, ("", ""))[0]] + own(cid)) for cid, score in fused.items()]
     out.sort(key=lambda s: s[1], reverse=True)
     return out
 
@@ -74,3 +101,47 @@ def title_matcher(idf: Mapping[str, float], stems: Callable[[list[str]], Mapping
         return sum(w for need, w in wanted if need and need <= have) / total
 
     return match
+
+
+def heading_matcher(idf: Mapping[str, float], query_words: list[str],
+                    stems: Callable[[list[str]], Mapping[str, tuple[str, ...]]],
+                    heading_tokens: Callable[[int], tuple[frozenset[str], bool]],
+                    filler: frozenset[str]) -> Callable[[int], bool]:
+    """A function chunk id -> whether the section's own heading is exactly the query's subject.
+
+    The heading must have every query term (as index tokens) and nothing the query's words
+    lack, but for `filler` (stopwords: "What is a queryset?"). An identifier heading gets no
+    filler: `from_queryset()` is not about `queryset`, while `get_or_create()` is exactly the
+    query `get_or_create`, stopword part and all. `heading_tokens` gives a section's heading
+    tokens and whether it holds an identifier.
+    """
+    query_stems = frozenset(t for toks in stems(list(idf)).values() for t in toks)
+    query_all = frozenset(t for toks in stems(query_words).values() for t in toks)
+
+    def match(cid: int) -> bool:
+        have, identifier = heading_tokens(cid)
+        extra = have - query_all
+        return bool(query_stems) and query_stems <= have and (not extra or (not identifier and extra <= filler))
+
+    return match
+
+
+def more_pages(ranked: list[tuple[int, float]], where: Mapping[int, tuple[str, str]], head: int,
+               extra: int = MORE_PAGES) -> list[tuple[int, float]]:
+    """The best `head` sections, then the best section of up to `extra` pages not among them.
+
+    One long page with many matching sections (a 120-section API reference whose every
+    section names the query's word) can fill every judged slot, and the page about the topic,
+    second best, then never reaches the answer. Its best section, after the others, keeps it
+    in the ranking without reordering what came before. `ranked` is best first.
+    """
+    out = ranked[:head]
+    seen = {where.get(cid, ("", ""))[0] for cid, _ in out}
+    for cid, score in ranked[head:]:
+        if len(out) >= head + extra:
+            break
+        path = where.get(cid, ("", ""))[0]
+        if path not in seen:
+            seen.add(path)
+            out.append((cid, score))
+    return out

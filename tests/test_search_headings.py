@@ -1,0 +1,42 @@
+"""A section whose own heading is the query's subject: "what is X" finds the glossary entry
+for X before a reference page whose every section names X."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import context_cli as cx
+from context_cli.search.engine import rank
+from context_cli.search.index import open_searchable
+from context_cli.search.pages import heading_weight, heading_words
+
+REFERENCE = "# QuerySet API reference\n\n" + "".join(
+    f"## QuerySet {name}\n\nCalling {name} on a queryset returns a new queryset; the queryset is lazy.\n\n"
+    for name in ("filter", "exclude", "annotate", "order_by", "distinct"))
+GLOSSARY = ("# Glossary\n\n## queryset\n\nAn object representing some set of rows to be fetched from the database.\n\n"
+            "## slug\n\nA short label for something, containing only letters, numbers and hyphens.\n")
+
+
+def first_pages(tmp_path: Path, query: str) -> list[str]:
+    docs = tmp_path / "docs"
+    docs.mkdir(exist_ok=True)
+    (docs / "querysets.md").write_text(REFERENCE, "utf-8")
+    (docs / "glossary.md").write_text(GLOSSARY, "utf-8")
+    installed = cx.build(docs, tmp_path / "p.db", name="p", version="1.0.0", embed=False)
+    ranked, _, _ = rank(query, [open_searchable(installed)], "lexical")
+    return list(dict.fromkeys(c.doc_path for c in ranked))
+
+
+def test_what_is_x_finds_the_glossary_entry(tmp_path: Path) -> None:
+    assert first_pages(tmp_path, "what is a queryset")[0] == "glossary.md"
+
+
+def test_a_plain_query_still_prefers_the_page_about_it(tmp_path: Path) -> None:
+    assert first_pages(tmp_path, "queryset filter")[0] == "querysets.md"
+
+
+def test_heading_words_and_weight() -> None:
+    assert heading_words("QuerySet API > ``get_or_create()`` (part 2)") == ["get_or_create"]
+    assert heading_words("Glossary") == ["glossary"]
+    assert heading_weight("What's a slug?") > heading_weight("slug field max length")
+    assert heading_weight("slug meaning") == heading_weight("what is a slug")
