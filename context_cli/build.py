@@ -78,8 +78,10 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
         raise SourceError("cannot tell the package version; pass --pkg-version")
     pid = check_identity(opts.registry, name, version)
     found_files = _discover(fetched, opts)
-    # The workers start first: their imports and model loading overlap with ours.
-    with page_pool(len(found_files.files) if found_files else 0, opts.embed_model, embed=opts.embed) as pool:
+    # A fresh build starts its workers first: their imports and model loading overlap with
+    # ours. A rebuild starts them only if enough pages changed.
+    with page_pool(len(found_files.files) if found_files else 0, opts.embed_model, embed=opts.embed,
+                   start=opts.previous is None) as pool:
         model = _load_model(opts.embed_model) if opts.embed else None
         prev = _Previous.load(opts.previous, model.fingerprint if model else None) if opts.previous else None
         found = _collect(fetched, found_files, progress, prev, model, pool)
