@@ -1,7 +1,9 @@
 """The build pipeline: a fetched source becomes a package file.
 
-sources (Fetched) -> parse (Documents) -> chunk (Chunks, deduped) -> embed -> package.
-Every stage is a plain function; this module only wires them and counts what happened.
+sources (Fetched) -> parse (Documents) -> chunk (Chunks) -> embed, count BM25 terms -> dedupe
+-> package. Every stage is a plain function; this module only wires them and counts what
+happened. Everything up to the dedupe is per page and runs where the page is parsed (in one
+worker process per core for a big tree, build_pages.py); this process dedupes and writes.
 
 Rebuilds are incremental when the caller names the previous package of the same identity
 (`BuildOptions.previous`): a page whose content hash is unchanged is neither parsed nor
