@@ -1,7 +1,9 @@
 """The build pipeline: a fetched source becomes a package file.
 
-sources (Fetched) -> parse (Documents) -> chunk (Chunks, deduped) -> embed -> package.
-Every stage is a plain function; this module only wires them and counts what happened.
+sources (Fetched) -> parse (Documents) -> chunk (Chunks) -> embed, count BM25 terms -> dedupe
+-> package. Every stage is a plain function; this module only wires them and counts what
+happened. Everything up to the dedupe is per page and runs where the page is parsed (in one
+worker process per core for a big tree, build_pages.py); this process dedupes and writes.
 
 Rebuilds are incremental when the caller names the previous package of the same identity
 (`BuildOptions.previous`): a page whose content hash is unchanged is neither parsed nor
@@ -78,8 +80,10 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
         raise SourceError("cannot tell the package version; pass --pkg-version")
     pid = check_identity(opts.registry, name, version)
     found_files = _discover(fetched, opts)
-    # The workers start first: their imports and model loading overlap with ours.
-    with page_pool(len(found_files.files) if found_files else 0, opts.embed_model, embed=opts.embed) as pool:
+    # A fresh build starts its workers first: their imports and model loading overlap with
+    # ours. A rebuild starts them only if enough pages changed.
+    with page_pool(len(found_files.files) if found_files else 0, opts.embed_model, embed=opts.embed,
+                   start=opts.previous is None) as pool:
         model = _load_model(opts.embed_model) if opts.embed else None
         prev = _Previous.load(opts.previous, model.fingerprint if model else None) if opts.previous else None
         found = _collect(fetched, found_files, progress, prev, model, pool)

@@ -60,11 +60,12 @@ def page_work(doc: Document, model: Embedder | None) -> PageWork:
 
 def build_pages(items: Sequence[tuple[str, bytes]], model: Embedder | None, pool: Pool | None = None,
                 progress: Progress | None = None) -> list[Result]:
-    """Parse and prepare (rel_path, bytes) pairs in order, in `pool` when one is given.
+    """Parse and prepare (rel_path, bytes) pairs in order, in `pool` when one is given and
+    there are enough of them (a rebuild that reuses most pages has few).
 
     A pool that breaks (a worker killed, a model it cannot load) leaves the work to this process.
     """
-    if pool is not None:
+    if pool is not None and len(items) >= PARALLEL_MIN_FILES:
         try:
             return _in_pool(pool.executor(), items, model.fingerprint if model else None, progress)
         except (OSError, RuntimeError):  # BrokenProcessPool is a RuntimeError: work here instead
@@ -78,27 +79,38 @@ def build_pages(items: Sequence[tuple[str, bytes]], model: Embedder | None, pool
 
 
 class Pool:
-    """Worker processes for a big tree, started before the files are read so that their
-    imports and model loading overlap with the caller's own work."""
+    """Worker processes for a big tree: started at once (`start`), before the files are read,
+    so that their imports and model loading overlap with the caller's own work, or on first
+    use, once the caller knows there is enough to parse."""
 
-    def __init__(self, workers: int, model_spec: str | None, embed: bool) -> None:
+    def __init__(self, workers: int, model_spec: str | None, embed: bool, *, start: bool) -> None:
+        self._args = (workers, model_spec, embed)
+        self._executor: ProcessPoolExecutor | None = None
+        self._broken = False
+        if start:
+            self._start()
+
+    def executor(self) -> ProcessPoolExecutor:
+        if self._executor is None and not self._broken:
+            self._start()
+        if self._executor is None:
+            raise RuntimeError("the worker pool could not start")
+        return self._executor
+
+    def _start(self) -> None:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        workers, model_spec, embed = self._args
         # spawn, not fork: the caller may hold threads (a progress bar, an MCP server).
-        self._executor: ProcessPoolExecutor | None = ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start_worker, initargs=(model_spec, embed))
+        self._executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_start_worker, initargs=(model_spec, embed))
         try:
             for _ in range(workers):  # one submit per worker starts them all now
                 self._executor.submit(_ready)
         except (OSError, RuntimeError):
             self.close()
-
-    def executor(self) -> ProcessPoolExecutor:
-        if self._executor is None:
-            raise RuntimeError("the worker pool could not start")
-        return self._executor
+            self._broken = True
 
     def close(self) -> None:
         if self._executor is not None:
@@ -107,14 +119,14 @@ class Pool:
 
 
 @contextmanager
-def page_pool(files: int, model_spec: str | None, *, embed: bool) -> Iterator[Pool | None]:
+def page_pool(files: int, model_spec: str | None, *, embed: bool, start: bool = True) -> Iterator[Pool | None]:
     """A pool for `files` pages if the tree is big enough and there is more than one core;
-    with `embed`, each worker loads the model `model_spec` names."""
+    with `embed`, each worker loads the model `model_spec` names. See `Pool` for `start`."""
     workers = min(os.cpu_count() or 1, 8)
     if files < PARALLEL_MIN_FILES or workers < 2:
         yield None
         return
-    pool = Pool(workers, model_spec, embed)
+    pool = Pool(workers, model_spec, embed, start=start)
     try:
         yield pool
     finally:

@@ -63,6 +63,19 @@ def test_big_trees_are_parsed_chunked_and_embedded_in_worker_processes_in_order(
     _same_pages(pages, build_pages(items, model))  # in this process: the same pages
 
 
+def test_a_rebuild_with_few_changed_pages_starts_no_workers():
+    import multiprocessing
+
+    from context_cli.build_pages import PARALLEL_MIN_FILES, build_pages, page_pool
+
+    items = _pages(3)
+    with page_pool(PARALLEL_MIN_FILES * 2, None, embed=False, start=False) as pool:
+        assert pool is not None
+        pages = build_pages(items, None, pool)
+        assert not multiprocessing.active_children()
+    assert [p.title for p in pages[:-1]] == ["Page 0", "Page 1", "Page 2"] and pages[0].vectors is None
+
+
 def test_workers_that_cannot_load_the_model_leave_the_work_to_the_caller(tmp_path):
     from context_cli.build_pages import PARALLEL_MIN_FILES, build_pages, page_pool
     from context_cli.embed.model import load_model

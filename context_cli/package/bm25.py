@@ -205,9 +205,9 @@ class TermCounts:
     the counted list) holds term `terms[term[k]]` `tf[k]` times per field."""
 
     terms: tuple[str, ...]
-    chunk: np.ndarray  # int64, (k,)
-    term: np.ndarray  # int64, (k,)
-    tf: np.ndarray  # int64, (k, 3)
+    chunk: np.ndarray  # int32, (k,)
+    term: np.ndarray  # int32, (k,)
+    tf: np.ndarray  # uint16 (int32 if a count needs it), (k, 3): compact, as workers send it back
 
 
 @dataclass
@@ -353,7 +353,9 @@ def count_terms(texts: Sequence[Sequence[str | None]]) -> TermCounts:
         first[1:] = pair_term[1:] != pair_term[:-1]
         used, local = pair_term[first], np.cumsum(first) - 1
         names = _TERMS.names
-        return TermCounts(tuple([names[i] for i in used.tolist()]), uniq % k, local, tf)
+        small = np.uint16 if not len(tf) or tf.max() <= np.iinfo(np.uint16).max else np.int32
+        return TermCounts(tuple([names[i] for i in used.tolist()]), (uniq % k).astype(np.int32),
+                          local.astype(np.int32), tf.astype(small))
 
 
 def merge_counts(parts: Counted, n: int) -> Postings:
