@@ -75,7 +75,7 @@ def add_source(req: AddRequest, *, store: Store | None = None, progress: Progres
         tmp = _temp_in(store.root)
         try:
             result = build(fetched, tmp, opts, progress, in_place=True)
-            installed = store.install_owned(tmp, registry=registry)
+            installed = store.install_owned(tmp, registry=registry, built_here=True)
         except (OSError, sqlite3.OperationalError) as e:  # a full disk, a file size limit, a read-only store
             raise ContextError(f"cannot write the package into {store.root}: {e}; nothing was installed") from None
         finally:

@@ -176,21 +176,23 @@ class Store:
         return installed
 
     def install_owned(self, tmp: Path, *, registry: str | None = None, server: str | None = None,
-                      origin: str | None = None) -> Installed:
+                      origin: str | None = None, built_here: bool = False) -> Installed:
         """Check a file already inside the store folder and rename it into place.
 
         `server` is the registry server's URL when the file was downloaded from one;
-        `origin` says where else it came from (default: built here).
+        `origin` says where else it came from (default: built here). A file this process's
+        builder just wrote (`built_here`) gets the quick check only: the deep one re-reads
+        every row it wrote (0.2-0.5 s on a 5,000-section package).
         """
-        installed = self._admit(tmp, registry, server or origin or "built")
+        installed = self._admit(tmp, registry, server or origin or "built", deep=not built_here)
         with atomic_path(installed.path, prefix=".incoming-") as final:
             os.replace(tmp, final)
         self._record_origin(installed)
         return installed
 
-    def _admit(self, path: Path, registry: str | None, origin: str) -> Installed:
-        """Deep-check a file (our copy) about to be installed and ready it; what it will be once in place."""
-        with open_package(path, registry=registry, deep=True) as pkg:
+    def _admit(self, path: Path, registry: str | None, origin: str, *, deep: bool = True) -> Installed:
+        """Check a file (our copy) about to be installed and ready it; what it will be once in place."""
+        with open_package(path, registry=registry, deep=deep) as pkg:
             installed = describe(pkg, self.root / pkg.id.filename, origin)
         _rollback_journal(path)
         if registry:
