@@ -13,9 +13,10 @@ import functools
 import math
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from ..document import Chunk
@@ -254,14 +255,23 @@ def _by_page(s: Searchable, query: str, words: str, stats: TermStats, fused: dic
              ) -> list[tuple[int, float]]:
     """Fused candidates with their page's and their own heading's evidence added (see
     `pages`), best first. `words` is the query without the library's name."""
+    term_stems, all_stems = _query_stems(words)
+    with s.lock:
+        match = title_matcher(stats.idf, term_stems, s.title_tokens)
+        query_stems = frozenset(t for toks in term_stems.values() for t in toks)
+        gain = heading_matcher(query_stems, all_stems, s.heading_tokens, _filler_tokens(), heading_weight(query))
+        return with_page_evidence(fused, s.pages, match, gain)
+
+
+@functools.lru_cache(maxsize=64)  # the same for every package searched with these words
+def _query_stems(words: str) -> tuple[Mapping[str, tuple[str, ...]], frozenset[str]]:
+    """The index tokens of each of the query's terms, and all the tokens of its words
+    (stopwords included): what page titles and section headings are matched against."""
     from ..package.bm25 import stemmer
 
     tokens = stemmer().tokens
-    weight = heading_weight(query)
-    with s.lock:
-        match = title_matcher(stats.idf, tokens, s.title_tokens)
-        is_subject = heading_matcher(stats.idf, query_words(words), tokens, s.heading_tokens, _filler_tokens())
-        return with_page_evidence(fused, s.pages, match, lambda cid: weight if is_subject(cid) else 0.0)
+    every = tokens(query_words(words))
+    return MappingProxyType(tokens(terms(words))), frozenset(t for toks in every.values() for t in toks)
 
 
 @functools.cache
