@@ -112,7 +112,7 @@ def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
             scored = [c for c in scored if c.s is not e.searchable]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Scored:
     """A ranked section before its text is read (`_read_in_order` reads what is needed)."""
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from operator import itemgetter
 
 # Weights of a page's 2nd and 3rd best sections, and of its title/path match (chosen with
@@ -48,6 +49,7 @@ def heading_words(section_title: str) -> list[str]:
     return _IDENT_WORDS.findall(_PART.sub("", section_title.rsplit(" > ", 1)[-1]).lower())
 
 
+@lru_cache(maxsize=64)  # asked once per package searched
 def heading_weight(query: str) -> float:
     """What a section whose heading is the query's subject gains for this query."""
     return DEFINITION_WEIGHT if _DEFINITION.search(query) else HEADING_WEIGHT
