@@ -259,7 +259,7 @@ def _by_page(s: Searchable, query: str, words: str, stats: TermStats, fused: dic
     with s.lock:
         match = title_matcher(stats.idf, term_stems, s.title_tokens)
         query_stems = frozenset(t for toks in term_stems.values() for t in toks)
-        gain = heading_matcher(query_stems, all_stems, s.heading_tokens, _filler_tokens(), heading_weight(query))
+        gain = heading_matcher(query_stems, all_stems, s.heading_tokens(fused), _filler_tokens(), heading_weight(query))
         return with_page_evidence(fused, s.pages, match, gain)
 
 
@@ -294,12 +294,12 @@ def fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[i
     fused: dict[int, float] = {}
     if lex:
         top = lex[0][1] or 1.0
-        for cid, score in lex:
-            fused[cid] = w_lex * score / top
+        fused = {cid: w_lex * score / top for cid, score in lex}
     if dense:
         w_dense = 1.0 - w_lex if lex else 1.0
-        for cid, z in dense:
-            fused[cid] = fused.get(cid, 0.0) + w_dense * max(0.0, min(z, Z_CAP)) / Z_CAP
+        get = fused.get
+        for cid, z in dense:  # z capped to 0..Z_CAP
+            fused[cid] = get(cid, 0.0) + w_dense * (Z_CAP if z > Z_CAP else z if z > 0.0 else 0.0) / Z_CAP
     return fused
 
 

@@ -119,7 +119,7 @@ def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, tuple[str,
 
 
 def heading_matcher(query_stems: frozenset[str], query_all: frozenset[str],
-                    heading_tokens: Callable[[int], tuple[frozenset[str], bool]],
+                    heading_tokens: Mapping[int, tuple[frozenset[str], bool]],
                     filler: frozenset[str], weight: float) -> Callable[[int], float]:
     """A function chunk id -> what the section gains for its own heading: `weight` when the
     heading is exactly the query's subject, else 0.
@@ -128,13 +128,14 @@ def heading_matcher(query_stems: frozenset[str], query_all: frozenset[str],
     query's words (`query_all`, stopwords too) lack, but for `filler` (stopwords: "What is a
     queryset?"). An identifier heading gets no filler: `from_queryset()` is not about
     `queryset`, while `get_or_create()` is exactly the query `get_or_create`, stopword part
-    and all. `heading_tokens` gives a section's heading tokens and whether it holds an identifier.
+    and all. `heading_tokens` maps each candidate to its heading's tokens and whether it holds
+    an identifier.
     """
     if not query_stems:
         return lambda cid: 0.0
 
     def gain(cid: int) -> float:
-        have, identifier = heading_tokens(cid)
+        have, identifier = heading_tokens[cid]
         if not query_stems <= have:
             return 0.0
         extra = have - query_all
