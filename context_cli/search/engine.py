@@ -313,6 +313,7 @@ class _ZScores:
         self.mean = float(scores.mean()) if len(scores) else 0.0
         self.std = float(scores.std()) if len(scores) > 1 else 0.0
         self.usable = math.isfinite(self.mean) and math.isfinite(self.std) and self.std > 1e-9
+        self.known: dict[int, float] = {}  # z-scores computed so far
 
     def _of_rows(self, ids: np.ndarray, rows: np.ndarray) -> list[tuple[int, float]]:
         import numpy as np
@@ -326,16 +327,23 @@ class _ZScores:
         if not self.usable:
             return []
         rows = self.index.top_rows(self.scores, k)
-        return self._of_rows(self.index.ids[rows], rows)
+        best = self._of_rows(self.index.ids[rows], rows)
+        self.known.update(best)
+        return best
 
     def __call__(self, ids: list[int]) -> dict[int, float]:
+        """Chunk id -> z for those of `ids` with a vector (those `top` gave are not computed again)."""
         import numpy as np
 
         if not self.usable or not ids:
             return {}
-        rows = self.index.positions(ids)
-        found = rows >= 0
-        return dict(self._of_rows(np.asarray(ids, dtype=np.int64)[found], rows[found]))
+        known = self.known
+        todo = [cid for cid in ids if cid not in known]
+        if todo:
+            rows = self.index.positions(todo)
+            found = rows >= 0
+            known.update(self._of_rows(np.asarray(todo, dtype=np.int64)[found], rows[found]))
+        return known
 
 
 class _NeedsText(ContextError):
