@@ -18,8 +18,10 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from ..package.bm25 import decode_postings, read_lengths, stemmer
@@ -33,6 +35,11 @@ MAX_PHRASE_ROWS = 1_000_000
 
 
 # --- searching -------------------------------------------------------------------------------
+
+@lru_cache(maxsize=64)  # one query's units are the same for every package searched
+def _unit_tokens(units: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:
+    return MappingProxyType(stemmer().tokens(units))
+
 
 @dataclass
 class Posting:
@@ -149,7 +156,7 @@ class Bm25Index:
 
     def units(self, words: Sequence[str], phrases: Sequence[str]) -> list[Posting | None]:
         """Postings of each query unit: quoted words (a word FTS5 splits is a phrase) and phrases."""
-        toks = stemmer().tokens(list(words) + list(phrases))
+        toks = _unit_tokens((*words, *phrases))
         singles = [toks[w][0] for w in words if len(toks[w]) == 1]
         plist = self.postings(singles) if singles else {}
         out: list[Posting | None] = []

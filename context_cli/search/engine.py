@@ -13,9 +13,10 @@ import functools
 import math
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from ..document import Chunk
@@ -111,7 +112,7 @@ def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
             scored = [c for c in scored if c.s is not e.searchable]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Scored:
     """A ranked section before its text is read (`_read_in_order` reads what is needed)."""
 
@@ -254,14 +255,23 @@ def _by_page(s: Searchable, query: str, words: str, stats: TermStats, fused: dic
              ) -> list[tuple[int, float]]:
     """Fused candidates with their page's and their own heading's evidence added (see
     `pages`), best first. `words` is the query without the library's name."""
+    term_stems, all_stems = _query_stems(words)
+    with s.lock:
+        match = title_matcher(stats.idf, term_stems, s.title_tokens)
+        query_stems = frozenset(t for toks in term_stems.values() for t in toks)
+        gain = heading_matcher(query_stems, all_stems, s.heading_tokens(fused), _filler_tokens(), heading_weight(query))
+        return with_page_evidence(fused, s.pages, match, gain)
+
+
+@functools.lru_cache(maxsize=64)  # the same for every package searched with these words
+def _query_stems(words: str) -> tuple[Mapping[str, tuple[str, ...]], frozenset[str]]:
+    """The index tokens of each of the query's terms, and all the tokens of its words
+    (stopwords included): what page titles and section headings are matched against."""
     from ..package.bm25 import stemmer
 
     tokens = stemmer().tokens
-    weight = heading_weight(query)
-    with s.lock:
-        match = title_matcher(stats.idf, tokens, s.title_tokens)
-        is_subject = heading_matcher(stats.idf, query_words(words), tokens, s.heading_tokens, _filler_tokens())
-        return with_page_evidence(fused, s.pages, match, lambda cid: weight if is_subject(cid) else 0.0)
+    every = tokens(query_words(words))
+    return MappingProxyType(tokens(terms(words))), frozenset(t for toks in every.values() for t in toks)
 
 
 @functools.cache
@@ -284,12 +294,12 @@ def fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[i
     fused: dict[int, float] = {}
     if lex:
         top = lex[0][1] or 1.0
-        for cid, score in lex:
-            fused[cid] = w_lex * score / top
+        fused = {cid: w_lex * score / top for cid, score in lex}
     if dense:
         w_dense = 1.0 - w_lex if lex else 1.0
-        for cid, z in dense:
-            fused[cid] = fused.get(cid, 0.0) + w_dense * max(0.0, min(z, Z_CAP)) / Z_CAP
+        get = fused.get
+        for cid, z in dense:  # z capped to 0..Z_CAP
+            fused[cid] = get(cid, 0.0) + w_dense * (Z_CAP if z > Z_CAP else z if z > 0.0 else 0.0) / Z_CAP
     return fused
 
 
@@ -303,6 +313,7 @@ class _ZScores:
         self.mean = float(scores.mean()) if len(scores) else 0.0
         self.std = float(scores.std()) if len(scores) > 1 else 0.0
         self.usable = math.isfinite(self.mean) and math.isfinite(self.std) and self.std > 1e-9
+        self.known: dict[int, float] = {}  # z-scores computed so far
 
     def _of_rows(self, ids: np.ndarray, rows: np.ndarray) -> list[tuple[int, float]]:
         import numpy as np
@@ -316,16 +327,23 @@ class _ZScores:
         if not self.usable:
             return []
         rows = self.index.top_rows(self.scores, k)
-        return self._of_rows(self.index.ids[rows], rows)
+        best = self._of_rows(self.index.ids[rows], rows)
+        self.known.update(best)
+        return best
 
     def __call__(self, ids: list[int]) -> dict[int, float]:
+        """Chunk id -> z for those of `ids` with a vector (those `top` gave are not computed again)."""
         import numpy as np
 
         if not self.usable or not ids:
             return {}
-        rows = self.index.positions(ids)
-        found = rows >= 0
-        return dict(self._of_rows(np.asarray(ids, dtype=np.int64)[found], rows[found]))
+        known = self.known
+        todo = [cid for cid in ids if cid not in known]
+        if todo:
+            rows = self.index.positions(todo)
+            found = rows >= 0
+            known.update(self._of_rows(np.asarray(todo, dtype=np.int64)[found], rows[found]))
+        return known
 
 
 class _NeedsText(ContextError):

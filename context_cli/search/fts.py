@@ -82,7 +82,7 @@ def _tokens(query: str) -> frozenset[str]:
     return frozenset(_TOKEN.findall(query))
 
 
-@lru_cache(maxsize=256)  # pure; asked once per package searched, again for a repeated question
+@lru_cache(maxsize=4096)  # pure; asked once per package searched (ten a query), again for a repeated question
 def without_library_name(query: str, name: str) -> str:
     """The query without words that only name the library searched ("dark mode in tailwind"
     over `tailwindcss`): every page of a library's docs is about it, so its name only pulls in

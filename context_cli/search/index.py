@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,21 +155,25 @@ class Searchable:
             self._title_tokens[path] = found
         return found
 
-    def heading_tokens(self, cid: int) -> tuple[frozenset[str], bool]:
-        """Index tokens of a section's own heading (its breadcrumb's last part, without a
-        "(part n)" suffix) and whether it holds an identifier (`from_queryset`), computed once
-        per section. Call under `lock`."""
-        found = self._heading_tokens.get(cid)
-        if found is None:
+    def heading_tokens(self, cids: Iterable[int]) -> Mapping[int, tuple[frozenset[str], bool]]:
+        """Index tokens of sections' own headings (a breadcrumb's last part, without a "(part
+        n)" suffix) and whether each holds an identifier (`from_queryset`): a mapping that has
+        at least `cids`, each computed once per section (those new to it stemmed together).
+        Call under `lock`."""
+        known = self._heading_tokens
+        todo = [cid for cid in cids if cid not in known]
+        if todo:
             if self._section_titles is None:
                 self._section_titles = self.pkg.section_titles()
             from ..package.bm25 import stemmer
             from .pages import heading_words
 
-            words = heading_words(self._section_titles.get(cid, ""))
-            tokens = frozenset(t for toks in stemmer().tokens(words).values() for t in toks)
-            found = self._heading_tokens[cid] = (tokens, any("_" in w for w in words))
-        return found
+            titles = self._section_titles
+            words = {cid: heading_words(titles.get(cid, "")) for cid in todo}
+            stems = stemmer().tokens(w for ws in words.values() for w in ws)
+            for cid, ws in words.items():
+                known[cid] = (frozenset(t for w in ws for t in stems[w]), any("_" in w for w in ws))
+        return known
 
     def page_tokens(self, doc_paths: list[str]) -> int:
         """Tokens of these pages read whole (for savedPercent), from totals read once per

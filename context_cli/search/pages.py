@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import lru_cache
+from operator import itemgetter
 
 # Weights of a page's 2nd and 3rd best sections, and of its title/path match (chosen with
 # bench/retrieval.py on the tuning sets; see docs/search.md).
@@ -31,6 +33,7 @@ _PART = re.compile(r" \(part \d+\)$")
 MORE_PAGES = 10
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENT_WORDS = re.compile(r"\w+", re.UNICODE)
+_NOWHERE = ("", "")
 
 
 def title_words(title: str, path: str) -> list[str]:
@@ -46,6 +49,7 @@ def heading_words(section_title: str) -> list[str]:
     return _IDENT_WORDS.findall(_PART.sub("", section_title.rsplit(" > ", 1)[-1]).lower())
 
 
+@lru_cache(maxsize=64)  # asked once per package searched
 def heading_weight(query: str) -> float:
     """What a section whose heading is the query's subject gains for this query."""
     return DEFINITION_WEIGHT if _DEFINITION.search(query) else HEADING_WEIGHT
@@ -64,34 +68,45 @@ def with_page_evidence(
     offers beyond its best section, so a section of a page about the topic rises above a
     stray mention while sections of different pages stay comparable. `where` maps chunk id
     -> (path, title); `heading` gives what a section gains for its own heading.
+    (One pass over the candidates and one over their pages: it runs for every package searched.)
     """
     pages: dict[str, list[float]] = {}
     titles: dict[str, str] = {}
+    paths: list[str] = []
     for cid, score in fused.items():
-        path, title = where.get(cid, ("", ""))
-        pages.setdefault(path, []).append(score)
+        path, title = where.get(cid, _NOWHERE)
+        paths.append(path)
         titles[path] = title
+        scores = pages.get(path)
+        if scores is None:
+            pages[path] = [score]
+        else:
+            scores.append(score)
     bonus: dict[str, float] = {}
     for path, scores in pages.items():
-        scores.sort(reverse=True)
-        extra = sum(w * s for w, s in zip(NEXT_SECTIONS, scores[1:], strict=False))
+        extra: float = 0
+        if len(scores) > 1:
+            scores.sort(reverse=True)
+            extra = sum(w * s for w, s in zip(NEXT_SECTIONS, scores[1:], strict=False))
         bonus[path] = extra + TITLE_WEIGHT * title_match(titles[path], path)
-    own = heading or (lambda cid: 0.0)
-    out = [(cid, score + bonus[where.get(cid, ("", ""))[0]] + own(cid)) for cid, score in fused.items()]
-    out.sort(key=lambda s: s[1], reverse=True)
+    if heading is None:
+        out = [(cid, score + bonus[path]) for (cid, score), path in zip(fused.items(), paths, strict=True)]
+    else:
+        out = [(cid, score + bonus[path] + heading(cid))
+               for (cid, score), path in zip(fused.items(), paths, strict=True)]
+    out.sort(key=itemgetter(1), reverse=True)
     return out
 
 
-def title_matcher(idf: Mapping[str, float], stems: Callable[[list[str]], Mapping[str, tuple[str, ...]]],
+def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, tuple[str, ...]],
                   page_tokens: Callable[[str, str], frozenset[str]]) -> Callable[[str, str], float]:
     """A function (title, path) -> share of the query's IDF mass found in title and path.
 
-    `idf` maps each query term to its weight; `stems` maps words to their index tokens and
-    `page_tokens` gives a page's title and path tokens (cached per page), so `modes` in a
-    title matches `mode` in a query.
+    `idf` maps each query term to its weight; `query_stems` maps the terms to their index
+    tokens and `page_tokens` gives a page's title and path tokens (cached per page), so
+    `modes` in a title matches `mode` in a query.
     """
     total = sum(idf.values())
-    query_stems = stems(list(idf))
     wanted = [(frozenset(query_stems.get(t, (t,))), w) for t, w in idf.items()]
 
     def match(title: str, path: str) -> float:
@@ -103,27 +118,30 @@ def title_matcher(idf: Mapping[str, float], stems: Callable[[list[str]], Mapping
     return match
 
 
-def heading_matcher(idf: Mapping[str, float], query_words: list[str],
-                    stems: Callable[[list[str]], Mapping[str, tuple[str, ...]]],
-                    heading_tokens: Callable[[int], tuple[frozenset[str], bool]],
-                    filler: frozenset[str]) -> Callable[[int], bool]:
-    """A function chunk id -> whether the section's own heading is exactly the query's subject.
+def heading_matcher(query_stems: frozenset[str], query_all: frozenset[str],
+                    heading_tokens: Mapping[int, tuple[frozenset[str], bool]],
+                    filler: frozenset[str], weight: float) -> Callable[[int], float]:
+    """A function chunk id -> what the section gains for its own heading: `weight` when the
+    heading is exactly the query's subject, else 0.
 
-    The heading must have every query term (as index tokens) and nothing the query's words
-    lack, but for `filler` (stopwords: "What is a queryset?"). An identifier heading gets no
-    filler: `from_queryset()` is not about `queryset`, while `get_or_create()` is exactly the
-    query `get_or_create`, stopword part and all. `heading_tokens` gives a section's heading
-    tokens and whether it holds an identifier.
+    The heading must have every query term (`query_stems`, as index tokens) and nothing the
+    query's words (`query_all`, stopwords too) lack, but for `filler` (stopwords: "What is a
+    queryset?"). An identifier heading gets no filler: `from_queryset()` is not about
+    `queryset`, while `get_or_create()` is exactly the query `get_or_create`, stopword part
+    and all. `heading_tokens` maps each candidate to its heading's tokens and whether it holds
+    an identifier.
     """
-    query_stems = frozenset(t for toks in stems(list(idf)).values() for t in toks)
-    query_all = frozenset(t for toks in stems(query_words).values() for t in toks)
+    if not query_stems:
+        return lambda cid: 0.0
 
-    def match(cid: int) -> bool:
-        have, identifier = heading_tokens(cid)
+    def gain(cid: int) -> float:
+        have, identifier = heading_tokens[cid]
+        if not query_stems <= have:
+            return 0.0
         extra = have - query_all
-        return bool(query_stems) and query_stems <= have and (not extra or (not identifier and extra <= filler))
+        return weight if not extra or (not identifier and extra <= filler) else 0.0
 
-    return match
+    return gain
 
 
 def more_pages(ranked: list[tuple[int, float]], where: Mapping[int, tuple[str, str]], head: int,
@@ -136,11 +154,11 @@ def more_pages(ranked: list[tuple[int, float]], where: Mapping[int, tuple[str, s
     in the ranking without reordering what came before. `ranked` is best first.
     """
     out = ranked[:head]
-    seen = {where.get(cid, ("", ""))[0] for cid, _ in out}
+    seen = {where.get(cid, _NOWHERE)[0] for cid, _ in out}
     for cid, score in ranked[head:]:
         if len(out) >= head + extra:
             break
-        path = where.get(cid, ("", ""))[0]
+        path = where.get(cid, _NOWHERE)[0]
         if path not in seen:
             seen.add(path)
             out.append((cid, score))
