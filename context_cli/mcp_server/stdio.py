@@ -54,7 +54,23 @@ def claimed_stdio() -> Iterator[tuple[int, int]]:
             os.close(fd)
 
 
-class Incoming:
+class _Closable:
+    """What both streams share: closing marks them closed; `async with` closes them."""
+
+    _closed = False
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
+
+class Incoming(_Closable):
     """The server's read stream: each line of `fd` as a parsed JSON-RPC message, or the error
     a malformed line raised (the SDK answers that and reads on). `clean` rewrites a line's text
     before it is parsed."""
@@ -117,18 +133,8 @@ class Incoming:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        self._closed = True
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.aclose()
-
-
-class Outgoing:
+class Outgoing(_Closable):
     """The server's write stream: each message as one JSON line, written whole before `send`
     returns (so concurrent senders never interleave)."""
 
@@ -147,13 +153,3 @@ class Outgoing:
         except OSError as e:  # the client went away (EPIPE)
             self._closed = True
             raise anyio.BrokenResourceError from e
-
-    async def aclose(self) -> None:
-        self._closed = True
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.aclose()
