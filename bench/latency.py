@@ -40,8 +40,10 @@ def questions() -> list[str]:
 
 
 def make_packages(home: Path) -> None:
-    from context_cli.build import embed_chunks
+    from context_cli.build import model_meta
     from context_cli.chunk.chunker import chunk_document
+    from context_cli.embed.model import load_model
+    from context_cli.embed.text import embed_text
     from context_cli.package.writer import write_package
     from context_cli.parse import parse_file
     from context_cli.store.store import Store
@@ -52,15 +54,16 @@ def make_packages(home: Path) -> None:
         if doc is not None:
             base.extend(chunk_document(doc))
     store = Store(home / "packages")
+    model = load_model(None)
     for p in range(N_PACKAGES):
         chunks = []
         for i in range(CHUNKS_PER_PACKAGE):
             c = base[i % len(base)]
             chunks.append(type(c)(**{**c.__dict__, "doc_path": f"v{i // len(base)}/{c.doc_path}",
                                      "section_title": f"{c.section_title} ({p}.{i})"}))
-        vectors, meta = embed_chunks(chunks, None)
+        vectors = model.encode([embed_text(c) for c in chunks])
         tmp = home / f"p{p}.db"
-        write_package(tmp, {"name": f"pkg{p}", "version": "1.0.0", **meta}, chunks, vectors=vectors)
+        write_package(tmp, {"name": f"pkg{p}", "version": "1.0.0", **model_meta(model)}, chunks, vectors=vectors)
         store.install(tmp)
         tmp.unlink()
 

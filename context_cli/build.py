@@ -103,7 +103,7 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
     vectors, model_name = None, None
     if model is not None:
         vectors = _vectors(sections, model)
-        meta.update({"embedding_model": model.name, "embedding_fingerprint": model.fingerprint})
+        meta.update(model_meta(model))
         model_name = model.name
     write = fill_package if in_place else write_package
     write(dest, meta, chunks, vectors=vectors, pages=found.pages, counted=found.counted(kept))
@@ -185,22 +185,9 @@ def _vectors(sections: list[_Section], model: Embedder) -> np.ndarray:
     return np.vstack([s.vector for s in sections if s.vector is not None])
 
 
-def embed_chunks(chunks: list[Chunk], model_spec: str | None, progress: Progress | None = None,
-                 batch: int = 1024, *, model: Embedder | None = None) -> tuple[np.ndarray, dict[str, str]]:
-    """Embed every chunk's dense text; returns the matrix and the meta keys naming the model."""
-    import numpy as np
-
-    from .embed.text import embed_text
-
-    model = model or _load_model(model_spec)
-    texts = [embed_text(c) for c in chunks]
-    parts = []
-    for i in range(0, len(texts), batch):
-        parts.append(model.encode(texts[i:i + batch]))
-        if progress:
-            progress("embedding", min(i + batch, len(texts)), len(texts))
-    matrix = np.vstack(parts) if parts else np.zeros((0, model.dim), dtype=np.float32)
-    return matrix, {"embedding_model": model.name, "embedding_fingerprint": model.fingerprint}
+def model_meta(model: Embedder) -> dict[str, str]:
+    """The meta keys that name a package's embedding model (search finds it by them)."""
+    return {"embedding_model": model.name, "embedding_fingerprint": model.fingerprint}
 
 
 def _discover(fetched: Fetched, opts: BuildOptions) -> Discovered | None:
