@@ -59,7 +59,7 @@ def with_page_evidence(
     fused: Mapping[int, float],
     where: Mapping[int, tuple[str, str]],
     title_match: Callable[[str, str], float],
-    heading: Callable[[int], float] | None = None,
+    heading: Callable[[int], float],
 ) -> list[tuple[int, float]]:
     """Every candidate section with its page's evidence added, best first.
 
@@ -89,11 +89,7 @@ def with_page_evidence(
             scores.sort(reverse=True)
             extra = sum(w * s for w, s in zip(NEXT_SECTIONS, scores[1:], strict=False))
         bonus[path] = extra + TITLE_WEIGHT * title_match(titles[path], path)
-    if heading is None:
-        out = [(cid, score + bonus[path]) for (cid, score), path in zip(fused.items(), paths, strict=True)]
-    else:
-        out = [(cid, score + bonus[path] + heading(cid))
-               for (cid, score), path in zip(fused.items(), paths, strict=True)]
+    out = [(cid, score + bonus[path] + heading(cid)) for (cid, score), path in zip(fused.items(), paths, strict=True)]
     out.sort(key=itemgetter(1), reverse=True)
     return out
 
