@@ -44,6 +44,17 @@ def connect_readonly(path: Path, *, immutable: bool = False) -> sqlite3.Connecti
     return db
 
 
+@dataclass(frozen=True)
+class SectionMap:
+    """Per section (chunk id): its page (doc_path, doc_title), its own title (breadcrumb) and
+    the characters of its text as SQLite counts them (up to a NUL), so a pack is planned
+    before any text is read."""
+
+    pages: dict[int, tuple[str, str]]
+    titles: dict[int, str]
+    chars: dict[int, int]
+
+
 @dataclass
 class Package:
     """An open, validated package. Close it (or use `with`) when done.
@@ -104,21 +115,16 @@ class Package:
                                  tokens=int(tokens), has_code=bool(has_code), url=u))
                 for cid, dp, dt, st, content, tokens, has_code, u in rows]
 
-    def pages_of(self) -> tuple[dict[int, tuple[str, str]], dict[int, int]]:
-        """For every section: chunk id -> (doc_path, doc_title), which page it belongs to, and
-        chunk id -> the characters of its text (as SQLite counts them: up to a NUL)."""
-        pages: dict[int, tuple[str, str]] = {}
-        chars: dict[int, int] = {}
+    def section_map(self) -> SectionMap:
+        """What search needs of every section but its text, in one scan (see `SectionMap`)."""
+        found = SectionMap({}, {}, {})
         with self.deadline(LOAD_DEADLINE_S):
-            for cid, dp, dt, n in self.db.execute("SELECT id, doc_path, doc_title, length(content) FROM chunks"):
-                pages[int(cid)] = (str(dp), str(dt))
-                chars[int(cid)] = int(n or 0)
-        return pages, chars
-
-    def section_titles(self) -> dict[int, str]:
-        """Chunk id -> section title (its breadcrumb) for every section."""
-        with self.deadline(LOAD_DEADLINE_S):
-            return {int(cid): str(st) for cid, st in self.db.execute("SELECT id, section_title FROM chunks")}
+            for cid, dp, dt, st, n in self.db.execute(
+                    "SELECT id, doc_path, doc_title, section_title, length(content) FROM chunks"):
+                found.pages[int(cid)] = (str(dp), str(dt))
+                found.titles[int(cid)] = str(st)
+                found.chars[int(cid)] = int(n or 0)
+        return found
 
     def tokens_per_page(self) -> dict[str, int]:
         """Doc path -> tokens of all its sections together (what reading the page whole costs)."""

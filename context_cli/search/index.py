@@ -19,7 +19,7 @@ from ..document import Chunk
 from ..errors import InvalidPackage, ModelUnavailable
 from ..package.bm25 import MalformedIndex
 from ..package.deadline import DEFAULT_DEADLINE_S, LOAD_DEADLINE_S, PackageTooSlow
-from ..package.reader import Package, open_package
+from ..package.reader import Package, SectionMap, open_package
 
 if TYPE_CHECKING:
     from ..embed.model import Embedder
@@ -50,10 +50,8 @@ class Searchable:
     _postings: Postings | None = None
     _bm25: Bm25Index | None = None
     _bm25_checked: bool = False
-    _pages: dict[int, tuple[str, str]] | None = None
-    _chars: dict[int, int] | None = None
+    _section_map: SectionMap | None = None
     _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
-    _section_titles: dict[int, str] | None = None
     _heading_tokens: dict[int, tuple[frozenset[str], bool]] = field(default_factory=dict)
     _page_tokens: dict[str, int] | None = None
 
@@ -130,19 +128,22 @@ class Searchable:
         return self.pkg.chunks(ids)
 
     @property
+    def section_map(self) -> SectionMap:
+        """Every section's page, title and text length, read once per process. Call under `lock`."""
+        if self._section_map is None:
+            self._section_map = self.pkg.section_map()
+        return self._section_map
+
+    @property
     def pages(self) -> dict[int, tuple[str, str]]:
-        """Chunk id -> (doc_path, doc_title) of every section, read once per process. Call under `lock`."""
-        if self._pages is None:
-            self._pages, self._chars = self.pkg.pages_of()
-        return self._pages
+        """Chunk id -> (doc_path, doc_title) of every section. Call under `lock`."""
+        return self.section_map.pages
 
     @property
     def chars(self) -> dict[int, int]:
-        """Chunk id -> length of its text, read with `pages` (so a pack is planned before any
-        text is read). Call under `lock`."""
-        if self._chars is None:
-            self._pages, self._chars = self.pkg.pages_of()
-        return self._chars
+        """Chunk id -> length of its text (so a pack is planned before any text is read).
+        Call under `lock`."""
+        return self.section_map.chars
 
     def title_tokens(self, path: str, title: str) -> frozenset[str]:
         """Index tokens of a page's title and path words, computed once per page. Call under `lock`."""
@@ -163,12 +164,10 @@ class Searchable:
         known = self._heading_tokens
         todo = [cid for cid in cids if cid not in known]
         if todo:
-            if self._section_titles is None:
-                self._section_titles = self.pkg.section_titles()
             from ..package.bm25 import stemmer
             from .pages import heading_words
 
-            titles = self._section_titles
+            titles = self.section_map.titles
             words = {cid: heading_words(titles.get(cid, "")) for cid in todo}
             stems = stemmer().tokens(w for ws in words.values() for w in ws)
             for cid, ws in words.items():
