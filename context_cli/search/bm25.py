@@ -69,7 +69,7 @@ class Bm25Index:
         self._k = np.concatenate(([K1], K1 * (1 - B + B * doc_len / (avgdl or 1.0))))
         self._cache: OrderedDict[object, Posting | None] = OrderedDict()
         self._held = 0
-        self._last: tuple[tuple[tuple[str, ...], tuple[str, ...]], list[Posting | None]] | None = None
+        self._last: _Query | None = None
 
     @classmethod
     def load(cls, db: sqlite3.Connection, weights: Sequence[float]) -> Bm25Index:
@@ -170,58 +170,67 @@ class Bm25Index:
                 out.append(self.phrase(w, t))
         return out
 
-    def _units_cached(self, words: Sequence[str], phrases: Sequence[str]) -> list[Posting | None]:
+    def _units_cached(self, words: Sequence[str], phrases: Sequence[str]) -> _Query:
         # The engine asks for the ranking and then the term statistics of the same query.
         key = (tuple(words), tuple(phrases))
         last = self._last
-        if last is not None and last[0] == key:
-            return last[1]
-        units = self.units(words, phrases)
-        self._last = (key, units)
-        return units
+        if last is not None and last.key == key:
+            return last
+        self._last = _Query(key, self.units(words, phrases))
+        return self._last
 
     def search(self, words: Sequence[str], phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
         """(chunk id, BM25; higher is better), best first, ties by id: FTS5's ranking."""
         import numpy as np
 
-        units = [u for u in self._units_cached(words, phrases) if u is not None]
-        if not units:
+        q = self._units_cached(words, phrases)
+        found = [u for u in q.units if u is not None]
+        if not found:
             return []
-        if len(units) == 1:
-            ids, scores = units[0].ids, units[0].contrib
+        if len(found) == 1:
+            ids, scores = found[0].ids, found[0].contrib
         else:
-            acc = np.bincount(np.concatenate([u.ids for u in units]),
-                              weights=np.concatenate([u.contrib for u in units]), minlength=self.n + 1)
-            if self.n + 1 > 4 * limit:
-                top = np.argpartition(-acc, limit)[:limit + 1]
-                top = top[acc[top] > 0]
-            else:
-                top = np.flatnonzero(acc)
-            ids, scores = top, acc[top]
-        if len(ids) > limit:
-            keep = np.argpartition(-scores, limit - 1)[:limit]
+            acc = np.bincount(np.concatenate([u.ids for u in found]),
+                              weights=np.concatenate([u.contrib for u in found]), minlength=self.n + 1)
+            ids = np.flatnonzero(acc)
+            scores = acc[ids]
+        if len(ids) > limit:  # the `limit` best; of those tied with the last, the lowest ids
+            kth = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+            keep = scores > kth
+            ties = np.flatnonzero(scores == kth)[:limit - int(np.count_nonzero(keep))]
+            keep[ties] = True
             ids, scores = ids[keep], scores[keep]
-        order = np.lexsort((ids, -scores))[:limit]
+        order = np.lexsort((ids, -scores))
         return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
 
-    def presence(self, words: Sequence[str], candidates: np.ndarray) -> list[tuple[str, int, np.ndarray]]:
-        """For each query word: its document frequency and which `candidates` (an int64
-        array) contain it, as a bool array aligned with them."""
+    def frequencies(self, words: Sequence[str]) -> list[int]:
+        """Each query word's document frequency (0: not in the package)."""
+        units = self._word_units(words)
+        return [u.df if u is not None else 0 for u in units]
+
+    def weighted_presence(self, words: Sequence[str], weights: Sequence[float], candidates: np.ndarray) -> np.ndarray:
+        """For each of `candidates`: the sum of the weights of the words it contains, added
+        in the words' order (so the same sum, bit for bit, whatever the backend)."""
         import numpy as np
 
+        units = self._word_units(words)
+        found = [(u, w) for u, w in zip(units, weights, strict=True) if u is not None]
+        if not found or not len(candidates):
+            return np.zeros(len(candidates))
+        acc = np.bincount(np.concatenate([u.ids for u, _ in found]),
+                          weights=np.repeat([w for _, w in found], [u.df for u, _ in found]), minlength=self.n + 1)
+        return acc[candidates]  # type: ignore[no-any-return]
+
+    def _word_units(self, words: Sequence[str]) -> list[Posting | None]:
         last = self._last
-        if last is not None and last[0][0] == tuple(words):
-            units = last[1][:len(words)]
-        else:
-            units = self.units(words, ())
-        found = [u for u in units if u is not None]
-        rows = np.zeros((len(units), len(candidates)), dtype=bool)
-        if found and len(candidates):
-            # All lists in one search: list i's ids shifted by i * (n + 1) stay sorted end to end.
-            span = self.n + 1
-            keys = np.concatenate([u.ids for u in found]) + np.repeat(
-                np.arange(len(found), dtype=np.int64) * span, [u.df for u in found])
-            want = (np.arange(len(found), dtype=np.int64)[:, None] * span + candidates).ravel()
-            pos = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
-            rows[[i for i, u in enumerate(units) if u is not None]] = (keys[pos] == want).reshape(len(found), -1)
-        return [(w, u.df if u is not None else 0, row) for w, u, row in zip(words, units, rows, strict=True)]
+        if last is not None and last.key[0] == tuple(words):
+            return last.units[:len(words)]
+        return self.units(words, ())
+
+
+@dataclass(slots=True)
+class _Query:
+    """The last query's units (the engine ranks, then asks for its term statistics)."""
+
+    key: tuple[tuple[str, ...], tuple[str, ...]]
+    units: list[Posting | None]

@@ -46,6 +46,6 @@ class VectorIndex:
 
         if not len(scores):
             return np.zeros(0, dtype=np.int64)
-        k = min(k, len(scores))
-        idx = np.argpartition(-scores, k - 1)[:k]
+        cut = len(scores) - min(k, len(scores))
+        idx = np.argpartition(scores, cut)[cut:]
         return idx[np.argsort(-scores[idx])]

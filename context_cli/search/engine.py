@@ -306,44 +306,39 @@ def fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[i
 class _ZScores:
     """Chunk ids -> their cosine z-scores within this query's distribution over the package.
 
-    Vectors with NaN or infinities (a hostile package) give no z-scores at all."""
+    The mean and deviation are taken in float64 over all the package's cosines, and every
+    row's z-score is computed in one pass: a search asks for the top ones and then for a few
+    more. Vectors with NaN or infinities (a hostile package) give no z-scores at all."""
 
     def __init__(self, index: VectorIndex, scores: np.ndarray) -> None:
-        self.index, self.scores = index, scores
-        self.mean = float(scores.mean()) if len(scores) else 0.0
-        self.std = float(scores.std()) if len(scores) > 1 else 0.0
-        self.usable = math.isfinite(self.mean) and math.isfinite(self.std) and self.std > 1e-9
-        self.known: dict[int, float] = {}  # z-scores computed so far
-
-    def _of_rows(self, ids: np.ndarray, rows: np.ndarray) -> list[tuple[int, float]]:
         import numpy as np
 
-        z = (self.scores[rows].astype(np.float64) - self.mean) / self.std
-        ok = np.isfinite(z)
-        return list(zip(ids[ok].tolist(), z[ok].tolist(), strict=True))
+        self.index = index
+        n = len(scores)
+        z = scores.astype(np.float64)
+        mean = float(z.sum()) / n if n else 0.0
+        z -= mean
+        std = math.sqrt(float(z @ z) / n) if n > 1 else 0.0
+        self.usable = math.isfinite(mean) and math.isfinite(std) and std > 1e-9
+        if self.usable:
+            z /= std
+        self.z = z
 
     def top(self, k: int) -> list[tuple[int, float]]:
         """(chunk id, z) of the `k` best cosines, best first."""
         if not self.usable:
             return []
-        rows = self.index.top_rows(self.scores, k)
-        best = self._of_rows(self.index.ids[rows], rows)
-        self.known.update(best)
-        return best
+        rows = self.index.top_rows(self.z, k)
+        return list(zip(self.index.ids[rows].tolist(), self.z[rows].tolist(), strict=True))
 
     def __call__(self, ids: list[int]) -> dict[int, float]:
-        """Chunk id -> z for those of `ids` with a vector (those `top` gave are not computed again)."""
-        import numpy as np
-
+        """Chunk id -> z for those of `ids` with a vector."""
         if not self.usable or not ids:
             return {}
-        known = self.known
-        todo = [cid for cid in ids if cid not in known]
-        if todo:
-            rows = self.index.positions(todo)
-            found = rows >= 0
-            known.update(self._of_rows(np.asarray(todo, dtype=np.int64)[found], rows[found]))
-        return known
+        rows = self.index.positions(ids)
+        found = rows >= 0
+        return dict(zip((i for i, ok in zip(ids, found.tolist(), strict=True) if ok),
+                        self.z[rows[found]].tolist(), strict=True))
 
 
 class _NeedsText(ContextError):

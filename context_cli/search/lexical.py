@@ -49,33 +49,21 @@ def lexical(db: sqlite3.Connection, query: str, limit: int = 50,
 
 @dataclass
 class TermStats:
-    """How rare each query term is in a package, and which candidates contain it."""
+    """How rare each query term is in a package, and how much of the query each candidate covers."""
 
     idf: dict[str, float]
     candidates: np.ndarray  # chunk ids (int64), in the order they were asked for
-    contains: np.ndarray  # (terms, candidates) bool: candidate j contains the i-th term of `idf`
+    covered: np.ndarray  # per candidate: the summed IDF of the query terms it contains
     missing: list[str]  # query terms found nowhere in the package
-
-    @property
-    def present(self) -> dict[int, set[str]]:
-        """Chunk id -> the query terms it contains (candidates containing none are absent)."""
-        out: dict[int, set[str]] = {}
-        for t, row in zip(self.idf, self.contains, strict=True):
-            for cid in self.candidates[row].tolist():
-                out.setdefault(cid, set()).add(t)
-        return out
 
     def coverages(self) -> np.ndarray:
         """Each candidate's share of the query's IDF mass (0..1), in `candidates` order."""
         import numpy as np
 
         total = sum(self.idf.values())
-        if total <= 0 or not len(self.contains):
+        if total <= 0:
             return np.zeros(len(self.candidates))
-        weights = np.fromiter(self.idf.values(), dtype=np.float64, count=len(self.idf))
-        # A running sum, term by term in query order: the same sum for every candidate.
-        acc: np.ndarray = (weights[:, None] * self.contains).cumsum(axis=0)[-1]
-        return acc / total
+        return self.covered / total
 
 
 class Postings:
@@ -99,34 +87,34 @@ class Postings:
             self._cache[term] = hit
         return hit
 
-    def presence(self, words: list[str], candidates: np.ndarray) -> list[tuple[str, int, np.ndarray]]:
-        """For each query word: its document frequency and which candidates contain it
-        (the same shape as `Bm25Index.presence`)."""
+    def frequencies(self, words: Sequence[str]) -> list[int]:
+        """Each word's document frequency (the same shape as `Bm25Index.frequencies`)."""
+        return [len(self.get(w)) for w in words]
+
+    def weighted_presence(self, words: Sequence[str], weights: Sequence[float], candidates: np.ndarray) -> np.ndarray:
+        """Per candidate, the weights of the words it contains summed in the words' order (the
+        same shape and sums as `Bm25Index.weighted_presence`)."""
         import numpy as np
 
-        out = []
-        for w in words:
-            ids = self.get(w)
-            out.append((w, len(ids), np.fromiter((c in ids for c in candidates.tolist()), dtype=bool,
-                                                 count=len(candidates))))
-        return out
+        acc = np.zeros(len(candidates))
+        ids = candidates.tolist()
+        for w, weight in zip(words, weights, strict=True):
+            have = self.get(w)
+            if have:
+                acc += np.fromiter((c in have for c in ids), dtype=bool, count=len(ids)) * weight
+        return acc
 
 
 def term_stats(postings: Postings | Bm25Index, query: str, candidates: Sequence[int]) -> TermStats:
     import numpy as np
 
     cand = np.asarray(candidates, dtype=np.int64).reshape(-1)
-    idf: dict[str, float] = {}
-    rows = []
-    missing = []
+    words = terms(query)
     n = postings.n
-    for t, df, mask in postings.presence(terms(query), cand):
-        # Terms absent from the corpus weigh like the rarest possible term: the query asks
-        # for something this package does not have.
-        idf[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        if df == 0:
-            missing.append(t)
-            mask = np.zeros(len(cand), dtype=bool)
-        rows.append(mask)
-    contains = np.vstack(rows) if rows else np.zeros((0, len(cand)), dtype=bool)
-    return TermStats(idf=idf, candidates=cand, contains=contains, missing=missing)
+    dfs = postings.frequencies(words)
+    # Terms absent from the corpus weigh like the rarest possible term: the query asks
+    # for something this package does not have.
+    idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in zip(words, dfs, strict=True)}
+    missing = [t for t, df in zip(words, dfs, strict=True) if df == 0]
+    covered = postings.weighted_presence(words, list(idf.values()), cand)
+    return TermStats(idf=idf, candidates=cand, covered=covered, missing=missing)
