@@ -13,7 +13,8 @@ import functools
 import math
 import re
 import sqlite3
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 from types import MappingProxyType
@@ -30,6 +31,8 @@ from .pages import heading_matcher, heading_weight, more_pages, title_matcher, w
 from .verdict import Signals, judge, overall
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     import numpy as np
 
     from ..store.store import Installed
@@ -159,15 +162,15 @@ def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[list
     if not terms(query):
         run.notes.append("the query has no searchable words")
         return [], run
-    # Cosines first, for every package in a row: each product streams a whole matrix through
-    # the CPU's caches, and done between the other steps it would evict what they reuse.
-    query_vectors: dict[int, np.ndarray] = {}
-    cosines = [_cosines(s, query, mode, query_vectors) for s in searchables]
+    # The cosines of every package run in a helper thread (the matrix products release the
+    # GIL) while this one ranks each package by BM25: on two cores the products cost nothing.
+    cosines = _cosines_of(searchables, query, mode)
+    lexical = [_lexical(s, query, mode) for s in searchables]
     candidates: list[_Scored] = []
     per_package = max(MIN_JUDGED_PER_PACKAGE, JUDGED // len(searchables))
-    for s, dense in zip(searchables, cosines, strict=True):
+    for s, lex, dense in zip(searchables, lexical, cosines(), strict=True):
         try:  # each query against the package runs under its own deadline (2 s; one-time loads 10 s)
-            candidates.extend(_rank_one(s, query, mode, per_package, dense, run.notes, run.modes))
+            candidates.extend(_rank_one(s, query, mode, per_package, lex, dense, run.notes, run.modes))
         except PACKAGE_FAULTS as e:  # one bad or pathological package never breaks the others' answer
             run.skip(s, e)
     if len(searchables) > 1:
@@ -193,6 +196,34 @@ def _as_package_error(label: str, e: Exception) -> InvalidPackage:
     return InvalidPackage(f"{label}: unreadable ({type(e).__name__}: {str(e)[:200]})")
 
 
+_COSINES: ThreadPoolExecutor | None = None
+_COSINES_LOCK = threading.Lock()
+# Below this many vectors in all, a helper thread costs more than the products it would hide.
+THREAD_ROWS = 4096
+
+
+def _cosines_of(searchables: list[Searchable], query: str, mode: str) -> Callable[[], list[_ZScores | None | Exception]]:
+    """Every package's cosines with the query (see `_cosines`), computed in a helper thread
+    unless they are few: call the result to wait for them."""
+    global _COSINES
+    job = functools.partial(_all_cosines, searchables, query, mode)
+    known = [s.vector_rows for s in searchables]
+    if mode == "lexical" or (None not in known and sum(r or 0 for r in known) < THREAD_ROWS):
+        done = job()
+        return lambda: done
+    with _COSINES_LOCK:
+        if _COSINES is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _COSINES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="context-cosines")
+    return _COSINES.submit(job).result
+
+
+def _all_cosines(searchables: list[Searchable], query: str, mode: str) -> list[_ZScores | None | Exception]:
+    query_vectors: dict[int, np.ndarray] = {}
+    return [_cosines(s, query, mode, query_vectors) for s in searchables]
+
+
 def _cosines(s: Searchable, query: str, mode: str, query_vectors: dict[int, np.ndarray]
              ) -> _ZScores | None | Exception:
     """The query's cosine with every section of the package (None: searched lexically), or
@@ -212,12 +243,24 @@ def _cosines(s: Searchable, query: str, mode: str, query_vectors: dict[int, np.n
     return _ZScores(index, index.scores(qv))
 
 
-def _rank_one(s: Searchable, query: str, mode: str, per_package: int, dense: _ZScores | None | Exception,
-              notes: list[str], modes: dict[str, str]) -> list[_Scored]:
-    """One package's best candidates (fused, with page evidence and signals); notes its search mode."""
+def _lexical(s: Searchable, query: str, mode: str) -> list[tuple[int, float]] | Exception:
+    """The package's BM25 top (empty in dense mode), or what went wrong, raised at its turn."""
+    if mode == "dense":
+        return []
     words = without_library_name(query, s.pkg.id.name)  # the words that choose among its pages
-    with s.lock:
-        lex = s.lexical(words, POOL) if mode != "dense" else []
+    try:
+        with s.lock:
+            return s.lexical(words, POOL)
+    except PACKAGE_FAULTS as e:
+        return e
+
+
+def _rank_one(s: Searchable, query: str, mode: str, per_package: int, lex: list[tuple[int, float]] | Exception,
+              dense: _ZScores | None | Exception, notes: list[str], modes: dict[str, str]) -> list[_Scored]:
+    """One package's best candidates (fused, with page evidence and signals); notes its search mode."""
+    words = without_library_name(query, s.pkg.id.name)
+    if isinstance(lex, Exception):
+        raise lex
     if isinstance(dense, Exception):
         raise dense
     dense_hits: list[tuple[int, float]] = []

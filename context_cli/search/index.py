@@ -186,6 +186,13 @@ class Searchable:
     def label(self) -> str:
         return self.pkg.label
 
+    @property
+    def vector_rows(self) -> int | None:
+        """How many vectors a search multiplies (0: searched lexically; None: not loaded yet)."""
+        if not self._dense_checked:
+            return None
+        return len(self._vectors.ids) if self._vectors is not None and self._model is not None else 0
+
     def dense(self) -> tuple[Embedder, VectorIndex] | None:
         """The package's model and vectors, or None (with `note` saying why)."""
         if not self._dense_checked:
