@@ -22,6 +22,14 @@ class VectorIndex:
         ids, matrix = pkg.vectors()
         return cls(ids=ids, matrix=matrix)
 
+    @property
+    def first(self) -> int | None:
+        """The first chunk id when the ids run without gaps (row = id - first), else None."""
+        ids = self.ids
+        if len(ids) and int(ids[-1]) - int(ids[0]) == len(ids) - 1:
+            return int(ids[0])
+        return None
+
     def positions(self, chunk_ids: list[int]) -> np.ndarray:
         """Row of each chunk id, -1 where it has no vector (ids are sorted: binary search)."""
         import numpy as np

@@ -280,41 +280,37 @@ def _rank_one(s: Searchable, query: str, mode: str, per_package: int, lex: list[
         fused = dict(sorted(fused.items(), key=itemgetter(1), reverse=True)[:PAGE_POOL * per_package])
     with s.lock:
         stats = s.term_stats(words, list(fused))  # for page evidence and for the verdicts
-    by_page = _by_page(s, query, words, stats, fused)
-    with s.lock:
-        ordered = more_pages(by_page, s.pages, per_package)
-    ids = [cid for cid, _ in ordered]
-    coverage = dict(zip(stats.candidates.tolist(), stats.coverages().tolist(), strict=True))
-    z_map = z_of(ids) if z_of else {}
-    with s.lock:
         where, chars = s.pages, s.chars
+        ordered = more_pages(_by_page(s, query, words, stats, fused), where, per_package)
+    coverage = dict(zip(stats.candidates.tolist(), stats.coverages().tolist(), strict=True))
+    z_map = z_of([cid for cid, _ in ordered]) if z_of else {}
+    missing = stats.missing
     # In chunk id order, so that ties across the whole ranking fall as they always have.
-    return [_Scored(s=s, chunk_id=cid, doc_path=where[cid][0], score=score, coverage=coverage[cid],
-                    z=z_map.get(cid), missing=stats.missing, chars=chars[cid])
+    return [_Scored(s, cid, where[cid][0], score, coverage[cid], z_map.get(cid), missing, chars[cid])
             for cid, score in sorted(ordered) if cid in where]
 
 
 def _by_page(s: Searchable, query: str, words: str, stats: TermStats, fused: dict[int, float]
              ) -> list[tuple[int, float]]:
     """Fused candidates with their page's and their own heading's evidence added (see
-    `pages`), best first. `words` is the query without the library's name."""
-    term_stems, all_stems = _query_stems(words)
-    with s.lock:
-        match = title_matcher(stats.idf, term_stems, s.title_tokens)
-        query_stems = frozenset(t for toks in term_stems.values() for t in toks)
-        gain = heading_matcher(query_stems, all_stems, s.heading_tokens(fused), _filler_tokens(), heading_weight(query))
-        return with_page_evidence(fused, s.pages, match, gain)
+    `pages`), best first. `words` is the query without the library's name. Call under `s.lock`."""
+    term_stems, all_stems, query_stems = _query_stems(words)
+    match = title_matcher(stats.idf, term_stems, s.title_tokens)
+    gain = heading_matcher(query_stems, all_stems, s.heading_tokens(fused), _filler_tokens(), heading_weight(query))
+    return with_page_evidence(fused, s.pages, match, gain)
 
 
 @functools.lru_cache(maxsize=64)  # the same for every package searched with these words
-def _query_stems(words: str) -> tuple[Mapping[str, tuple[str, ...]], frozenset[str]]:
-    """The index tokens of each of the query's terms, and all the tokens of its words
-    (stopwords included): what page titles and section headings are matched against."""
+def _query_stems(words: str) -> tuple[Mapping[str, tuple[str, ...]], frozenset[str], frozenset[str]]:
+    """The index tokens of each of the query's terms, all the tokens of its words (stopwords
+    included), and the terms' tokens together: what titles and headings are matched against."""
     from ..package.bm25 import stemmer
 
     tokens = stemmer().tokens
     every = tokens(query_words(words))
-    return MappingProxyType(tokens(terms(words))), frozenset(t for toks in every.values() for t in toks)
+    per_term = tokens(terms(words))
+    return (MappingProxyType(per_term), frozenset(t for toks in every.values() for t in toks),
+            frozenset(t for toks in per_term.values() for t in toks))
 
 
 @functools.cache
@@ -357,6 +353,7 @@ class _ZScores:
         import numpy as np
 
         self.index = index
+        self.first = index.first
         n = len(scores)
         z = scores.astype(np.float64)
         mean = float(z.sum()) / n if n else 0.0
@@ -372,16 +369,21 @@ class _ZScores:
         if not self.usable:
             return []
         rows = self.index.top_rows(self.z, k)
-        return list(zip(self.index.ids[rows].tolist(), self.z[rows].tolist(), strict=True))
+        ids = rows + self.first if self.first is not None else self.index.ids[rows]
+        return list(zip(ids.tolist(), self.z[rows].tolist(), strict=True))
 
     def __call__(self, ids: list[int]) -> dict[int, float]:
         """Chunk id -> z for those of `ids` with a vector."""
         if not self.usable or not ids:
             return {}
+        z, first = self.z, self.first
+        if first is not None:  # the usual package: a section's row is its id less the first
+            n = len(z)
+            return {cid: float(z[cid - first]) for cid in ids if 0 <= cid - first < n}
         rows = self.index.positions(ids)
         found = rows >= 0
         return dict(zip((i for i, ok in zip(ids, found.tolist(), strict=True) if ok),
-                        self.z[rows[found]].tolist(), strict=True))
+                        z[rows[found]].tolist(), strict=True))
 
 
 class _NeedsText(ContextError):

@@ -76,10 +76,10 @@ def with_page_evidence(
     for cid, score in fused.items():
         path, title = where.get(cid, _NOWHERE)
         paths.append(path)
-        titles[path] = title
         scores = pages.get(path)
         if scores is None:
             pages[path] = [score]
+            titles[path] = title
         else:
             scores.append(score)
     bonus: dict[str, float] = {}
@@ -104,12 +104,17 @@ def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, tuple[str,
     """
     total = sum(idf.values())
     wanted = [(frozenset(query_stems.get(t, (t,))), w) for t, w in idf.items()]
+    wanted = [(need, w) for need, w in wanted if need]
+    if total <= 0 or not wanted:
+        return lambda title, path: 0.0
 
     def match(title: str, path: str) -> float:
-        if total <= 0:
-            return 0.0
         have = page_tokens(path, title)
-        return sum(w for need, w in wanted if need and need <= have) / total
+        found: float = 0  # summed in the query's order, as `sum` would
+        for need, w in wanted:
+            if need <= have:
+                found += w
+        return found / total
 
     return match
 
