@@ -13,7 +13,6 @@ import functools
 import math
 import re
 import sqlite3
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -31,8 +30,6 @@ from .pages import heading_matcher, heading_weight, more_pages, title_matcher, w
 from .verdict import Signals, judge, overall
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
-
     import numpy as np
 
     from ..store.store import Installed
@@ -196,27 +193,22 @@ def _as_package_error(label: str, e: Exception) -> InvalidPackage:
     return InvalidPackage(f"{label}: unreadable ({type(e).__name__}: {str(e)[:200]})")
 
 
-_COSINES: ThreadPoolExecutor | None = None
-_COSINES_LOCK = threading.Lock()
-# Below this many vectors in all, a helper thread costs more than the products it would hide.
-THREAD_ROWS = 4096
+# Below this many vectors in all, handing the products to a helper thread costs more than
+# it hides (a thread switch can take a scheduler tick on a busy machine).
+THREAD_ROWS = 16384
 
 
 def _cosines_of(searchables: list[Searchable], query: str, mode: str) -> Callable[[], list[_ZScores | None | Exception]]:
     """Every package's cosines with the query (see `_cosines`), computed in a helper thread
     unless they are few: call the result to wait for them."""
-    global _COSINES
     job = functools.partial(_all_cosines, searchables, query, mode)
     known = [s.vector_rows for s in searchables]
     if mode == "lexical" or (None not in known and sum(r or 0 for r in known) < THREAD_ROWS):
         done = job()
         return lambda: done
-    with _COSINES_LOCK:
-        if _COSINES is None:
-            from concurrent.futures import ThreadPoolExecutor
+    from .background import submit
 
-            _COSINES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="context-cosines")
-    return _COSINES.submit(job).result
+    return submit(job)
 
 
 def _all_cosines(searchables: list[Searchable], query: str, mode: str) -> list[_ZScores | None | Exception]:
