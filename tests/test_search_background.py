@@ -1,0 +1,50 @@
+"""The cosines handed to a helper thread give the very answer computed inline, and the
+helper hands back results and errors alike."""
+
+import threading
+
+import pytest
+from helpers import EVAL_CORPUS
+
+from context_cli.adding import AddRequest, add_source
+from context_cli.search import background, engine
+from context_cli.search.engine import SearchOptions, search
+
+QUERIES = ["How do I stream responses?", "prompt caching", "What is the context window of Claude?",
+           "tool use with JSON", "max_tokens", "Wie funktioniert das Caching?"]
+
+
+@pytest.fixture
+def two_libraries():
+    a = add_source(AddRequest(source=str(EVAL_CORPUS), name="alpha", version="1.0.0")).installed
+    b = add_source(AddRequest(source=str(EVAL_CORPUS), name="beta", version="2.0.0")).installed
+    return [a, b]
+
+
+def test_helper_thread_answers_as_inline(two_libraries, monkeypatch):
+    used = []
+    real = background.submit
+    monkeypatch.setattr(background, "submit", lambda job: used.append(job) or real(job))
+    for libraries in (two_libraries, two_libraries[:1]):
+        for q in QUERIES:
+            monkeypatch.setattr(engine, "THREAD_ROWS", 10**9)
+            search(q, libraries)  # loads once (a first search may use the helper)
+            used.clear()
+            inline = search(q, libraries, SearchOptions(budget=5000, limit=20))
+            assert not used
+            monkeypatch.setattr(engine, "THREAD_ROWS", 0)
+            threaded = search(q, libraries, SearchOptions(budget=5000, limit=20))
+            assert used
+            assert threaded == inline
+            assert threaded["searched"] == {lib.label: "hybrid" for lib in libraries}
+
+
+def test_helper_returns_results_and_raises_errors():
+    assert background.submit(lambda: threading.current_thread().name)().startswith("context-search-")
+
+    def fails() -> None:
+        raise ValueError("from the helper")
+
+    with pytest.raises(ValueError, match="from the helper"):
+        background.submit(fails)()
+    assert background.submit(lambda: 42)() == 42  # the helper survives a failed job
