@@ -29,6 +29,13 @@ if TYPE_CHECKING:
 __all__ = ["Package", "PackageTooSlow", "open_package", "read_meta"]
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _as_text(column: str) -> str:
+    """A chunk column as text in SQL: SQLite's type affinity lets a file changed after its
+    install hold a blob or NULL in a text column, and search must only ever see text (a blob
+    that is not UTF-8 fails to decode: the package is damaged)."""
+    return f"coalesce(CAST({column} AS TEXT), '')"
 OPEN_DEADLINE_S = 5.0  # the quick checks of every open
 DEEP_DEADLINE_S = 300.0  # the deep checks of an install or upload (they read every row)
 
@@ -101,8 +108,9 @@ class Package:
 
     def chunks(self, ids: Iterable[int] | None = None) -> list[tuple[int, Chunk]]:
         """(id, chunk) for the given chunk ids (all when None), in id order; unknown ids are absent."""
-        url = "url" if self.has_url else "NULL"
-        sql = f"SELECT id, doc_path, doc_title, section_title, content, tokens, has_code, {url} FROM chunks"
+        url = "CAST(url AS TEXT)" if self.has_url else "NULL"
+        sql = (f"SELECT id, {_as_text('doc_path')}, {_as_text('doc_title')}, {_as_text('section_title')}, {_as_text('content')}, "
+               f"coalesce(CAST(tokens AS INTEGER), 0), has_code, {url} FROM chunks")
         params: list[int] = []
         if ids is not None:
             params = sorted({int(i) for i in ids})
@@ -111,20 +119,21 @@ class Package:
             sql += f" WHERE id IN ({','.join('?' * len(params))})"
         with self.deadline(DEFAULT_DEADLINE_S if ids is not None else LOAD_DEADLINE_S):
             rows = self.db.execute(sql + " ORDER BY id", params).fetchall()
-        return [(int(cid), Chunk(doc_path=dp, doc_title=dt, section_title=st, content=content,
-                                 tokens=int(tokens), has_code=bool(has_code), url=u))
+        return [(cid, Chunk(doc_path=dp, doc_title=dt, section_title=st, content=content,
+                            tokens=tokens, has_code=bool(has_code), url=u))
                 for cid, dp, dt, st, content, tokens, has_code, u in rows]
 
     def section_map(self) -> SectionMap:
-        """What search needs of every section but its text, in one scan (see `SectionMap`)."""
-        found = SectionMap({}, {}, {})
+        """What search needs of every section but its text, in one scan (see `SectionMap`).
+
+        Values are typed in SQL (see `_as_text`), so no Python conversion is paid per row.
+        """
         with self.deadline(LOAD_DEADLINE_S):
-            for cid, dp, dt, st, n in self.db.execute(
-                    "SELECT id, doc_path, doc_title, section_title, length(content) FROM chunks"):
-                found.pages[int(cid)] = (str(dp), str(dt))
-                found.titles[int(cid)] = str(st)
-                found.chars[int(cid)] = int(n or 0)
-        return found
+            rows = self.db.execute(
+                f"SELECT id, {_as_text('doc_path')}, {_as_text('doc_title')}, {_as_text('section_title')}, "
+                "coalesce(length(content), 0) FROM chunks").fetchall()
+        return SectionMap(pages={r[0]: (r[1], r[2]) for r in rows}, titles={r[0]: r[3] for r in rows},
+                          chars={r[0]: r[4] for r in rows})
 
     def tokens_per_page(self) -> dict[str, int]:
         """Doc path -> tokens of all its sections together (what reading the page whole costs)."""
