@@ -161,3 +161,24 @@ def test_a_cold_query_loads_neither_tokenizers_nor_safetensors(docs_folder: Path
     for heavy in ("tokenizers", "safetensors", "model2vec", "mcp", "docutils", "markdown_it", "requests"):
         assert heavy not in imported
     assert "numpy" in imported  # the search itself needs it: the check above saw real imports
+
+
+def test_a_weights_fingerprint_is_hashed_once_and_again_when_the_file_changes(tmp_path: Path,
+                                                                            context_home: Path) -> None:
+    """A fresh process finds the fingerprint recorded by an earlier one (no hashing, not even
+    hashlib imported); new weights in the same folder are hashed again."""
+    folder = tmp_path / "tiny"
+    tiny_model().save_pretrained(folder)
+    first = load_model(str(folder)).fingerprint
+    recorded = json.loads((context_home / "models" / model_module.FINGERPRINTS).read_text())
+    assert list(recorded.values()) == [first]
+    code = ("import sys\nfrom context_cli.embed.model import load_model\n"
+            f"m = load_model({str(folder)!r})\nprint(m.fingerprint, 'hashlib' in sys.modules)\n")
+    env = {**os.environ, "CONTEXT_HOME": str(context_home)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == [first, "False"]
+    clear_cache()
+    StaticModel(np.ones((len(WORDS), 6), dtype=np.float32), wordpiece(), normalize=True).save_pretrained(folder)
+    again = load_model(str(folder)).fingerprint
+    assert again != first
+    assert again == model_module.weights_fingerprint(np.ones((len(WORDS), 6), dtype=np.float32))

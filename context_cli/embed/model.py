@@ -19,7 +19,6 @@ inside functions so that importing this module stays cheap.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 import os
@@ -47,6 +46,9 @@ _BATCH = 1024  # texts per tokenizer call (the tokenizer spreads a batch over al
 # Texts an Embedder tokenizes before the plain-Python WordPiece takes over: at once, so a query
 # never builds the `tokenizers` tokenizer (tests raise it to compare both paths).
 FAST_TOKENIZER_AFTER = 0
+# Fingerprints of weights files already hashed (in models_dir(); key: path, size and mtime):
+# hashing the shipped model's 7.5 MB costs a cold query ~8 ms, and it is the same every time.
+FINGERPRINTS = ".fingerprints.json"
 # safetensors dtype names -> numpy (the format is little-endian); model2vec writes F32, F16 and I8.
 SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2",
                       "I8": "i1", "U8": "u1", "BOOL": "?"}
@@ -314,6 +316,8 @@ def weights_fingerprint(vectors: np.ndarray, weights: Any = None, mapping: Any =
     Identifies the exact vectors a package was embedded with, across processes and loaders.
     Vocabulary-quantised models also hash their per-token weights and mapping.
     """
+    import hashlib
+
     import numpy as np
 
     h = hashlib.sha256(np.ascontiguousarray(vectors).data.cast("B"))  # a view: no 30 MB copy
@@ -353,7 +357,8 @@ def load_folder(folder: Path, name: str | None = None) -> Embedder:
             tokenizer = Tokenizer.from_str(text)
     except Exception as exc:  # tokenizers raises its own exception types
         raise ModelUnavailable(f"cannot read embedding model in {folder}: {_one_line(exc)}") from None
-    return Embedder(
+    known = _known_fingerprint(folder / layout.embeddings)
+    model = Embedder(
         name or config.get("context_name") or folder.name,
         vectors,
         tokenizer,
@@ -361,7 +366,45 @@ def load_folder(folder: Path, name: str | None = None) -> Embedder:
         max_length=config.get("max_length", DEFAULT_MAX_LENGTH),
         weights=tensors.get("weights"),
         mapping=tensors.get("mapping"),
+        fingerprint=known,
     )
+    if known is None:
+        _record_fingerprint(folder / layout.embeddings, model.fingerprint)
+    return model
+
+
+def _fingerprint_key(weights: Path) -> str:
+    """A weights file as it is now: its path, size and modification time."""
+    st = weights.stat()
+    return f"{weights.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def _known_fingerprints() -> dict[str, str]:
+    try:
+        data = json.loads((models_dir() / FINGERPRINTS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+
+
+def _known_fingerprint(weights: Path) -> str | None:
+    """The fingerprint recorded for this weights file, unless it changed since (see FINGERPRINTS)."""
+    try:
+        return _known_fingerprints().get(_fingerprint_key(weights))
+    except OSError:
+        return None
+
+
+def _record_fingerprint(weights: Path, fingerprint: str) -> None:
+    """Remember a weights file's fingerprint for the next process; best effort (a home that
+    cannot be written to only costs the hashing again)."""
+    from ..atomic import write_text
+
+    try:
+        write_text(models_dir() / FINGERPRINTS,
+                   json.dumps({**_known_fingerprints(), _fingerprint_key(weights): fingerprint}))
+    except OSError:
+        pass
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
