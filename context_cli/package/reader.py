@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -157,11 +158,11 @@ class Package:
         dim, dtype = int(self.meta["embedding_dim"]), self.meta.get("embedding_dtype", "int8")
         with self.deadline(LOAD_DEADLINE_S):
             rows = self.db.execute("SELECT chunk_id, vector FROM vectors ORDER BY chunk_id").fetchall()
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        ids = np.fromiter(map(itemgetter(0), rows), dtype=np.int64, count=len(rows))
         if not rows:
             return ids, np.zeros((0, dim), np.float32)
         try:
-            return ids, vec.decode((r[1] for r in rows), dtype, dim)
+            return ids, vec.decode(map(itemgetter(1), rows), dtype, dim)
         except vec.MalformedVectors as e:
             raise vec.MalformedVectors(f"{self.label}: {e}") from None
 
