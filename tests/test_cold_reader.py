@@ -11,7 +11,7 @@ from helpers import make_package
 
 from context_cli.errors import InvalidPackage
 from context_cli.package import vectors
-from context_cli.package.reader import open_package
+from context_cli.package.reader import SectionMap, open_package
 from context_cli.search.engine import search
 from context_cli.store.store import Store
 
@@ -27,6 +27,11 @@ def test_section_map_holds_every_section_page_title_and_length(tmp_path: Path) -
     assert found.pages == {cid: (c.doc_path, c.doc_title) for cid, c in rows}
     assert found.titles == {cid: c.section_title for cid, c in rows}
     assert found.chars == {cid: len(c.content) for cid, c in rows}
+    with open_package(make_package(tmp_path / "lib2.db", sections=SECTIONS)) as pkg:
+        some = pkg.section_map([3, 1, 99])  # what one query ranks; an unknown id is absent
+        assert pkg.section_map([]) == SectionMap({}, {}, {})
+    assert some == SectionMap({i: found.pages[i] for i in (1, 3)}, {i: found.titles[i] for i in (1, 3)},
+                              {i: found.chars[i] for i in (1, 3)})
 
 
 def test_a_hostile_blob_title_reaches_search_as_text_or_skips_the_package(tmp_path: Path) -> None:
