@@ -2,9 +2,13 @@
 
 A model folder is what model2vec's `save_pretrained` writes: `config.json`, `model.safetensors`
 (tensor `embeddings`, optionally `weights` and `mapping` after vocabulary quantisation) and
-`tokenizer.json`. Folders and the shipped model are read here with `safetensors` + `tokenizers`
-alone: importing model2vec pulls in huggingface_hub and costs ~0.6 s on a cold CLI start.
-Only a hub id that is not in the local cache goes through model2vec's `from_pretrained`.
+`tokenizer.json`. Folders and the shipped model are read here without model2vec (importing it
+pulls in huggingface_hub and costs ~0.6 s on a cold CLI start), and a query loads neither
+`safetensors` nor `tokenizers`: the weights are memory-mapped (a query touches a few rows of
+them), and a WordPiece tokenizer.json is read as plain JSON and tokenizes ASCII text with
+embed/wordpiece.py (same ids), so building the `tokenizers` tokenizer (~35 ms) waits until a
+text needs it. Only a hub id that is not in the local cache goes through model2vec's
+`from_pretrained`.
 
 `Embedder.encode` reproduces `StaticModel.encode` (same truncation, unknown-token removal and
 mean pooling; tested against it). float16 weights are upcast to float32 once, because float16
@@ -15,8 +19,8 @@ inside functions so that importing this module stays cheap.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
+import math
 import os
 import re
 import threading
@@ -39,7 +43,15 @@ ENV_VAR = "CONTEXT_EMBED_MODEL"
 DEFAULT_MODEL_DIR = Path(__file__).parent / "default_model"
 DEFAULT_MAX_LENGTH = 512  # model2vec's default when config.json has no max_length
 _BATCH = 1024  # texts per tokenizer call (the tokenizer spreads a batch over all cores)
-FAST_TOKENIZER_AFTER = 256  # texts tokenized in this process before the plain-Python WordPiece is set up
+# Texts an Embedder tokenizes before the plain-Python WordPiece takes over: at once, so a query
+# never builds the `tokenizers` tokenizer (tests raise it to compare both paths).
+FAST_TOKENIZER_AFTER = 0
+# Fingerprints of weights files already hashed (in models_dir(); key: path, size and mtime):
+# hashing the shipped model's 7.5 MB costs a cold query ~8 ms, and it is the same every time.
+FINGERPRINTS = ".fingerprints.json"
+# safetensors dtype names -> numpy (the format is little-endian); model2vec writes F32, F16 and I8.
+SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2",
+                      "I8": "i1", "U8": "u1", "BOOL": "?"}
 
 _cache: dict[str, Embedder] = {}
 _lock = threading.Lock()
@@ -70,6 +82,44 @@ LAYOUTS = (
 )
 
 
+@dataclass(frozen=True)
+class TokenizerJson:
+    """A WordPiece tokenizer.json read as plain JSON: enough to check a model against its
+    weights and to tokenize ASCII text (embed/wordpiece.py), so that the `tokenizers`
+    tokenizer is built only for a text that needs it. `vocab` and `added` map tokens to ids."""
+
+    text: str
+    vocab: dict[str, int]
+    added: dict[str, int]
+    unk_token: str | None
+
+    @classmethod
+    def parse(cls, text: str) -> TokenizerJson | None:
+        """The tokenizer file's facts, or None when its model is not WordPiece (then only
+        `tokenizers` reads it). Raises ValueError for JSON that is not a tokenizer."""
+        spec = json.loads(text)
+        model = spec.get("model") if isinstance(spec, dict) else None
+        if not isinstance(model, dict) or model.get("type") != "WordPiece":
+            return None
+        vocab, unk = model.get("vocab"), model.get("unk_token")
+        added = {t["content"]: t["id"] for t in spec.get("added_tokens") or []}
+        if not isinstance(vocab, dict) or not {*map(type, vocab.values()), *map(type, added.values())} <= {int}:
+            raise ValueError("tokenizer.json: a WordPiece vocabulary maps tokens to integer ids")
+        return cls(text, vocab, added, unk if isinstance(unk, str) else None)
+
+    @property
+    def tokens(self) -> list[str]:
+        """Every token, as `Tokenizer.get_vocab()` has them (the vocabulary and the added tokens)."""
+        return [*self.vocab, *(t for t in self.added if t not in self.vocab)]
+
+    @property
+    def unk_id(self) -> int | None:
+        """The unknown token's id, looked up as `Tokenizer.token_to_id` does (added tokens first)."""
+        if self.unk_token is None:
+            return None
+        return self.added.get(self.unk_token, self.vocab.get(self.unk_token))
+
+
 class Embedder:
     """A loaded static model: token vectors, its tokenizer and model2vec's encode settings."""
 
@@ -77,7 +127,7 @@ class Embedder:
         self,
         name: str,
         vectors: np.ndarray,
-        tokenizer: Tokenizer,
+        tokenizer: Tokenizer | TokenizerJson,
         *,
         normalize: bool = False,
         max_length: int | None = DEFAULT_MAX_LENGTH,
@@ -104,21 +154,44 @@ class Embedder:
         self.mapping = None if mapping is None else np.asarray(mapping, dtype=np.int64)
         self.normalize = bool(normalize)
         self.max_length = max_length
-        self.tokenizer = tokenizer
-        tokenizer.no_padding()
-        if max_length is None:
-            tokenizer.no_truncation()
+        self._json: TokenizerJson | None = None
+        self._tokenizer: Tokenizer | None = None
+        if isinstance(tokenizer, TokenizerJson):
+            self._json, size, self._unk = tokenizer, len(tokenizer.tokens), tokenizer.unk_id
         else:
-            tokenizer.enable_truncation(max_length)
-        size = tokenizer.get_vocab_size()
+            self._tokenizer = self._configured(tokenizer)
+            size, self._unk = tokenizer.get_vocab_size(), _unk_token_id(tokenizer)
         if mapping is None and size != len(self.vectors):
             raise ModelUnavailable(
                 f"embedding model {name!r} is inconsistent: {size} tokens but {len(self.vectors)} vectors"
             )
-        self._unk = _unk_token_id(tokenizer)
         self._char_cap_value: int | None = None
         self._texts_seen = 0
         self._fast: AsciiWordPiece | None | Literal[False] = False  # False: not set up yet
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The `tokenizers` tokenizer, built on first need (a text the plain-Python WordPiece
+        does not do, or a model that is not WordPiece)."""
+        if self._tokenizer is None:
+            from tokenizers import Tokenizer
+
+            assert self._json is not None  # one of the two is always set
+            try:
+                self._tokenizer = self._configured(Tokenizer.from_str(self._json.text))
+            except Exception as exc:  # tokenizers raises its own exception types
+                raise ModelUnavailable(f"cannot read the tokenizer of embedding model {self.name!r}: "
+                                       f"{_one_line(exc)}") from None
+        return self._tokenizer
+
+    def _configured(self, tokenizer: Tokenizer) -> Tokenizer:
+        """model2vec's settings: no padding, truncation at max_length."""
+        tokenizer.no_padding()
+        if self.max_length is None:
+            tokenizer.no_truncation()
+        else:
+            tokenizer.enable_truncation(self.max_length)
+        return tokenizer
 
     @property
     def dim(self) -> int:
@@ -157,7 +230,7 @@ class Embedder:
         if self._char_cap_value is None:
             import numpy as np
 
-            lengths = [len(t) for t in self.tokenizer.get_vocab()]
+            lengths = [len(t) for t in (self._json.tokens if self._json else self.tokenizer.get_vocab())]
             self._char_cap_value = int(self.max_length or 0) * int(np.median(lengths))
         return self._char_cap_value
 
@@ -180,13 +253,13 @@ class Embedder:
         return out  # type: ignore[return-value]  # every slot is filled above
 
     def _fast_tokenizer(self, texts: int) -> AsciiWordPiece | None:
-        """The plain-Python WordPiece (embed/wordpiece.py), once this process has tokenized
-        enough texts to repay setting it up (~30 ms): a build, not a query."""
+        """The plain-Python WordPiece (embed/wordpiece.py), None where its pipeline is not the
+        model's; set up once FAST_TOKENIZER_AFTER texts were seen."""
         self._texts_seen += texts
         if self._fast is False and self._texts_seen >= FAST_TOKENIZER_AFTER:
             from .wordpiece import AsciiWordPiece
 
-            self._fast = AsciiWordPiece.of(self.tokenizer.to_str())
+            self._fast = AsciiWordPiece.of(self._json.text if self._json else self.tokenizer.to_str())
         return self._fast or None
 
     def _mean_vectors(self, texts: Sequence[str]) -> np.ndarray:
@@ -243,6 +316,8 @@ def weights_fingerprint(vectors: np.ndarray, weights: Any = None, mapping: Any =
     Identifies the exact vectors a package was embedded with, across processes and loaders.
     Vocabulary-quantised models also hash their per-token weights and mapping.
     """
+    import hashlib
+
     import numpy as np
 
     h = hashlib.sha256(np.ascontiguousarray(vectors).data.cast("B"))  # a view: no 30 MB copy
@@ -263,13 +338,8 @@ def _unk_token_id(tokenizer: Tokenizer) -> int | None:
 
 
 def load_folder(folder: Path, name: str | None = None) -> Embedder:
-    """Read a model folder directly with safetensors + tokenizers (no model2vec import)."""
-    try:
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-    except ImportError as exc:
-        raise ModelUnavailable(f"cannot read embedding models here: {_one_line(exc)}") from None
-
+    """Read a model folder directly (no model2vec import; `tokenizers` only for a tokenizer
+    that is not WordPiece)."""
     layout = next((lay for lay in LAYOUTS if lay.valid(folder)), None)
     if layout is None:
         raise ModelUnavailable(
@@ -277,12 +347,18 @@ def load_folder(folder: Path, name: str | None = None) -> Embedder:
         )
     try:
         config = json.loads((folder / layout.config).read_text(encoding="utf-8"))
-        tensors = load_file(str(folder / layout.embeddings))
-        tokenizer = Tokenizer.from_file(str(folder / layout.tokenizer))
+        tensors = read_safetensors(folder / layout.embeddings)
         vectors = tensors[layout.tensor]
-    except Exception as exc:  # safetensors and tokenizers raise their own exception types
+        text = (folder / layout.tokenizer).read_text(encoding="utf-8")
+        tokenizer: Tokenizer | TokenizerJson | None = TokenizerJson.parse(text)
+        if tokenizer is None:
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_str(text)
+    except Exception as exc:  # tokenizers raises its own exception types
         raise ModelUnavailable(f"cannot read embedding model in {folder}: {_one_line(exc)}") from None
-    return Embedder(
+    known = _known_fingerprint(folder / layout.embeddings)
+    model = Embedder(
         name or config.get("context_name") or folder.name,
         vectors,
         tokenizer,
@@ -290,7 +366,84 @@ def load_folder(folder: Path, name: str | None = None) -> Embedder:
         max_length=config.get("max_length", DEFAULT_MAX_LENGTH),
         weights=tensors.get("weights"),
         mapping=tensors.get("mapping"),
+        fingerprint=known,
     )
+    if known is None:
+        _record_fingerprint(folder / layout.embeddings, model.fingerprint)
+    return model
+
+
+def _fingerprint_key(weights: Path) -> str:
+    """A weights file as it is now: its path, size and modification time."""
+    st = weights.stat()
+    return f"{weights.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def _known_fingerprints() -> dict[str, str]:
+    try:
+        data = json.loads((models_dir() / FINGERPRINTS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+
+
+def _known_fingerprint(weights: Path) -> str | None:
+    """The fingerprint recorded for this weights file, unless it changed since (see FINGERPRINTS)."""
+    try:
+        return _known_fingerprints().get(_fingerprint_key(weights))
+    except OSError:
+        return None
+
+
+def _record_fingerprint(weights: Path, fingerprint: str) -> None:
+    """Remember a weights file's fingerprint for the next process; best effort (a home that
+    cannot be written to only costs the hashing again)."""
+    from ..atomic import write_text
+
+    try:
+        write_text(models_dir() / FINGERPRINTS,
+                   json.dumps({**_known_fingerprints(), _fingerprint_key(weights): fingerprint}))
+    except OSError:
+        pass
+
+
+def read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """The tensors of a .safetensors file as read-only arrays over one memory map.
+
+    Nothing is copied: a query reads only the pages of the few token rows it sums (the
+    `safetensors` library would read and copy the whole file). Raises ValueError for a file
+    that is not safetensors or whose tensors lie outside it.
+    """
+    import mmap
+
+    import numpy as np
+
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size < 8:
+            raise ValueError(f"{path.name} is not a safetensors file")
+        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    n = int.from_bytes(data[:8], "little")
+    if n > size - 8:
+        raise ValueError(f"{path.name} is not a safetensors file (header past its end)")
+    header = json.loads(data[8:8 + n])
+    if not isinstance(header, dict):
+        raise ValueError(f"{path.name} is not a safetensors file (header is not a JSON object)")
+    out = {}
+    for key, info in header.items():
+        if key == "__metadata__":
+            continue
+        try:
+            dtype = np.dtype(SAFETENSORS_DTYPES[info["dtype"]])
+            shape = [int(d) for d in info["shape"]]
+            start, end = (int(x) for x in info["data_offsets"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path.name}: tensor {key!r} has an unreadable header ({exc!r})") from None
+        count = math.prod(shape)
+        if min(shape, default=0) < 0 or not 0 <= start <= end <= size - 8 - n or end - start != count * dtype.itemsize:
+            raise ValueError(f"{path.name}: tensor {key!r} does not fit its bytes")
+        out[key] = np.frombuffer(data, dtype=dtype, count=count, offset=8 + n + start).reshape(shape)
+    return out
 
 
 def _one_line(exc: BaseException) -> str:

@@ -49,13 +49,20 @@ def decode(blobs: Iterable[bytes], dtype: str, dim: int) -> np.ndarray:
     raw = b"".join(blobs)
     if len(raw) % bytes_per_vector(dtype, dim):
         raise MalformedVectors("vector blobs do not match the declared size")
-    m = np.frombuffer(raw, dtype=_numpy_dtype(dtype)).astype(np.float32).reshape(-1, dim)
-    if not np.isfinite(m).all():
-        raise MalformedVectors("vectors hold values that are not finite (NaN or infinity)")
-    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    stored: np.ndarray = np.frombuffer(raw, dtype=_numpy_dtype(dtype)).reshape(-1, dim)
+    m = stored.astype(np.float32)
+    if dtype == "int8" and dim * 128 * 128 < 2**24:
+        # Squares of int8 summed in int32 are the float32 sums exactly (every partial sum is
+        # below 2**24, where float32 holds integers exactly): the same norms, without a float
+        # temporary. And int8 values are always finite.
+        norms = np.sqrt(np.einsum("ij,ij->i", stored, stored, dtype=np.int32).astype(np.float32))[:, None]
+    else:
+        if not np.isfinite(m).all():
+            raise MalformedVectors("vectors hold values that are not finite (NaN or infinity)")
+        norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    unit: np.ndarray = m / norms
-    return unit
+    m /= norms
+    return m
 
 
 def finite(blobs: Sequence[bytes], dtype: str, dim: int) -> bool:

@@ -117,11 +117,17 @@ class Store:
         except FileNotFoundError:
             return ()
 
-    def installed(self) -> list[Installed]:
-        """Every readable installed package, by name then newest version first."""
+    def installed(self, spec: Spec | None = None) -> list[Installed]:
+        """Every readable installed package, by name then newest version first.
+
+        Given a spec, only the files it may mean are opened (see `_may_mean`): `context query
+        LIB` opens LIB's files, not every package installed.
+        """
         self.clean()
         found = []
         for path in self.package_files():
+            if spec is not None and not _may_mean(spec, path):
+                continue
             try:
                 with open_package(path, registry=_registry_from_filename(path)) as pkg:
                     found.append(describe(pkg, path, self._origin(path)))
@@ -133,7 +139,7 @@ class Store:
     def find(self, spec: str | Spec, among: Iterable[Installed] | None = None) -> list[Installed]:
         """All packages matching a spec (of `among`, else of the installed), newest first."""
         s = spec if isinstance(spec, Spec) else Spec.parse(spec)
-        return [i for i in (self.installed() if among is None else among) if s.matches(i.id)]
+        return [i for i in (self.installed(s) if among is None else among) if s.matches(i.id)]
 
     def resolve(self, spec: str | Spec, among: Iterable[Installed] | None = None) -> Installed:
         """The one package a spec means: a bare name means its highest version.
@@ -281,6 +287,14 @@ def describe(pkg: Package, path: Path, origin: str | None = None) -> Installed:
     meta = dict(pkg.meta)
     meta.setdefault("chunk_count", str(pkg.chunk_count()))
     return Installed(pkg.id, path, meta, origin)
+
+
+def _may_mean(spec: Spec, path: Path) -> bool:
+    """Could this installed file be a package `spec` means? The store names every file it
+    installs by the package's identity (PackageId.filename), so a file named for another
+    package is not; a file named otherwise (copied in by hand) is opened to see."""
+    parts = path.name.removesuffix(".db").split("__")
+    return len(parts) != 3 or spec.matches(PackageId(*map(unquote, parts)))
 
 
 def _registry_from_filename(path: Path) -> str | None:
