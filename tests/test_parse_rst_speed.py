@@ -52,6 +52,10 @@ Term
 
 .. [#note] An auto-numbered footnote.
 .. [2] A numbered one.
+
+Plain prose with no markup at all, then https://example.org/path?q=1#frag and mail@example.org,
+an escaped \\*star\\* and \\`tick\\`, a_b_c snake name, *emph*, **strong**, `ref`_ and |sub|
+with x:y colons, a ratio 1:2, ftp://host/x after ``code``, and <https://example.org/angle>.
 """
 
 STOCK = """

@@ -294,17 +294,15 @@ class _Terms:
             self.names.clear()
             self._name_ids.clear()
             self.split.clear()
-        found = list(map(self.ids.get, words))
-        if None in found:
-            new = {w for w, i in zip(words, found, strict=True) if i is None}
+        new = set(words).difference(self.ids)
+        if new:
             for w, toks in stemmer().tokens(new).items():
                 if len(toks) == 1:
                     self.ids[w] = self._id(toks[0])
                 else:
                     self.ids[w] = -1 - len(self.split)
                     self.split.append([self._id(t) for t in toks])
-            found = list(map(self.ids.__getitem__, words))
-        return np.array(found, dtype=np.int64)
+        return np.fromiter(map(self.ids.__getitem__, words), dtype=np.int64, count=len(words))
 
     def _id(self, name: str) -> int:
         i = self._name_ids.get(name)
@@ -354,7 +352,7 @@ def count_terms(texts: Sequence[Sequence[str | None]]) -> TermCounts:
         used, local = pair_term[first], np.cumsum(first) - 1
         names = _TERMS.names
         small = np.uint16 if not len(tf) or tf.max() <= np.iinfo(np.uint16).max else np.int32
-        return TermCounts(tuple([names[i] for i in used.tolist()]), (uniq % k).astype(np.int32),
+        return TermCounts(tuple(map(names.__getitem__, used.tolist())), (uniq % k).astype(np.int32),
                           local.astype(np.int32), tf.astype(small))
 
 

@@ -15,6 +15,14 @@ the Django docs, see docs/performance.md):
 
 - transforms: `publish_doctree` runs a Publisher with I/O objects and every reader
   transform; `doctree()` parses into a new document and runs only `TRANSFORMS`.
+- inline markup: the inliner searches every paragraph (and what is left after each
+  construct) with a long regex that starts with a look-behind, so the search tries every
+  position, and then searches the plain stretches for standalone URIs. `_Guarded` skips a
+  search when the text lacks a character every match contains (one of `` *`_| `` for
+  inline markup, `:` or `@` for a URI): most searches fail, and most fail that way.
+  The inliner's patterns are also built once per process, not once a page.
+- nodes: `Node.setup_child` (every node added to the tree) looked up the `document` root,
+  a walk up the parents, up to four times; once is enough.
 
 The patch keeps docutils' behaviour: the same states, patterns, methods and order, only
 made later or reused. tests/test_parse_rst_speed.py renders pages both ways.
@@ -27,8 +35,8 @@ import io
 import re
 from typing import Any
 
-from docutils import frontend, statemachine, utils
-from docutils.parsers.rst import Parser
+from docutils import frontend, nodes, statemachine, utils
+from docutils.parsers.rst import Parser, states
 from docutils.readers.standalone import Reader
 from docutils.transforms import frontmatter, references
 from docutils.writers.null import Writer
@@ -128,8 +136,68 @@ def _runtime_init(self: Any) -> None:
 _original_runtime_init = statemachine.StateMachine.runtime_init
 
 
+class _Guarded:
+    """A compiled pattern whose `search` first checks, in one C scan, that the text holds a
+    character that every match contains; without one the answer is None, as the search's."""
+
+    def __init__(self, pattern: re.Pattern[str], needed: str) -> None:
+        self.pattern = pattern
+        self.needed = re.compile(f"[{re.escape(needed)}]")
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.pattern.search(text) if self.needed.search(text) else None
+
+
+# Every start-string, reference end and role of the inliner's `initial` pattern has one of
+# these (`**`, `*`, ``` `` ```, `` _` ``, `|`, `name_`, `[1]_`, `` `text` ``); a URI has `:`
+# after its scheme, an e-mail address has `@`.
+_INLINE_NEEDS = "*`_|"
+_URI_NEEDS = ":@"
+
+
+_INLINER_ATTRIBUTES = ("start_string_prefix", "end_string_suffix", "parts", "patterns")
+_inliners: dict[tuple[Any, ...], tuple[dict[str, Any], list[tuple[Any, str]]]] = {}
+
+
+def _init_customizations(self: Any, settings: Any) -> None:
+    """`Inliner.init_customizations`, with the markup and URI searches guarded, done once per
+    inliner class and the settings it reads; later inliners get the same patterns and their
+    own bound methods."""
+    key = (type(self), getattr(settings, "character_level_inline_markup", False),
+           getattr(settings, "pep_references", None), getattr(settings, "rfc_references", None))
+    done = _inliners.get(key)
+    if done is None:
+        _original_init_customizations(self, settings)
+        uri = self.patterns.uri
+        self.patterns.initial = _Guarded(self.patterns.initial, _INLINE_NEEDS)
+        dispatch = [(_Guarded(p, _URI_NEEDS) if p is uri else p, method.__name__)
+                    for p, method in self.implicit_dispatch]
+        done = _inliners[key] = ({name: getattr(self, name) for name in _INLINER_ATTRIBUTES}, dispatch)
+    attributes, dispatch = done
+    vars(self).update(attributes)
+    self.implicit_dispatch = [(pattern, getattr(self, name)) for pattern, name in dispatch]
+
+
+_original_init_customizations = states.Inliner.init_customizations
+
+
+def _setup_child(self: Any, child: Any) -> None:
+    """`Node.setup_child`, looking the document up once."""
+    child.parent = self
+    document = self.document
+    if document:
+        child.document = document
+        if child.source is None:
+            child.source = document.current_source
+        if child.line is None:
+            child.line = document.current_line
+
+
 def install() -> None:
-    """Make docutils' states lazily and memoise their transition tables (idempotent)."""
+    """Make docutils' states lazily, memoise their transition tables and the inliner's
+    patterns, guard the inliner's searches, add nodes with one document lookup (idempotent)."""
     statemachine.State.make_transitions = _make_transitions
     statemachine.StateMachine.add_state = _add_state
     statemachine.StateMachine.runtime_init = _runtime_init
+    states.Inliner.init_customizations = _init_customizations
+    nodes.Node.setup_child = _setup_child

@@ -180,7 +180,10 @@ def generic_role(
 
 _NAME = r"((?:(?!_)\w)+(?:[-._+:](?:(?!_)\w)+)*)"  # docutils' `simplename`
 _DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+" + _NAME + r"[ \t]*::(?=\s|$)", re.M)
-_ROLE = re.compile(r"(?<![\w`]):" + _NAME + r":(?=`)|(?<=`):" + _NAME + ":")
+# `:name:` before a backquote (not after a word) or after one (a suffix role). The leading
+# `:` comes before the look-behinds so the regex engine can skip to each colon: with the
+# look-behinds first it tried every position of the page (about half a second of CPU on Django's docs).
+_ROLE = re.compile(r":(?:(?<![\w`]:)" + _NAME + r":(?=`)|(?<=`:)" + _NAME + ":)")
 _ALWAYS = ("code-block", "sourcecode", "code", "class", "highlight", "seealso", "versionadded",
            "versionchanged", "deprecated", "toctree", "literalinclude", "function", "method")
 

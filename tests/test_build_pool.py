@@ -1,0 +1,51 @@
+"""How the page workers start: forked from a single-threaded caller on Linux, spawned otherwise,
+with the same pages either way."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import pytest
+
+from context_cli.build_pages import PARALLEL_MIN_FILES, _mp_context, build_pages, page_pool
+from context_cli.embed.model import load_model
+
+
+def _pages(n: int) -> list[tuple[str, bytes]]:
+    body = "Words about configuring the cache backend and its timeouts, with :func:`f{0}` and `x`:mystery:. " * 8
+    return [(f"p{i:03}.rst", f"Page {i}\n=======\n\nSection\n-------\n\n{body.format(i)}\n".encode())
+            for i in range(n)]
+
+
+def _same(got, want) -> None:
+    import numpy as np
+
+    assert [(p.title, p.chunks) for p in got] == [(p.title, p.chunks) for p in want]
+    assert all(np.array_equal(g.vectors, w.vectors) for g, w in zip(got, want, strict=True))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork is used on Linux only")
+def test_a_single_threaded_caller_forks_its_workers() -> None:
+    assert _mp_context().get_start_method() == "fork"
+
+
+def test_a_caller_with_threads_spawns_its_workers_and_gets_the_same_pages() -> None:
+    items = _pages(PARALLEL_MIN_FILES)
+    model = load_model("default")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)  # like a progress bar's refresh thread
+    other.start()
+    try:
+        assert _mp_context().get_start_method() == "spawn"
+        with page_pool(len(items), "default", embed=True) as pool:
+            assert pool is not None
+            spawned = build_pages(items, model, pool)
+    finally:
+        stop.set()
+        other.join()
+    with page_pool(len(items), "default", embed=True) as pool:
+        forked_or_spawned = build_pages(items, model, pool)
+    here = build_pages(items, model)
+    _same(spawned, here)
+    _same(forked_or_spawned, here)
