@@ -272,8 +272,9 @@ def _rank_one(s: Searchable, query: str, mode: str, per_package: int, lex: list[
         fused = dict(sorted(fused.items(), key=itemgetter(1), reverse=True)[:PAGE_POOL * per_package])
     with s.lock:
         stats = s.term_stats(words, list(fused))  # for page evidence and for the verdicts
-        where, chars = s.pages, s.chars
-        ordered = more_pages(_by_page(s, query, words, stats, fused), where, per_package)
+        known = s.sections_of(fused)
+        where, chars = known.pages, known.chars
+        ordered = more_pages(_by_page(s, query, words, stats, fused, where), where, per_package)
     coverage = dict(zip(stats.candidates.tolist(), stats.coverages().tolist(), strict=True))
     z_map = z_of([cid for cid, _ in ordered]) if z_of else {}
     missing = stats.missing
@@ -282,14 +283,15 @@ def _rank_one(s: Searchable, query: str, mode: str, per_package: int, lex: list[
             for cid, score in sorted(ordered) if cid in where]
 
 
-def _by_page(s: Searchable, query: str, words: str, stats: TermStats, fused: dict[int, float]
-             ) -> list[tuple[int, float]]:
+def _by_page(s: Searchable, query: str, words: str, stats: TermStats, fused: dict[int, float],
+             where: Mapping[int, tuple[str, str]]) -> list[tuple[int, float]]:
     """Fused candidates with their page's and their own heading's evidence added (see
-    `pages`), best first. `words` is the query without the library's name. Call under `s.lock`."""
+    `pages`), best first. `words` is the query without the library's name; `where` maps
+    them to their (path, title). Call under `s.lock`."""
     term_stems, all_stems, query_stems = _query_stems(words)
-    match = title_matcher(stats.idf, term_stems, s.title_tokens)
+    match = title_matcher(stats.idf, term_stems, s.title_tokens(where[cid] for cid in fused if cid in where))
     gain = heading_matcher(query_stems, all_stems, s.heading_tokens(fused), _filler_tokens(), heading_weight(query))
-    return with_page_evidence(fused, s.pages, match, gain)
+    return with_page_evidence(fused, where, match, gain)
 
 
 @functools.lru_cache(maxsize=64)  # the same for every package searched with these words

@@ -51,6 +51,7 @@ class Searchable:
     _bm25: Bm25Index | None = None
     _bm25_checked: bool = False
     _section_map: SectionMap | None = None
+    _absent: set[int] = field(default_factory=set)
     _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
     _heading_tokens: dict[int, tuple[frozenset[str], bool]] = field(default_factory=dict)
     _page_tokens: dict[str, int] | None = None
@@ -127,34 +128,38 @@ class Searchable:
         """(chunk id, section) for these ids, in id order. Call under `lock`."""
         return self.pkg.chunks(ids)
 
-    @property
-    def section_map(self) -> SectionMap:
-        """Every section's page, title and text length, read once per process. Call under `lock`."""
-        if self._section_map is None:
-            self._section_map = self.pkg.section_map()
-        return self._section_map
+    def sections_of(self, cids: Iterable[int]) -> SectionMap:
+        """The page, own title and text length of at least these sections (unknown ids are
+        absent): each read once per process, those new to it in one query, so a first search
+        reads the hundred sections it ranks rather than the whole table. Call under `lock`."""
+        known = self._section_map
+        if known is None:
+            known = self._section_map = SectionMap({}, {}, {})
+        absent = self._absent
+        todo = [cid for cid in cids if cid not in known.pages and cid not in absent]
+        if todo:
+            found = self.pkg.section_map(todo)
+            known.pages.update(found.pages)
+            known.titles.update(found.titles)
+            known.chars.update(found.chars)
+            absent.update(cid for cid in todo if cid not in found.pages)  # a vector or index row without a section
+        return known
 
-    @property
-    def pages(self) -> dict[int, tuple[str, str]]:
-        """Chunk id -> (doc_path, doc_title) of every section. Call under `lock`."""
-        return self.section_map.pages
-
-    @property
-    def chars(self) -> dict[int, int]:
-        """Chunk id -> length of its text (so a pack is planned before any text is read).
-        Call under `lock`."""
-        return self.section_map.chars
-
-    def title_tokens(self, path: str, title: str) -> frozenset[str]:
-        """Index tokens of a page's title and path words, computed once per page. Call under `lock`."""
-        found = self._title_tokens.get(path)
-        if found is None:
+    def title_tokens(self, pages: Iterable[tuple[str, str]]) -> Mapping[str, frozenset[str]]:
+        """Index tokens of pages' titles and path words: a mapping from path that has at least
+        these (path, title) pages, each computed once per page (those new to it stemmed
+        together). Call under `lock`."""
+        known = self._title_tokens
+        todo = {path: title for path, title in pages if path not in known}
+        if todo:
             from ..package.bm25 import stemmer
             from .pages import title_words
 
-            found = frozenset(t for toks in stemmer().tokens(title_words(title, path)).values() for t in toks)
-            self._title_tokens[path] = found
-        return found
+            words = {path: title_words(title, path) for path, title in todo.items()}
+            stems = stemmer().tokens(w for ws in words.values() for w in ws)
+            for path, ws in words.items():
+                known[path] = frozenset(t for w in ws for t in stems[w])
+        return known
 
     def heading_tokens(self, cids: Iterable[int]) -> Mapping[int, tuple[frozenset[str], bool]]:
         """Index tokens of sections' own headings (a breadcrumb's last part, without a "(part
@@ -167,7 +172,7 @@ class Searchable:
             from ..package.bm25 import stemmer
             from .pages import heading_words
 
-            titles = self.section_map.titles
+            titles = self.sections_of(todo).titles
             words = {cid: heading_words(titles.get(cid, "")) for cid in todo}
             stems = stemmer().tokens(w for ws in words.values() for w in ws)
             for cid, ws in words.items():

@@ -34,6 +34,7 @@ MORE_PAGES = 10
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENT_WORDS = re.compile(r"\w+", re.UNICODE)
 _NOWHERE = ("", "")
+_NO_TOKENS: frozenset[str] = frozenset()
 
 
 def title_words(title: str, path: str) -> list[str]:
@@ -95,11 +96,11 @@ def with_page_evidence(
 
 
 def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, tuple[str, ...]],
-                  page_tokens: Callable[[str, str], frozenset[str]]) -> Callable[[str, str], float]:
+                  page_tokens: Mapping[str, frozenset[str]]) -> Callable[[str, str], float]:
     """A function (title, path) -> share of the query's IDF mass found in title and path.
 
     `idf` maps each query term to its weight; `query_stems` maps the terms to their index
-    tokens and `page_tokens` gives a page's title and path tokens (cached per page), so
+    tokens and `page_tokens` maps each page's path to its title and path tokens, so
     `modes` in a title matches `mode` in a query.
     """
     total = sum(idf.values())
@@ -109,7 +110,7 @@ def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, tuple[str,
         return lambda title, path: 0.0
 
     def match(title: str, path: str) -> float:
-        have = page_tokens(path, title)
+        have = page_tokens.get(path, _NO_TOKENS)  # a section missing from the chunks table
         found: float = 0  # summed in the query's order, as `sum` would
         for need, w in wanted:
             if need <= have:
