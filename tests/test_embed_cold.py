@@ -54,7 +54,7 @@ def wordpiece(added: list[str] = (), special: list[str] = ()) -> Tokenizer:
 def test_tokenizer_json_knows_what_tokenizers_knows(tokenizer: Tokenizer) -> None:
     facts = TokenizerJson.parse(tokenizer.to_str())
     assert facts is not None
-    assert len(facts.tokens) == tokenizer.get_vocab_size()
+    assert facts.size == len(facts.tokens) == tokenizer.get_vocab_size()
     assert sorted(facts.tokens) == sorted(tokenizer.get_vocab())
     assert facts.unk_id == tokenizer.token_to_id("[UNK]")
 

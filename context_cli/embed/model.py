@@ -108,6 +108,11 @@ class TokenizerJson:
         return cls(text, vocab, added, unk if isinstance(unk, str) else None)
 
     @property
+    def size(self) -> int:
+        """How many tokens there are, as `Tokenizer.get_vocab_size()` counts them."""
+        return len(self.vocab) + sum(t not in self.vocab for t in self.added)
+
+    @property
     def tokens(self) -> list[str]:
         """Every token, as `Tokenizer.get_vocab()` has them (the vocabulary and the added tokens)."""
         return [*self.vocab, *(t for t in self.added if t not in self.vocab)]
@@ -157,7 +162,7 @@ class Embedder:
         self._json: TokenizerJson | None = None
         self._tokenizer: Tokenizer | None = None
         if isinstance(tokenizer, TokenizerJson):
-            self._json, size, self._unk = tokenizer, len(tokenizer.tokens), tokenizer.unk_id
+            self._json, size, self._unk = tokenizer, tokenizer.size, tokenizer.unk_id
         else:
             self._tokenizer = self._configured(tokenizer)
             size, self._unk = tokenizer.get_vocab_size(), _unk_token_id(tokenizer)
