@@ -9,7 +9,6 @@ never lists a half-written file, and `remove_stale` can find leftovers of a kill
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -34,6 +33,8 @@ def atomic_path(dest: Path | str, *, prefix: str = ".tmp-", mode: int | None = N
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # here, not at the top: every CLI start imports this module
+
     fd, name = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=dest.parent)
     tmp = Path(name)
     try:

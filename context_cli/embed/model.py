@@ -89,6 +89,7 @@ class TokenizerJson:
     tokenizer is built only for a text that needs it. `vocab` and `added` map tokens to ids."""
 
     text: str
+    spec: dict[str, Any]  # the parsed text
     vocab: dict[str, int]
     added: dict[str, int]
     unk_token: str | None
@@ -105,7 +106,7 @@ class TokenizerJson:
         added = {t["content"]: t["id"] for t in spec.get("added_tokens") or []}
         if not isinstance(vocab, dict) or not {*map(type, vocab.values()), *map(type, added.values())} <= {int}:
             raise ValueError("tokenizer.json: a WordPiece vocabulary maps tokens to integer ids")
-        return cls(text, vocab, added, unk if isinstance(unk, str) else None)
+        return cls(text, spec, vocab, added, unk if isinstance(unk, str) else None)
 
     @property
     def size(self) -> int:
@@ -264,7 +265,7 @@ class Embedder:
         if self._fast is False and self._texts_seen >= FAST_TOKENIZER_AFTER:
             from .wordpiece import AsciiWordPiece
 
-            self._fast = AsciiWordPiece.of(self._json.text if self._json else self.tokenizer.to_str())
+            self._fast = AsciiWordPiece.of(self._json.spec if self._json else self.tokenizer.to_str())
         return self._fast or None
 
     def _mean_vectors(self, texts: Sequence[str]) -> np.ndarray:

@@ -35,10 +35,10 @@ class AsciiWordPiece:
         self._cache: dict[str, list[int]] = {}
 
     @classmethod
-    def of(cls, tokenizer_json: str) -> AsciiWordPiece | None:
-        """The fast path for a tokenizer (its `to_str()`), or None if its pipeline is not
-        the one reproduced here."""
-        spec: dict[str, Any] = json.loads(tokenizer_json)
+    def of(cls, tokenizer_json: str | dict[str, Any]) -> AsciiWordPiece | None:
+        """The fast path for a tokenizer (its `to_str()`, or that text already parsed), or
+        None if its pipeline is not the one reproduced here."""
+        spec: dict[str, Any] = json.loads(tokenizer_json) if isinstance(tokenizer_json, str) else tokenizer_json
         norm, pre, model = spec.get("normalizer") or {}, spec.get("pre_tokenizer") or {}, spec.get("model") or {}
         if (norm.get("type") != "BertNormalizer" or not norm.get("clean_text")
                 or pre.get("type") != "BertPreTokenizer" or model.get("type") != "WordPiece"
