@@ -54,7 +54,7 @@ class Searchable:
     _absent: set[int] = field(default_factory=set)
     _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
     _heading_tokens: dict[int, tuple[frozenset[str], bool]] = field(default_factory=dict)
-    _page_tokens: dict[str, int] | None = None
+    _page_tokens: dict[str, int] = field(default_factory=dict)
 
     def deadline(self, seconds: float = DEFAULT_DEADLINE_S) -> AbstractContextManager[None]:
         """`with s.deadline(seconds):` every query on this package in the block aborts once
@@ -180,12 +180,14 @@ class Searchable:
         return known
 
     def page_tokens(self, doc_paths: list[str]) -> int:
-        """Tokens of these pages read whole (for savedPercent), from totals read once per
-        process. Call under `lock`."""
-        if self._page_tokens is None:
-            self._page_tokens = self.pkg.tokens_per_page()
+        """Tokens of these pages read whole (for savedPercent), each page's total read once
+        per process. Call under `lock`."""
         totals = self._page_tokens
-        return sum(totals.get(p, 0) for p in set(doc_paths))
+        todo = {p for p in doc_paths if p not in totals}
+        if todo:
+            found = self.pkg.tokens_per_page(todo)
+            totals.update((p, found.get(p, 0)) for p in todo)
+        return sum(totals[p] for p in set(doc_paths))
 
     @property
     def label(self) -> str:
