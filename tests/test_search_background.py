@@ -1,5 +1,5 @@
-"""The cosines handed to a helper thread give the very answer computed inline, and the
-helper hands back results and errors alike."""
+"""The cosines handed to a helper thread (one stacked product) give the very answer computed
+inline, and the helper hands back results and errors alike."""
 
 import threading
 
@@ -9,6 +9,7 @@ from helpers import EVAL_CORPUS
 from context_cli.adding import AddRequest, add_source
 from context_cli.search import background, engine
 from context_cli.search.engine import SearchOptions, search
+from context_cli.search.index import open_searchable
 
 QUERIES = ["How do I stream responses?", "prompt caching", "What is the context window of Claude?",
            "tool use with JSON", "max_tokens", "Wie funktioniert das Caching?"]
@@ -37,6 +38,9 @@ def test_helper_thread_answers_as_inline(two_libraries, monkeypatch):
             assert used
             assert threaded == inline
             assert threaded["searched"] == {lib.label: "hybrid" for lib in libraries}
+    # Several packages were multiplied as one stack: their matrices are views into it, held once.
+    a, b = (open_searchable(lib).dense()[1].matrix for lib in two_libraries)
+    assert a.base is not None and a.base is b.base
 
 
 def test_helper_returns_results_and_raises_errors():

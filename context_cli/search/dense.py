@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -57,3 +58,45 @@ class VectorIndex:
         cut = len(scores) - min(k, len(scores))
         idx = np.argpartition(scores, cut)[cut:]
         return idx[np.argsort(-scores[idx])]
+
+
+class Stack:
+    """Several packages' vectors as one matrix, so that one product scores them all.
+
+    A search over many packages multiplies their matrices in a helper thread while it ranks
+    by BM25. One product releases the GIL once; a product per package would take it back
+    each time and stall the ranking thread's own GIL-free steps behind it. The packages'
+    matrices become views into this one, so the vectors are held once, not twice.
+    """
+
+    def __init__(self, indexes: list[VectorIndex]) -> None:
+        import numpy as np
+
+        self.matrix = np.vstack([i.matrix for i in indexes])
+        self.cuts: list[tuple[int, int]] = []
+        start = 0
+        for i in indexes:
+            end = start + len(i.matrix)
+            i.matrix = self.matrix[start:end]
+            self.cuts.append((start, end))
+            start = end
+
+    def scores(self, query: np.ndarray) -> list[np.ndarray]:
+        """Each package's cosines with `query`, in the order the stack was made."""
+        every = self.matrix @ query
+        return [every[a:b] for a, b in self.cuts]
+
+
+_last: tuple[list[VectorIndex], Stack] | None = None
+_lock = threading.Lock()
+
+
+def stacked(indexes: list[VectorIndex]) -> Stack:
+    """The stack of these packages' vectors: the last one made, if it was of these."""
+    global _last
+    with _lock:
+        last = _last
+        # (The last stack's indexes are held, so their ids cannot be reused by others.)
+        if last is None or [id(i) for i in last[0]] != [id(i) for i in indexes]:
+            last = _last = (list(indexes), Stack(indexes))
+        return last[1]

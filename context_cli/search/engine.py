@@ -193,22 +193,42 @@ def _as_package_error(label: str, e: Exception) -> InvalidPackage:
     return InvalidPackage(f"{label}: unreadable ({type(e).__name__}: {str(e)[:200]})")
 
 
-# Below this many vectors in all, handing the products to a helper thread costs more than
-# it hides (a thread switch can take a scheduler tick on a busy machine).
+# From this many vectors in all, the products run in a helper thread while this one ranks by
+# BM25 (below, the hand-over costs more than it hides).
 THREAD_ROWS = 16384
 
 
 def _cosines_of(searchables: list[Searchable], query: str, mode: str) -> Callable[[], list[_ZScores | None | Exception]]:
-    """Every package's cosines with the query (see `_cosines`), computed in a helper thread
-    unless they are few: call the result to wait for them."""
+    """Every package's cosines with the query (see `_cosines`): call the result to have them.
+
+    Many vectors are multiplied in a helper thread as one stacked matrix (`dense.Stack`); a
+    search that still has packages to load loads them there, overlapping the BM25 loads."""
     job = functools.partial(_all_cosines, searchables, query, mode)
-    known = [s.vector_rows for s in searchables]
-    if mode == "lexical" or (None not in known and sum(r or 0 for r in known) < THREAD_ROWS):
+    rows = [s.vector_rows for s in searchables]
+    if mode == "lexical" or (None not in rows and sum(r or 0 for r in rows) < THREAD_ROWS):
         done = job()
         return lambda: done
     from .background import submit
 
-    return submit(job)
+    if None in rows:
+        return submit(job)
+    dense = [s.dense() for s in searchables]
+    models = {id(d[0]): d[0] for d in dense if d is not None}
+    if len(models) != 1:  # packages of different models: their products one by one
+        done = job()
+        return lambda: done
+    from .dense import stacked
+
+    (model,) = models.values()
+    stack = stacked([d[1] for d in dense if d is not None])
+    qv = model.encode([query])[0].astype("float32")
+    pending = submit(lambda: stack.scores(qv))
+
+    def finish() -> list[_ZScores | None | Exception]:
+        scores = iter(pending())
+        return [_ZScores(d[1], next(scores)) if d is not None else None for d in dense]
+
+    return finish
 
 
 def _all_cosines(searchables: list[Searchable], query: str, mode: str) -> list[_ZScores | None | Exception]:
