@@ -189,18 +189,17 @@ class Bm25Index:
             return []
         if len(found) == 1:
             ids, scores = found[0].ids, found[0].contrib
+            if len(ids) > limit:  # those at least as good as the `limit`-th best (ties kept)
+                keep = scores >= np.partition(scores, len(scores) - limit)[len(scores) - limit]
+                ids, scores = ids[keep], scores[keep]
         else:
             acc = np.bincount(np.concatenate([u.ids for u in found]),
                               weights=np.concatenate([u.contrib for u in found]), minlength=self.n + 1)
-            ids = np.flatnonzero(acc)
+            kth = np.partition(acc, len(acc) - limit)[len(acc) - limit] if len(acc) > limit else 0.0
+            ids = np.flatnonzero(acc >= kth) if kth > 0 else np.flatnonzero(acc)  # (fewer matches than `limit`)
             scores = acc[ids]
-        if len(ids) > limit:  # the `limit` best; of those tied with the last, the lowest ids
-            kth = np.partition(scores, len(scores) - limit)[len(scores) - limit]
-            keep = scores > kth
-            ties = np.flatnonzero(scores == kth)[:limit - int(np.count_nonzero(keep))]
-            keep[ties] = True
-            ids, scores = ids[keep], scores[keep]
-        order = np.lexsort((ids, -scores))
+        # Best first; among equal scores the lowest ids, which also settles ties at the cut.
+        order = np.lexsort((ids, -scores))[:limit]
         return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
 
     def frequencies(self, words: Sequence[str]) -> list[int]:
