@@ -53,3 +53,19 @@ def test_helper_returns_results_and_raises_errors():
     with pytest.raises(ValueError, match="from the helper"):
         background.submit(fails)()
     assert background.submit(lambda: 42)() == 42  # the helper survives a failed job
+
+
+def test_standardise_gives_each_package_its_own_z_scores():
+    import numpy as np
+
+    from context_cli.search.dense import standardise
+
+    scores = np.array([0.1, 0.2, 0.6, 0.5, 0.5, np.nan, 0.3, 0.9, 0.2, 0.4], dtype=np.float32)
+    (a, ok_a), (empty, ok_e), (same, ok_s), (bad, ok_b), (b, ok_b2) = standardise(
+        scores, [(0, 3), (3, 3), (3, 5), (5, 7), (7, 10)])
+    assert ok_a and ok_b2 and not (ok_e or ok_s or ok_b) and len(empty) == 0
+    for z, part in ((a, scores[:3]), (b, scores[7:])):
+        x = part.astype(np.float64)
+        assert np.allclose(z, (x - x.mean()) / x.std(), rtol=0, atol=1e-12)
+    (alone, ok), = standardise(scores[7:], [(0, 3)])
+    assert ok and alone.tolist() == b.tolist()  # the same whether stacked or alone

@@ -81,10 +81,31 @@ class Stack:
             self.cuts.append((start, end))
             start = end
 
-    def scores(self, query: np.ndarray) -> list[np.ndarray]:
-        """Each package's cosines with `query`, in the order the stack was made."""
-        every = self.matrix @ query
-        return [every[a:b] for a, b in self.cuts]
+    def zscores(self, query: np.ndarray) -> list[tuple[np.ndarray, bool]]:
+        """Each package's cosine z-scores for `query` (see `standardise`), in stack order."""
+        return standardise(self.matrix @ query, self.cuts)
+
+
+def standardise(scores: np.ndarray, cuts: list[tuple[int, int]]) -> list[tuple[np.ndarray, bool]]:
+    """Each segment of `scores` as z-scores within that segment (float64), and whether they
+    are usable: a segment whose mean or deviation is not finite (NaN in a hostile package's
+    vectors) or whose cosines are all alike gives none. All segments in a dozen array
+    operations, so that many packages cost what one does."""
+    import numpy as np
+
+    s = scores.astype(np.float64)
+    live = [(a, b) for a, b in cuts if b > a]  # the segments cover `scores`, end to end
+    found: dict[tuple[int, int], tuple[np.ndarray, bool]] = {}
+    if live:
+        starts, sizes = [a for a, _ in live], np.array([b - a for a, b in live])
+        with np.errstate(invalid="ignore", over="ignore"):  # non-finite sums: not usable, no warning
+            mean = np.add.reduceat(s, starts) / sizes
+            s -= np.repeat(mean, sizes)
+            std = np.sqrt(np.add.reduceat(s * s, starts) / sizes)
+            usable = np.isfinite(mean) & np.isfinite(std) & (std > 1e-9) & (sizes > 1)
+            s /= np.repeat(np.where(usable, std, 1.0), sizes)
+        found = {(a, b): (s[a:b], ok) for (a, b), ok in zip(live, usable.tolist(), strict=True)}
+    return [found.get((a, b), (s[a:b], False)) for a, b in cuts]
 
 
 _last: tuple[list[VectorIndex], Stack] | None = None

@@ -10,7 +10,6 @@ describes every step and the JSON shape.
 from __future__ import annotations
 
 import functools
-import math
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
@@ -222,11 +221,11 @@ def _cosines_of(searchables: list[Searchable], query: str, mode: str) -> Callabl
     (model,) = models.values()
     stack = stacked([d[1] for d in dense if d is not None])
     qv = model.encode([query])[0].astype("float32")
-    pending = submit(lambda: stack.scores(qv))
+    pending = submit(lambda: stack.zscores(qv))
 
     def finish() -> list[_ZScores | None | Exception]:
-        scores = iter(pending())
-        return [_ZScores(d[1], next(scores)) if d is not None else None for d in dense]
+        zs = iter(pending())
+        return [_ZScores(d[1], *next(zs)) if d is not None else None for d in dense]
 
     return finish
 
@@ -252,7 +251,10 @@ def _cosines(s: Searchable, query: str, mode: str, query_vectors: dict[int, np.n
     qv = query_vectors.get(id(model))
     if qv is None:
         qv = query_vectors[id(model)] = model.encode([query])[0].astype("float32")
-    return _ZScores(index, index.scores(qv))
+    from .dense import standardise
+
+    scores = index.scores(qv)
+    return _ZScores(index, *standardise(scores, [(0, len(scores))])[0])
 
 
 def _lexical(s: Searchable, query: str, mode: str) -> list[tuple[int, float]] | Exception:
@@ -357,26 +359,13 @@ def fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[i
 
 
 class _ZScores:
-    """Chunk ids -> their cosine z-scores within this query's distribution over the package.
+    """Chunk ids -> their cosine z-scores within this query's distribution over the package
+    (every row's, computed at once by `dense.standardise`: a search asks for the top ones and
+    then for a few more). Not `usable`: no z-scores at all (see `standardise`)."""
 
-    The mean and deviation are taken in float64 over all the package's cosines, and every
-    row's z-score is computed in one pass: a search asks for the top ones and then for a few
-    more. Vectors with NaN or infinities (a hostile package) give no z-scores at all."""
-
-    def __init__(self, index: VectorIndex, scores: np.ndarray) -> None:
-        import numpy as np
-
-        self.index = index
+    def __init__(self, index: VectorIndex, z: np.ndarray, usable: bool) -> None:
+        self.index, self.z, self.usable = index, z, usable
         self.first = index.first
-        n = len(scores)
-        z = scores.astype(np.float64)
-        mean = float(z.sum()) / n if n else 0.0
-        z -= mean
-        std = math.sqrt(float(z @ z) / n) if n > 1 else 0.0
-        self.usable = math.isfinite(mean) and math.isfinite(std) and std > 1e-9
-        if self.usable:
-            z /= std
-        self.z = z
 
     def top(self, k: int) -> list[tuple[int, float]]:
         """(chunk id, z) of the `k` best cosines, best first."""
