@@ -158,8 +158,8 @@ def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[list
     if not terms(query):
         run.notes.append("the query has no searchable words")
         return [], run
-    # The cosines of every package run in a helper thread (the matrix products release the
-    # GIL) while this one ranks each package by BM25: on two cores the products cost nothing.
+    # With many vectors the cosines run in a helper thread (a matrix product releases the GIL)
+    # while this one ranks each package by BM25: on a second core they cost no time.
     cosines = _cosines_of(searchables, query, mode)
     lexical = [_lexical(s, query, mode) for s in searchables]
     candidates: list[_Scored] = []
@@ -200,24 +200,30 @@ THREAD_ROWS = 16384
 def _cosines_of(searchables: list[Searchable], query: str, mode: str) -> Callable[[], list[_ZScores | None | Exception]]:
     """Every package's cosines with the query (see `_cosines`): call the result to have them.
 
-    Many vectors are multiplied in a helper thread as one stacked matrix (`dense.Stack`); a
+    Many vectors are multiplied in a helper thread as one stacked matrix (`_stacked`); a
     search that still has packages to load loads them there, overlapping the BM25 loads."""
-    job = functools.partial(_all_cosines, searchables, query, mode)
     rows = [s.vector_rows for s in searchables]
-    if mode == "lexical" or (None not in rows and sum(r or 0 for r in rows) < THREAD_ROWS):
-        done = job()
-        return lambda: done
-    from .background import submit
+    if mode != "lexical" and (None in rows or sum(r or 0 for r in rows) >= THREAD_ROWS):
+        from .background import submit
 
-    if None in rows:
-        return submit(job)
-    dense = [s.dense() for s in searchables]
-    models = {id(d[0]): d[0] for d in dense if d is not None}
-    if len(models) != 1:  # packages of different models: their products one by one
-        done = job()
-        return lambda: done
+        if None in rows:
+            return submit(functools.partial(_all_cosines, searchables, query, mode))
+        stacked = _stacked(searchables, query)
+        if stacked is not None:
+            return stacked
+    done = _all_cosines(searchables, query, mode)
+    return lambda: done
+
+
+def _stacked(searchables: list[Searchable], query: str) -> Callable[[], list[_ZScores | None | Exception]] | None:
+    """The loaded packages' cosines as one product in a helper thread (None: their models differ)."""
+    from .background import submit
     from .dense import stacked
 
+    dense = [s.dense() for s in searchables]
+    models = {id(d[0]): d[0] for d in dense if d is not None}
+    if len(models) != 1:
+        return None
     (model,) = models.values()
     stack = stacked([d[1] for d in dense if d is not None])
     qv = model.encode([query])[0].astype("float32")
