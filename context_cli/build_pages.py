@@ -137,10 +137,14 @@ def page_pool(files: int, model_spec: str | None, *, embed: bool, start: bool = 
 
 def _in_pool(executor: ProcessPoolExecutor, items: Sequence[tuple[str, bytes]], fingerprint: str | None,
              progress: Progress | None) -> list[Result]:
-    results = []
+    """The pages parsed in the pool, biggest files first so that the last ones, which one
+    worker parses while the other may idle, are small; returned in the order of `items`."""
+    order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
+    results: list[Result] = [None] * len(items)
     work = functools.partial(_one_in_worker, fingerprint=fingerprint)
-    for n, result in enumerate(executor.map(work, items, chunksize=4), start=1):
-        results.append(result)
+    for n, (i, result) in enumerate(zip(order, executor.map(work, [items[i] for i in order], chunksize=4),
+                                        strict=True), start=1):
+        results[i] = result
         if progress:
             progress("parsing", n, len(items))
     return results
