@@ -28,13 +28,14 @@ PROJECTS = {"django": DJANGO, "flask": "flask==3.1.0", "click": "click==8.1.8",
 @dataclass(frozen=True)
 class Built:
     seconds: float
+    cpu_seconds: float  # user + system, the build's process and its parse workers together
     peak_rss_mb: float
     size_mb: float
     package: Path
 
 
 def timed_add(docs: Path, home: Path, name: str, version: str, *, embed: bool = True) -> Built:
-    """`context add docs` into a fresh `home`: wall time, peak RSS, package size."""
+    """`context add docs` into a fresh `home`: wall and CPU time, peak RSS, package size."""
     shutil.rmtree(home, ignore_errors=True)
     args = context_cmd("add", str(docs), "--name", name, "--pkg-version", version, *([] if embed else ["--no-embed"]))
     start = time.perf_counter()
@@ -46,7 +47,8 @@ def timed_add(docs: Path, home: Path, name: str, version: str, *, embed: bool = 
     if proc.returncode:
         raise RuntimeError(f"context add failed: {proc.stderr.read().decode() if proc.stderr else ''}")
     package = next((home / "packages").glob("*.db"))
-    return Built(seconds, usage.ru_maxrss / 1024, package.stat().st_size / 1e6, package)
+    return Built(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, package.stat().st_size / 1e6,
+                 package)
 
 
 def django_builds(runs: int) -> tuple[Summary, Summary, float, Path]:
@@ -71,14 +73,17 @@ def main() -> None:
     ap.add_argument("--only", action="append", choices=sorted(PROJECTS))
     ap.add_argument("--runs", type=int, default=1)
     args = ap.parse_args()
-    print(f"{'project':<11} {'lexical s':>14} {'hybrid s':>14} {'peak RSS':>9} {'size lex':>9} {'size hyb':>9}")
+    print(f"{'project':<11} {'lexical s':>14} {'hybrid s':>14} {'hybrid CPU s':>14} {'peak RSS':>9} {'size lex':>9} "
+          f"{'size hyb':>9}")
     for name in args.only or list(PROJECTS):
         docs = docs_tree(PROJECTS[name])
         with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp:
             lex = [timed_add(docs, Path(tmp), name, "1.0.0", embed=False) for _ in range(args.runs)]
             hyb = [timed_add(docs, Path(tmp), name, "1.0.0") for _ in range(args.runs)]
         ls, hs = Summary.of([b.seconds for b in lex]), Summary.of([b.seconds for b in hyb])
+        hc = Summary.of([b.cpu_seconds for b in hyb])
         print(f"{name:<11} {ls.p50:>6.1f} ({ls.low:.1f}-{ls.high:.1f}) {hs.p50:>6.1f} ({hs.low:.1f}-{hs.high:.1f}) "
+              f"{hc.p50:>6.1f} ({hc.low:.1f}-{hc.high:.1f}) "
               f"{max(b.peak_rss_mb for b in hyb):>7.0f}MB {lex[-1].size_mb:>8.2f}M {hyb[-1].size_mb:>8.2f}M")
 
 

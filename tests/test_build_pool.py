@@ -49,3 +49,15 @@ def test_a_caller_with_threads_spawns_its_workers_and_gets_the_same_pages() -> N
     here = build_pages(items, model)
     _same(spawned, here)
     _same(forked_or_spawned, here)
+
+
+def test_workers_collect_garbage_less_often_and_the_caller_keeps_its_settings() -> None:
+    import gc
+
+    from context_cli.build_pages import WORKER_GC_THRESHOLD
+
+    mine = gc.get_threshold()
+    with page_pool(PARALLEL_MIN_FILES, None, embed=False) as pool:
+        assert pool is not None
+        assert pool.executor().submit(gc.get_threshold).result() == WORKER_GC_THRESHOLD
+    assert gc.get_threshold() == mine != WORKER_GC_THRESHOLD

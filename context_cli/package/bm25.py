@@ -219,6 +219,7 @@ class Prepared:
     n: int
     postings: Postings
     blobs: dict[str, bytes]
+    sizes: dict[str, tuple[int, int]]  # term -> (chunks, occurrences): what FTS5's vocabulary says
 
 
 Counted = Sequence[tuple[TermCounts, "np.ndarray"]]  # counted parts, each with its chunks' ids (merge_counts)
@@ -238,7 +239,8 @@ def prepare(rows: Sequence[tuple[int, str, str, str]], counted: Counted | None =
     post = merge_counts(counted, n)
     terms = sorted(post)
     blobs = encode_postings([post[t] for t in terms], n > MAX_ID_FOR_U16)
-    return Prepared(n, post, dict(zip(terms, blobs, strict=True)))
+    sizes = {t: (len(cids), int(tf.sum())) for t, (cids, tf) in post.items()}
+    return Prepared(n, post, dict(zip(terms, blobs, strict=True)), sizes)
 
 
 def write(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]],
@@ -251,7 +253,7 @@ def write(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]],
     if prep.n != n:
         raise ValueError("the prepared index is not of these rows")
     post, blobs = prep.postings, prep.blobs
-    changed = _agree_with_fts5(db, post)
+    changed = _agree_with_fts5(db, post, prep.sizes)
     for term in changed:
         if term in post:
             blobs[term] = next(encode_postings([post[term]], n > MAX_ID_FOR_U16))
@@ -387,9 +389,9 @@ def merge_counts(parts: Counted, n: int) -> Postings:
     return post
 
 
-def _agree_with_fts5(db: sqlite3.Connection, post: Postings) -> list[str]:
-    """Make `post` equal FTS5's own index: drop terms it lacks, rebuild any that differ.
-    Returns the terms dropped or rebuilt."""
+def _agree_with_fts5(db: sqlite3.Connection, post: Postings, sizes: Mapping[str, tuple[int, int]]) -> list[str]:
+    """Make `post` equal FTS5's own index: drop terms it lacks, rebuild any whose `sizes`
+    (chunks, occurrences) differ. Returns the terms dropped or rebuilt."""
     import numpy as np
 
     fixed = []
@@ -402,8 +404,7 @@ def _agree_with_fts5(db: sqlite3.Connection, post: Postings) -> list[str]:
             fixed.append(term)
         col_of = {name: i for i, name in enumerate(FIELDS)}
         for term, (docs, cnt) in truth.items():
-            p = post.get(term)
-            if p is not None and len(p[0]) == docs and int(p[1].sum()) == cnt:
+            if sizes.get(term) == (docs, cnt):
                 continue
             fixed.append(term)
             acc: dict[int, list[int]] = {}

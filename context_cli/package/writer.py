@@ -91,9 +91,6 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
 
     rows = [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)]
     with ThreadPoolExecutor(1) as helper, closing(sqlite3.connect(path)) as db:
-        # Our compact BM25 index is encoded beside SQLite's own work, then checked against
-        # the FTS5 index built meanwhile (bm25.write).
-        prepared = helper.submit(bm25.prepare, rows, counted)
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
         db.executescript(CORE_DDL + EXTRA_DDL)
@@ -106,10 +103,16 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
                 for i, c in enumerate(chunks, start=1)
             ),
         )
+        # Our compact BM25 index is encoded in a helper thread while SQLite builds its FTS5
+        # index (one long call that releases the GIL), then checked against it (bm25.write).
+        # Not earlier: row-by-row inserts take the GIL back for every row, and beside a busy
+        # Python thread they wait for it (Django's 5,454 chunk rows: 0.08-0.11 s, not 0.05 s).
+        prepared = helper.submit(bm25.prepare, rows, counted)
         # The full-text index first: merging its segments frees pages, which the tables
         # written next fill, so the file mostly needs no VACUUM (a second copy of it).
         db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
         db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+        prepared_index = prepared.result()
         if vectors is not None:
             blobs = vec.encode(vectors, vector_dtype)
             db.executemany("INSERT INTO vectors(chunk_id, vector) VALUES (?, ?)",
@@ -119,7 +122,7 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
             ((p.doc_path, p.doc_title, p.url, p.content_hash) for p in pages),
         )
         db.execute(PAGE_TOKENS_DDL)
-        bm25.write(db, rows, prepared.result())
+        bm25.write(db, rows, prepared_index)
         db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bm25_index', ?)", (bm25.FORMAT,))
         db.commit()
         free, total = (db.execute(f"PRAGMA {p}").fetchone()[0] for p in ("freelist_count", "page_count"))

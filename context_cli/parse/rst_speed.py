@@ -21,8 +21,15 @@ the Django docs, see docs/performance.md):
   search when the text lacks a character every match contains (one of `` *`_| `` for
   inline markup, `:` or `@` for a URI): most searches fail, and most fail that way.
   The inliner's patterns are also built once per process, not once a page.
-- nodes: `Node.setup_child` (every node added to the tree) looked up the `document` root,
-  a walk up the parents, up to four times; once is enough.
+- nodes: `Node.document` walks up the parents recursively, and a node not yet in the tree
+  (most inline nodes, while they are made) ends the walk with a caught AttributeError;
+  `_document_of` walks in a loop. `Node.setup_child` (every node added to the tree) looked
+  the document up four times; once is enough. `nodes.unescape` (every `Text.astext()`,
+  every inline construct) splits and joins the text three times to drop escape NULs;
+  `_unescape` returns a text without NULs straight away.
+- paragraphs: `RSTState.paragraph` looks for a closing `::` with a regex that starts with
+  a look-behind (every position tried, ~10 us a paragraph); `_paragraph` hands only
+  paragraphs that end in `::` to it.
 
 The patch keeps docutils' behaviour: the same states, patterns, methods and order, only
 made later or reused. tests/test_parse_rst_speed.py renders pages both ways.
@@ -72,12 +79,17 @@ TRANSFORMS = (references.Substitutions, frontmatter.DocTitle, frontmatter.Sectio
               frontmatter.DocInfo, references.Footnotes)
 
 
+# Substitutions only replaces `|name|` references, which a text without a `|` cannot hold;
+# skipping it there saves its walk over the whole tree (most pages have none).
+_NO_BARS = tuple(t for t in TRANSFORMS if t is not references.Substitutions)
+
+
 def doctree(text: str, overrides: dict[str, Any]) -> Any:
     """What `publish_doctree` returns for us, without its Publisher, I/O objects or unused transforms."""
     document = utils.new_document("<string>", settings(overrides))
     Parser().parse(text, document)
     document.current_source = document.current_line = None
-    document.transformer.add_transforms(TRANSFORMS)
+    document.transformer.add_transforms(TRANSFORMS if "|" in text else _NO_BARS)
     document.transformer.apply_transforms()
     return document
 
@@ -179,12 +191,47 @@ def _init_customizations(self: Any, settings: Any) -> None:
 
 
 _original_init_customizations = states.Inliner.init_customizations
+_original_document = nodes.Node.document
+
+
+def _document_of(node: Any) -> Any:
+    """`Node.document`: the nearest `_document` up the parents, None if there is none."""
+    while node is not None:
+        if node._document:
+            return node._document
+        node = node.parent
+    return None
+
+
+def _unescape(text: str, restore_backslashes: bool = False, respect_whitespace: bool = False) -> str:
+    """`nodes.unescape`: a plain str of `text` with its escape NULs dropped (or restored)."""
+    if "\x00" not in text:
+        return str(text)  # `text` may be a `nodes.Text`; the original returns a plain str too
+    return _original_unescape(text, restore_backslashes, respect_whitespace)  # type: ignore[no-any-return]
+
+
+_original_unescape = nodes.unescape
+
+
+def _paragraph(self: Any, lines: list[str], lineno: int) -> tuple[list[Any], int]:
+    """`RSTState.paragraph`; its `::$` search (a literal block follows) cannot match a
+    paragraph that does not end in `::`, which then is the original's plain branch."""
+    data = "\n".join(lines).rstrip()
+    if data.endswith("::"):
+        return _original_paragraph(self, lines, lineno)  # type: ignore[no-any-return]
+    textnodes, messages = self.inline_text(data, lineno)
+    p = nodes.paragraph(data, "", *textnodes)
+    p.source, p.line = self.state_machine.get_source_and_line(lineno)
+    return [p, *messages], 0
+
+
+_original_paragraph = states.RSTState.paragraph
 
 
 def _setup_child(self: Any, child: Any) -> None:
     """`Node.setup_child`, looking the document up once."""
     child.parent = self
-    document = self.document
+    document = _document_of(self)
     if document:
         child.document = document
         if child.source is None:
@@ -195,9 +242,14 @@ def _setup_child(self: Any, child: Any) -> None:
 
 def install() -> None:
     """Make docutils' states lazily, memoise their transition tables and the inliner's
-    patterns, guard the inliner's searches, add nodes with one document lookup (idempotent)."""
+    patterns, guard the inliner's searches, find a node's document in a loop and look it
+    up once per added node, unescape texts without escapes at once and search only
+    paragraphs ending in `::` for it (idempotent)."""
     statemachine.State.make_transitions = _make_transitions
     statemachine.StateMachine.add_state = _add_state
     statemachine.StateMachine.runtime_init = _runtime_init
     states.Inliner.init_customizations = _init_customizations
     nodes.Node.setup_child = _setup_child
+    nodes.Node.document = property(_document_of, _original_document.fset)
+    nodes.unescape = states.unescape = utils.unescape = _unescape  # the names it is used by
+    states.RSTState.paragraph = _paragraph
