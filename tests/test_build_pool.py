@@ -61,3 +61,15 @@ def test_workers_collect_garbage_less_often_and_the_caller_keeps_its_settings() 
         assert pool is not None
         assert pool.executor().submit(gc.get_threshold).result() == WORKER_GC_THRESHOLD
     assert gc.get_threshold() == mine != WORKER_GC_THRESHOLD
+
+
+def test_the_progress_bar_starts_no_thread_so_a_build_on_a_terminal_still_forks() -> None:
+    from context_cli.surfaces.progress import progress_bar
+
+    before = threading.active_count()
+    with progress_bar(True) as bars:
+        assert bars is not None
+        bars.stage("parse", 1, 10)
+        assert threading.active_count() == before
+        if before == 1:
+            assert _mp_context().get_start_method() == ("fork" if sys.platform == "linux" else "spawn")

@@ -34,7 +34,7 @@ class Bars:
     def _update(self, label: str, done: int, total: int | None, *, in_bytes: bool) -> None:
         if label not in self._tasks:
             self._tasks[label] = self._progress.add_task(label, total=total, in_bytes=in_bytes)
-        self._progress.update(self._tasks[label], completed=done, total=total)
+        self._progress.update(self._tasks[label], completed=done, total=total, refresh=True)
 
 
 @contextmanager
@@ -53,8 +53,10 @@ def progress_bar(enabled: bool | None = None) -> Iterator[Bars | None]:
         def render(self, task: Task) -> Text:
             return Text(amount(task), style="progress.download")
 
+    # Redrawn on each report, not by a refresh thread: a build forks its page workers only
+    # while the process runs a single thread (build_pages._mp_context).
     with Progress(TextColumn("{task.description}"), BarColumn(), Amount(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as progress:
+                  console=Console(stderr=True), transient=True, auto_refresh=False) as progress:
         yield Bars(progress)
 
 
