@@ -27,7 +27,12 @@ def _same(got, want) -> None:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="fork is used on Linux only")
 def test_a_single_threaded_caller_forks_its_workers() -> None:
-    assert _mp_context().get_start_method() == "fork"
+    # In a fresh process: this one may hold threads other tests started (search's helpers).
+    import subprocess
+
+    code = "from context_cli.build_pages import _mp_context; print(_mp_context().get_start_method())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "fork"
 
 
 def test_a_caller_with_threads_spawns_its_workers_and_gets_the_same_pages() -> None:
@@ -71,5 +76,3 @@ def test_the_progress_bar_starts_no_thread_so_a_build_on_a_terminal_still_forks(
         assert bars is not None
         bars.stage("parse", 1, 10)
         assert threading.active_count() == before
-        if before == 1:
-            assert _mp_context().get_start_method() == ("fork" if sys.platform == "linux" else "spawn")
