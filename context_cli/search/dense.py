@@ -1,4 +1,6 @@
-"""Cosine search over a package's vectors, held as one float32 matrix per process."""
+"""Cosine search over packages' vectors: each package's held as one float32 matrix per
+process, several packages' stacked into one for a search over them all (`Stack`), and the
+cosines turned into z-scores per package (`standardise`)."""
 
 from __future__ import annotations
 
@@ -43,11 +45,6 @@ class VectorIndex:
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         return self.matrix @ query  # type: ignore[no-any-return]
-
-    def top(self, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """(chunk id, cosine), best first."""
-        idx = self.top_rows(scores, k)
-        return list(zip(self.ids[idx].tolist(), scores[idx].tolist(), strict=True))
 
     def top_rows(self, scores: np.ndarray, k: int) -> np.ndarray:
         """Rows of the `k` best scores, best first."""
