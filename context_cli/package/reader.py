@@ -141,16 +141,16 @@ class Package:
         with self.deadline(DEFAULT_DEADLINE_S if ids is not None else LOAD_DEADLINE_S):
             return self.db.execute(sql + " ORDER BY id", params).fetchall()
 
-    def tokens_per_page(self, paths: Iterable[str] | None = None) -> dict[str, int]:
+    def tokens_per_page(self, paths: Iterable[str]) -> dict[str, int]:
         """Doc path -> tokens of all its sections together (what reading the page whole
-        costs): of these pages (found through our `chunks_page_tokens` index), or of all."""
-        sql, params = "SELECT doc_path, coalesce(sum(tokens), 0) FROM chunks", sorted(set(paths or ()))
-        if paths is not None:
-            if not params:
-                return {}
-            sql += f" WHERE doc_path IN ({','.join('?' * len(params))})"
-        with self.deadline(LOAD_DEADLINE_S if paths is None else DEFAULT_DEADLINE_S):
-            return {str(dp): int(n) for dp, n in self.db.execute(sql + " GROUP BY doc_path", params)}
+        costs), for these pages (found through our `chunks_page_tokens` index)."""
+        params = sorted(set(paths))
+        if not params:
+            return {}
+        with self.deadline():
+            return {str(dp): int(n) for dp, n in self.db.execute(
+                f"SELECT doc_path, coalesce(sum(tokens), 0) FROM chunks WHERE doc_path IN "
+                f"({','.join('?' * len(params))}) GROUP BY doc_path", params)}
 
     def pages(self) -> list[PageRecord]:
         """Our `pages` rows (none in packages from elsewhere)."""

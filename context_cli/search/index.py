@@ -50,7 +50,7 @@ class Searchable:
     _postings: Postings | None = None
     _bm25: Bm25Index | None = None
     _bm25_checked: bool = False
-    _section_map: SectionMap | None = None
+    _sections: SectionMap = field(default_factory=lambda: SectionMap({}, {}, {}))
     _absent: set[int] = field(default_factory=set)
     _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
     _heading_tokens: dict[int, tuple[frozenset[str], bool]] = field(default_factory=dict)
@@ -132,10 +132,7 @@ class Searchable:
         """The page, own title and text length of at least these sections (unknown ids are
         absent): each read once per process, those new to it in one query, so a first search
         reads the hundred sections it ranks rather than the whole table. Call under `lock`."""
-        known = self._section_map
-        if known is None:
-            known = self._section_map = SectionMap({}, {}, {})
-        absent = self._absent
+        known, absent = self._sections, self._absent
         todo = [cid for cid in cids if cid not in known.pages and cid not in absent]
         if todo:
             found = self.pkg.section_map(todo)
