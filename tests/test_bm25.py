@@ -228,13 +228,8 @@ def test_incremental_rebuild_indexes_reused_chunks(docs_folder, tmp_path):
 def test_stemmer_is_fts5s_own():
     words = ["running", "runs", "Cancelling", "naïve", "CAFÉ", "ponies", "agreed", "x", "HTTPRequest", "über"]
     toks = bm25_format.stemmer().tokens(words)
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
-    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
-    for w in words:
-        db.execute("DELETE FROM t")
-        db.execute("INSERT INTO t(x) VALUES (?)", (w,))
-        assert toks[w] == tuple(r[0] for r in db.execute("SELECT term FROM v ORDER BY offset"))
+    for w, want in _fts5_terms(words):
+        assert toks[w] == want
 
 
 def test_lexical_package_built_by_helper_has_the_index(tmp_path):
@@ -278,10 +273,16 @@ def test_ascii_split_is_the_regex_split(text):
 def test_stemmer_is_fts5s_own_for_any_words(words):
     """Plain ASCII words are stemmed together in one row, the rest one row each: same stems."""
     toks = bm25_format.Stemmer().tokens(words)
+    for w, want in _fts5_terms(words):
+        assert toks[w] == want
+
+
+def _fts5_terms(words):
+    """Each word with the terms FTS5's own porter tokenizer gives it, one word per row."""
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
     db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
     for w in words:
         db.execute("DELETE FROM t")
         db.execute("INSERT INTO t(x) VALUES (?)", (w,))
-        assert toks[w] == tuple(r[0] for r in db.execute("SELECT term FROM v ORDER BY offset"))
+        yield w, tuple(r[0] for r in db.execute("SELECT term FROM v ORDER BY offset"))
