@@ -21,7 +21,7 @@ from context_cli.package.reader import open_package
 from context_cli.search import bm25
 from context_cli.search.engine import search
 from context_cli.search.index import open_searchable
-from context_cli.search.lexical import WEIGHTS, Postings, lexical, term_stats
+from context_cli.search.lexical import WEIGHTS, Postings, lexical, query_terms
 from context_cli.sources.resolve import fetch_folder
 from context_cli.store.store import Store
 
@@ -102,7 +102,7 @@ def test_ranks_exactly_as_fts5_on_a_real_corpus():
         for q in EVAL_QUERIES:
             _same_ranking(pkg.db, index, q)
             ids = [c for c, _ in lexical(pkg.db, q, 30)]
-            a, b = term_stats(Postings(pkg.db), q, ids), term_stats(index, q, ids)
+            a, b = query_terms(Postings(pkg.db), q).stats(ids), query_terms(index, q).stats(ids)
             assert (a.idf, a.covered.tolist(), a.missing) == (b.idf, b.covered.tolist(), b.missing)
 
 
@@ -198,7 +198,7 @@ def test_hostile_queries_on_the_index_path(lib, q):
     with s.lock:
         assert s.bm25 is not None
         _same_ranking(s.pkg.db, s.bm25, q)
-        s.term_stats(q, [1, 2, 3])
+        s.query_terms(q).stats([1, 2, 3])
     if q.strip():
         assert isinstance(search(q, [lib])["results"], list)
 
@@ -209,7 +209,7 @@ def test_any_string_ranks_as_fts5(lib, q):
     s = open_searchable(lib)
     with s.lock:
         _same_ranking(s.pkg.db, s.bm25, q)
-        s.term_stats(q, [1, 2])
+        s.query_terms(q).stats([1, 2])
 
 
 def test_incremental_rebuild_indexes_reused_chunks(docs_folder, tmp_path):

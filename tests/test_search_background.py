@@ -69,3 +69,21 @@ def test_standardise_gives_each_package_its_own_z_scores():
         assert np.allclose(z, (x - x.mean()) / x.std(), rtol=0, atol=1e-12)
     (alone, ok), = standardise(scores[7:], [(0, 3)])
     assert ok and alone.tolist() == b.tolist()  # the same whether stacked or alone
+
+
+@pytest.mark.parametrize("sizes", [[60, 60, 60], [7, 0, 120, 3, 51], [1]])
+def test_a_stack_finds_each_packages_best_rows_as_each_package_alone(sizes):
+    import numpy as np
+
+    from context_cli.search.dense import Stack, VectorIndex
+
+    rng = np.random.default_rng(len(sizes))
+    indexes = [VectorIndex(ids=np.arange(1, n + 1), matrix=rng.standard_normal((n, 8)).astype(np.float32))
+               for n in sizes]
+    alone = [i.matrix.copy() for i in indexes]
+    stack = Stack(indexes)
+    query = rng.standard_normal(8).astype(np.float32)
+    cosines = stack.matrix @ query
+    for k in (1, 5, 50):
+        for best, index, matrix in zip(stack.best_rows(cosines, k), indexes, alone, strict=True):
+            assert best.tolist() == index.top_rows(matrix @ query, k).tolist()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
@@ -207,18 +207,19 @@ class Bm25Index:
         units = self._word_units(words)
         return [u.df if u is not None else 0 for u in units]
 
-    def weighted_presence(self, words: Sequence[str], weights: Sequence[float], candidates: np.ndarray) -> np.ndarray:
-        """For each of `candidates`: the sum of the weights of the words it contains, added
-        in the words' order (so the same sum, bit for bit, whatever the backend)."""
+    def presence(self, words: Sequence[str], weights: Sequence[float]) -> Callable[[np.ndarray], np.ndarray]:
+        """Candidates -> the sum of the weights of the words each contains, added in the
+        words' order (so the same sum, bit for bit, whatever the backend). Every section's
+        sum is taken now, in one pass over the words' postings, and looked up when asked."""
         import numpy as np
 
         units = self._word_units(words)
         found = [(u, w) for u, w in zip(units, weights, strict=True) if u is not None]
-        if not found or not len(candidates):
-            return np.zeros(len(candidates))
+        if not found:
+            return lambda candidates: np.zeros(len(candidates))
         acc = np.bincount(np.concatenate([u.ids for u, _ in found]),
                           weights=np.repeat([w for _, w in found], [u.df for u, _ in found]), minlength=self.n + 1)
-        return acc[candidates]  # type: ignore[no-any-return]
+        return acc.__getitem__
 
     def _word_units(self, words: Sequence[str]) -> list[Posting | None]:
         last = self._last

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from ..store.store import Installed
     from .dense import VectorIndex
-    from .lexical import TermStats
+    from .lexical import QueryTerms, TermStats
 
 DEFAULT_BUDGET = 2000
 DEFAULT_LIMIT = 10
@@ -166,23 +166,31 @@ def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[list
     per_package = max(MIN_JUDGED_PER_PACKAGE, JUDGED // len(searchables))
     for s, lex, dense in zip(searchables, lexical, cosines(), strict=True):
         try:  # each query against the package runs under its own deadline (2 s; one-time loads 10 s)
-            candidates.extend(_rank_one(s, query, mode, per_package, lex, dense, run.notes, run.modes))
+            ranked = _rank_one(s, query, mode, per_package, lex, dense, run.notes, run.modes)
         except PACKAGE_FAULTS as e:  # one bad or pathological package never breaks the others' answer
             run.skip(s, e)
-    if len(searchables) > 1:
-        # Fused scores are scaled per package (its best BM25 hit is 1.0), so across packages
-        # they are damped by how much of the query a page actually covers (its best section).
-        # (The coverage as the answer shows it, to 3 places, as this rule was tuned.)
-        coverage: dict[tuple[int, str], float] = {}
-        for c in candidates:
-            key = (id(c.s), c.doc_path)
-            coverage[key] = max(coverage.get(key, 0.0), round(c.coverage, 3))
-        for c in candidates:
-            c.score *= 0.5 + 0.5 * coverage[(id(c.s), c.doc_path)]
-    for c in candidates:
-        c.score = finite(c.score)  # a hostile package's NaN must not scramble the ranking
+            continue
+        if len(searchables) > 1:
+            _damp(ranked)
+        for c in ranked:
+            c.score = finite(c.score)  # a hostile package's NaN must not scramble the ranking
+        candidates.extend(ranked)
     candidates.sort(key=lambda c: c.score, reverse=True)
     return candidates, run
+
+
+def _damp(ranked: list[_Scored]) -> None:
+    """Scale one package's candidates for a search over several packages.
+
+    Fused scores are scaled per package (its best BM25 hit is 1.0), so across packages
+    they are damped by how much of the query a page actually covers (its best section).
+    (The coverage as the answer shows it, to 3 places, as this rule was tuned.)"""
+    best: dict[str, float] = {}
+    for c in ranked:  # (rounding each page's best is rounding each: `round` keeps order)
+        best[c.doc_path] = max(best.get(c.doc_path, 0.0), c.coverage)
+    damping = {path: 0.5 + 0.5 * round(coverage, 3) for path, coverage in best.items()}
+    for c in ranked:
+        c.score *= damping[c.doc_path]
 
 
 def _as_package_error(label: str, e: Exception) -> InvalidPackage:
@@ -227,11 +235,16 @@ def _stacked(searchables: list[Searchable], query: str) -> Callable[[], list[_ZS
     (model,) = models.values()
     stack = stacked([d[1] for d in dense if d is not None])
     qv = model.encode([query])[0].astype("float32")
-    pending = submit(lambda: stack.zscores(qv))
+
+    pending = submit(lambda: stack.matrix @ qv)  # the one step that releases the GIL throughout
 
     def finish() -> list[_ZScores | None | Exception]:
-        zs = iter(pending())
-        return [_ZScores(d[1], *next(zs)) if d is not None else None for d in dense]
+        from .dense import standardise
+
+        cosines = pending()
+        # (A package's best cosines are its best z-scores: they are scaled by its mean and deviation.)
+        found = iter(zip(standardise(cosines, stack.cuts), stack.best_rows(cosines, POOL), strict=True))
+        return [_ZScores(d[1], *next(found)) if d is not None else None for d in dense]
 
     return finish
 
@@ -260,29 +273,30 @@ def _cosines(s: Searchable, query: str, mode: str, query_vectors: dict[int, np.n
     from .dense import standardise
 
     scores = index.scores(qv)
-    return _ZScores(index, *standardise(scores, [(0, len(scores))])[0])
+    return _ZScores(index, standardise(scores, [(0, len(scores))])[0])
 
 
-def _lexical(s: Searchable, query: str, mode: str) -> list[tuple[int, float]] | Exception:
-    """The package's BM25 top (empty in dense mode), or what went wrong, raised at its turn."""
-    if mode == "dense":
-        return []
+def _lexical(s: Searchable, query: str, mode: str) -> tuple[list[tuple[int, float]], QueryTerms] | Exception:
+    """The package's BM25 top (empty in dense mode) and the query's term statistics in it,
+    or what went wrong, raised at its turn."""
     words = without_library_name(query, s.pkg.id.name)  # the words that choose among its pages
     try:
         with s.lock:
-            return s.lexical(words, POOL)
+            return (s.lexical(words, POOL) if mode != "dense" else []), s.query_terms(words)
     except PACKAGE_FAULTS as e:
         return e
 
 
-def _rank_one(s: Searchable, query: str, mode: str, per_package: int, lex: list[tuple[int, float]] | Exception,
+def _rank_one(s: Searchable, query: str, mode: str, per_package: int,
+              lexical: tuple[list[tuple[int, float]], QueryTerms] | Exception,
               dense: _ZScores | None | Exception, notes: list[str], modes: dict[str, str]) -> list[_Scored]:
     """One package's best candidates (fused, with page evidence and signals); notes its search mode."""
     words = without_library_name(query, s.pkg.id.name)
-    if isinstance(lex, Exception):
-        raise lex
+    if isinstance(lexical, Exception):
+        raise lexical
     if isinstance(dense, Exception):
         raise dense
+    lex, query_terms = lexical
     dense_hits: list[tuple[int, float]] = []
     z_of = dense
     if z_of is not None:
@@ -299,7 +313,7 @@ def _rank_one(s: Searchable, query: str, mode: str, per_package: int, lex: list[
         # (A stable sort: ties keep their order, as heapq.nlargest keeps it.)
         fused = dict(sorted(fused.items(), key=itemgetter(1), reverse=True)[:PAGE_POOL * per_package])
     with s.lock:
-        stats = s.term_stats(words, list(fused))  # for page evidence and for the verdicts
+        stats = query_terms.stats(list(fused))  # for page evidence and for the verdicts
         known = s.sections_of(fused)
         where, chars = known.pages, known.chars
         ordered = more_pages(_by_page(s, query, words, stats, fused, where), where, per_package)
@@ -369,15 +383,17 @@ class _ZScores:
     (every row's, computed at once by `dense.standardise`: a search asks for the top ones and
     then for a few more). Not `usable`: no z-scores at all (see `standardise`)."""
 
-    def __init__(self, index: VectorIndex, z: np.ndarray, usable: bool) -> None:
-        self.index, self.z, self.usable = index, z, usable
+    def __init__(self, index: VectorIndex, scored: tuple[np.ndarray, bool], best: np.ndarray | None = None) -> None:
+        (self.z, self.usable), self.index = scored, index
         self.first = index.first
+        self.best = best  # rows of the best cosines, best first, when a stack found them
 
     def top(self, k: int) -> list[tuple[int, float]]:
         """(chunk id, z) of the `k` best cosines, best first."""
         if not self.usable:
             return []
-        rows = self.index.top_rows(self.z, k)
+        best = self.best
+        rows = best[:k] if best is not None and len(best) >= min(k, len(self.z)) else self.index.top_rows(self.z, k)
         ids = rows + self.first if self.first is not None else self.index.ids[rows]
         return list(zip(ids.tolist(), self.z[rows].tolist(), strict=True))
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..store.store import Installed
     from .bm25 import Bm25Index
     from .dense import VectorIndex
-    from .lexical import Postings, TermStats
+    from .lexical import Postings, QueryTerms
 
 
 # A bad row of our BM25 index met at search time: that package falls back to FTS5.
@@ -105,18 +105,18 @@ class Searchable:
                     self._index_failed()
             return lexical(self.pkg.db, query, limit)
 
-    def term_stats(self, query: str, candidates: list[int]) -> TermStats:
+    def query_terms(self, query: str) -> QueryTerms:
         """The verdict's term statistics, from the same data as `lexical`. Call under `lock`."""
-        from .lexical import term_stats
+        from .lexical import query_terms
 
         with self.pkg.deadline():
             try:
-                return term_stats(self.postings, query, candidates)
+                return query_terms(self.postings, query)
             except INDEX_FAULTS:
                 if self._bm25 is None:
                     raise
                 self._index_failed()
-                return term_stats(self.postings, query, candidates)
+                return query_terms(self.postings, query)
 
     def _index_failed(self) -> None:
         """A bad row of our index was met: FTS5 from now on, unless the deadline caused it."""

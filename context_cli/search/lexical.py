@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -66,6 +66,22 @@ class TermStats:
         return self.covered / total
 
 
+@dataclass
+class QueryTerms:
+    """A query's terms in one package: how rare each is and which sections hold them, known
+    before the candidates are (a search works this out while the cosines are computed)."""
+
+    idf: dict[str, float]
+    missing: list[str]
+    presence: Callable[[np.ndarray], np.ndarray]  # candidates -> the summed IDF of the terms each holds
+
+    def stats(self, candidates: Sequence[int]) -> TermStats:
+        import numpy as np
+
+        cand = np.asarray(candidates, dtype=np.int64).reshape(-1)
+        return TermStats(idf=self.idf, candidates=cand, covered=self.presence(cand), missing=self.missing)
+
+
 class Postings:
     """Which chunks contain each term, cached per package: a warm server answers the
     verdict's questions from memory instead of re-running one FTS query per term."""
@@ -91,24 +107,24 @@ class Postings:
         """Each word's document frequency (the same shape as `Bm25Index.frequencies`)."""
         return [len(self.get(w)) for w in words]
 
-    def weighted_presence(self, words: Sequence[str], weights: Sequence[float], candidates: np.ndarray) -> np.ndarray:
-        """Per candidate, the weights of the words it contains summed in the words' order (the
-        same shape and sums as `Bm25Index.weighted_presence`)."""
+    def presence(self, words: Sequence[str], weights: Sequence[float]) -> Callable[[np.ndarray], np.ndarray]:
+        """Candidates -> the weights of the words each contains, summed in the words' order
+        (the same sums as `Bm25Index.presence`): the words' sections are read now."""
         import numpy as np
 
-        acc = np.zeros(len(candidates))
-        ids = candidates.tolist()
-        for w, weight in zip(words, weights, strict=True):
-            have = self.get(w)
-            if have:
+        held = [(have, weight) for have, weight in zip(map(self.get, words), weights, strict=True) if have]
+
+        def covered(candidates: np.ndarray) -> np.ndarray:
+            acc = np.zeros(len(candidates))
+            ids = candidates.tolist()
+            for have, weight in held:
                 acc += np.fromiter((c in have for c in ids), dtype=bool, count=len(ids)) * weight
-        return acc
+            return acc
+
+        return covered
 
 
-def term_stats(postings: Postings | Bm25Index, query: str, candidates: Sequence[int]) -> TermStats:
-    import numpy as np
-
-    cand = np.asarray(candidates, dtype=np.int64).reshape(-1)
+def query_terms(postings: Postings | Bm25Index, query: str) -> QueryTerms:
     words = terms(query)
     n = postings.n
     dfs = postings.frequencies(words)
@@ -116,5 +132,4 @@ def term_stats(postings: Postings | Bm25Index, query: str, candidates: Sequence[
     # for something this package does not have.
     idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in zip(words, dfs, strict=True)}
     missing = [t for t, df in zip(words, dfs, strict=True) if df == 0]
-    covered = postings.weighted_presence(words, list(idf.values()), cand)
-    return TermStats(idf=idf, candidates=cand, covered=covered, missing=missing)
+    return QueryTerms(idf=idf, missing=missing, presence=postings.presence(words, list(idf.values())))

@@ -108,9 +108,12 @@ def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, tuple[str,
     wanted = [(need, w) for need, w in wanted if need]
     if total <= 0 or not wanted:
         return lambda title, path: 0.0
+    every = frozenset().union(*(need for need, _ in wanted))
 
     def match(title: str, path: str) -> float:
-        have = page_tokens.get(path, _NO_TOKENS)  # a section missing from the chunks table
+        have = every.intersection(page_tokens.get(path, _NO_TOKENS))  # (absent: a section missing from the chunks table)
+        if not have:  # most pages: none of the query's words in title or path
+            return 0.0
         found: float = 0  # summed in the query's order, as `sum` would
         for need, w in wanted:
             if need <= have:
