@@ -353,14 +353,16 @@ def load_folder(folder: Path, name: str | None = None) -> Embedder:
         )
     try:
         config = json.loads((folder / layout.config).read_text(encoding="utf-8"))
-        tensors = read_safetensors(folder / layout.embeddings)
-        vectors = tensors[layout.tensor]
+        # The tokenizer first: it needs no numpy, so a query's helper thread reads it while
+        # the main thread is still importing numpy (which `read_safetensors` waits for).
         text = (folder / layout.tokenizer).read_text(encoding="utf-8")
         tokenizer: Tokenizer | TokenizerJson | None = TokenizerJson.parse(text)
         if tokenizer is None:
             from tokenizers import Tokenizer
 
             tokenizer = Tokenizer.from_str(text)
+        tensors = read_safetensors(folder / layout.embeddings)
+        vectors = tensors[layout.tensor]
     except Exception as exc:  # tokenizers raises its own exception types
         raise ModelUnavailable(f"cannot read embedding model in {folder}: {_one_line(exc)}") from None
     known = _known_fingerprint(folder / layout.embeddings)
