@@ -22,11 +22,12 @@ def version_key(version: str) -> tuple[Any, ...]:
         return (0, parts, ())
 
 
+# (Patterns, compiled by `re` on first use: a query never needs them, and _LABEL takes ~1 ms.)
 # SemVer: anything after a hyphen that follows MAJOR.MINOR.PATCH is a pre-release (1.0.0-0, 2.0.0-beta.1).
-_SEMVER_PRE = re.compile(r"v?\d+\.\d+\.\d+-[0-9A-Za-z.-]+(\+[0-9A-Za-z.-]+)?")
+_SEMVER_PRE = r"v?\d+\.\d+\.\d+-[0-9A-Za-z.-]+(\+[0-9A-Za-z.-]+)?"
 # Labels in versions PEP 440 cannot read (Maven, npm dist-tags in versions): 1.0.0.M1, 3.0-SNAPSHOT.
-_LABEL = re.compile(r"(?<![a-z])(alpha|beta|rc|cr|pre|preview|dev|snapshot|canary|nightly|next|experimental"
-                    r"|[abm]\d+)(?![a-z])", re.IGNORECASE)
+_LABEL = (r"(?<![a-z])(alpha|beta|rc|cr|pre|preview|dev|snapshot|canary|nightly|next|experimental"
+          r"|[abm]\d+)(?![a-z])")
 
 
 def is_prerelease(version: str) -> bool:
@@ -38,10 +39,10 @@ def is_prerelease(version: str) -> bool:
     from packaging.version import InvalidVersion, Version
 
     text = version.strip()
-    if _SEMVER_PRE.fullmatch(text):
+    if re.fullmatch(_SEMVER_PRE, text):
         return True
     try:
         v = Version(text)
     except InvalidVersion:
-        return bool(_LABEL.search(text))
+        return bool(re.search(_LABEL, text, re.IGNORECASE))
     return v.is_prerelease or v.is_devrelease
