@@ -105,3 +105,12 @@ def test_a_thread_left_running_gets_the_normal_exit(home: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "thread done\n" in done.stdout
     assert json.loads(done.stdout.replace("thread done\n", ""))["results"]
+
+
+def test_a_profiled_query_still_reports(home: Path) -> None:
+    """cProfile (like coverage or a debugger) reports at exit: with one attached, the exit is the normal one."""
+    env = {**os.environ, "CONTEXT_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-s", "cumtime", "-m", "context_cli", "query", "mylib",
+                           QUESTION], env=env, capture_output=True, text=True, timeout=120, cwd=home)
+    assert done.returncode == 0, done.stderr
+    assert "function calls" in done.stdout and "engine.py" in done.stdout

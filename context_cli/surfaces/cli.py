@@ -119,14 +119,15 @@ def main() -> None:
 def _quick_exit(code: object) -> None:
     """End the process now, as a normal exit would but without freeing every module's objects
     one by one: that teardown costs a cold query 25-50 ms once numpy is loaded (measured on a
-    2-core machine), for nothing. atexit hooks run and output is flushed first; a process
-    with a non-daemon thread still running, or an exit status that is not a number, exits
+    2-core machine), for nothing. atexit hooks run and output is flushed first. A process
+    with a non-daemon thread still running, an exit status that is not a number, or a
+    profiler or tracer attached (cProfile, coverage, a debugger: they report at exit) exits
     normally (returns here)."""
     import atexit
     import os
     import threading
 
-    if not (code is None or isinstance(code, int)):
+    if not (code is None or isinstance(code, int)) or sys.getprofile() or sys.gettrace():
         return
     if any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         return
