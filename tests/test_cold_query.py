@@ -114,3 +114,12 @@ def test_a_profiled_query_still_reports(home: Path) -> None:
                            QUESTION], env=env, capture_output=True, text=True, timeout=120, cwd=home)
     assert done.returncode == 0, done.stderr
     assert "function calls" in done.stdout and "engine.py" in done.stdout
+
+
+@pytest.mark.parametrize("closed", [">&-", "2>&-"])
+def test_a_query_started_with_a_closed_stream_exits_as_before(home: Path, closed: str) -> None:
+    """Python leaves a stream closed at start as None; click skips it, and so does the quick exit."""
+    env = {**os.environ, "CONTEXT_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(f'"{sys.executable}" -m context_cli query mylib "{QUESTION}" {closed}', shell=True,
+                          env=env, capture_output=True, text=True, timeout=120, cwd=home)
+    assert (done.returncode, done.stderr) == (0, "")

@@ -133,8 +133,9 @@ def _quick_exit(code: object) -> None:
         return
     atexit._run_exitfuncs()  # (they run once: a normal exit after this finds none left)
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: started with that stream closed
+                stream.flush()
     except (OSError, ValueError):  # a closed or broken stream: the normal exit reports it as it always has
         return
     os._exit(code or 0)
