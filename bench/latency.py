@@ -122,7 +122,10 @@ def cold(home: Path, args: list[str], runs: int) -> Summary:
 
 
 def cold_query(home: Path, library: str, topics: list[str], runs: int) -> Summary:
-    """Cold `context query LIBRARY TOPIC` seconds, cycling through `topics`."""
+    """Cold `context query LIBRARY TOPIC` seconds, cycling through `topics`, after one untimed
+    query: the first in a home writes what the home remembers of the model (its fingerprint
+    and vocabulary, see docs/performance.md "Cold query"), once, as a user's first query does."""
+    cold(home, ["query", library, topics[0]], 1)
     times = []
     for i in range(runs):
         times.append(cold(home, ["query", library, topics[i % len(topics)]], 1).p50)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
 # What a package version may look like (a file-name-safe label; ordering is `version_key`'s).
 VERSION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,63}\Z")
 
 
 def version_key(version: str) -> tuple[Any, ...]:
     """Sort key: PEP 440 where the string parses, natural order below it otherwise."""
+    from packaging.version import InvalidVersion, Version  # here: a query with one candidate needs none (~4 ms)
+
     try:
         return (1, Version(version), ())
     except InvalidVersion:
@@ -22,11 +22,12 @@ def version_key(version: str) -> tuple[Any, ...]:
         return (0, parts, ())
 
 
+# (Patterns, compiled by `re` on first use: a query never needs them, and _LABEL takes ~1 ms.)
 # SemVer: anything after a hyphen that follows MAJOR.MINOR.PATCH is a pre-release (1.0.0-0, 2.0.0-beta.1).
-_SEMVER_PRE = re.compile(r"v?\d+\.\d+\.\d+-[0-9A-Za-z.-]+(\+[0-9A-Za-z.-]+)?")
+_SEMVER_PRE = r"v?\d+\.\d+\.\d+-[0-9A-Za-z.-]+(\+[0-9A-Za-z.-]+)?"
 # Labels in versions PEP 440 cannot read (Maven, npm dist-tags in versions): 1.0.0.M1, 3.0-SNAPSHOT.
-_LABEL = re.compile(r"(?<![a-z])(alpha|beta|rc|cr|pre|preview|dev|snapshot|canary|nightly|next|experimental"
-                    r"|[abm]\d+)(?![a-z])", re.IGNORECASE)
+_LABEL = (r"(?<![a-z])(alpha|beta|rc|cr|pre|preview|dev|snapshot|canary|nightly|next|experimental"
+          r"|[abm]\d+)(?![a-z])")
 
 
 def is_prerelease(version: str) -> bool:
@@ -35,11 +36,13 @@ def is_prerelease(version: str) -> bool:
     (`1.0a1`, `1.0b2`, `2.0rc1`, `1.0.dev3`), or a pre-release label in a version PEP 440
     cannot read (`1.0.0.M1`, `3.0-SNAPSHOT`). Post-releases and build metadata are releases.
     """
+    from packaging.version import InvalidVersion, Version
+
     text = version.strip()
-    if _SEMVER_PRE.fullmatch(text):
+    if re.fullmatch(_SEMVER_PRE, text):
         return True
     try:
         v = Version(text)
     except InvalidVersion:
-        return bool(_LABEL.search(text))
+        return bool(re.search(_LABEL, text, re.IGNORECASE))
     return v.is_prerelease or v.is_devrelease

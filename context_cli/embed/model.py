@@ -24,7 +24,8 @@ import math
 import os
 import re
 import threading
-from collections.abc import Sequence
+import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -49,6 +50,10 @@ FAST_TOKENIZER_AFTER = 0
 # Fingerprints of weights files already hashed (in models_dir(); key: path, size and mtime):
 # hashing the shipped model's 7.5 MB costs a cold query ~8 ms, and it is the same every time.
 FINGERPRINTS = ".fingerprints.json"
+# WordPiece vocabularies already read (in models_dir(), one file per tokenizer.json path; see
+# `read_tokenizer_json`): json.loads of the shipped 450 KB tokenizer.json costs every cold
+# query ~19 ms, splitting the same tokens stored one per line ~5 ms.
+VOCABS = ".vocab"
 # safetensors dtype names -> numpy (the format is little-endian); model2vec writes F32, F16 and I8.
 SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2",
                       "I8": "i1", "U8": "u1", "BOOL": "?"}
@@ -86,19 +91,24 @@ LAYOUTS = (
 class TokenizerJson:
     """A WordPiece tokenizer.json read as plain JSON: enough to check a model against its
     weights and to tokenize ASCII text (embed/wordpiece.py), so that the `tokenizers`
-    tokenizer is built only for a text that needs it. `vocab` and `added` map tokens to ids."""
+    tokenizer is built only for a text that needs it. `vocab` and `added` map tokens to ids;
+    `read` gives the file's text again, for that tokenizer (it is not kept in memory)."""
 
-    text: str
     spec: dict[str, Any]  # the parsed text
     vocab: dict[str, int]
     added: dict[str, int]
     unk_token: str | None
+    read: Callable[[], str]
 
     @classmethod
     def parse(cls, text: str) -> TokenizerJson | None:
         """The tokenizer file's facts, or None when its model is not WordPiece (then only
         `tokenizers` reads it). Raises ValueError for JSON that is not a tokenizer."""
-        spec = json.loads(text)
+        return cls.of(json.loads(text), lambda: text)
+
+    @classmethod
+    def of(cls, spec: Any, read: Callable[[], str]) -> TokenizerJson | None:
+        """`parse`, of the text already parsed (`spec`)."""
         model = spec.get("model") if isinstance(spec, dict) else None
         if not isinstance(model, dict) or model.get("type") != "WordPiece":
             return None
@@ -106,7 +116,7 @@ class TokenizerJson:
         added = {t["content"]: t["id"] for t in spec.get("added_tokens") or []}
         if not isinstance(vocab, dict) or not {*map(type, vocab.values()), *map(type, added.values())} <= {int}:
             raise ValueError("tokenizer.json: a WordPiece vocabulary maps tokens to integer ids")
-        return cls(text, spec, vocab, added, unk if isinstance(unk, str) else None)
+        return cls(spec, vocab, added, unk if isinstance(unk, str) else None, read)
 
     @property
     def size(self) -> int:
@@ -184,7 +194,7 @@ class Embedder:
 
             assert self._json is not None  # one of the two is always set
             try:
-                self._tokenizer = self._configured(Tokenizer.from_str(self._json.text))
+                self._tokenizer = self._configured(Tokenizer.from_str(self._json.read()))
             except Exception as exc:  # tokenizers raises its own exception types
                 raise ModelUnavailable(f"cannot read the tokenizer of embedding model {self.name!r}: "
                                        f"{_one_line(exc)}") from None
@@ -353,14 +363,15 @@ def load_folder(folder: Path, name: str | None = None) -> Embedder:
         )
     try:
         config = json.loads((folder / layout.config).read_text(encoding="utf-8"))
-        tensors = read_safetensors(folder / layout.embeddings)
-        vectors = tensors[layout.tensor]
-        text = (folder / layout.tokenizer).read_text(encoding="utf-8")
-        tokenizer: Tokenizer | TokenizerJson | None = TokenizerJson.parse(text)
+        # The tokenizer first: it needs no numpy, so a query's helper thread reads it while
+        # the main thread is still importing numpy (which `read_safetensors` waits for).
+        tokenizer: Tokenizer | TokenizerJson | None = read_tokenizer_json(folder / layout.tokenizer)
         if tokenizer is None:
             from tokenizers import Tokenizer
 
-            tokenizer = Tokenizer.from_str(text)
+            tokenizer = Tokenizer.from_str((folder / layout.tokenizer).read_text(encoding="utf-8"))
+        tensors = read_safetensors(folder / layout.embeddings)
+        vectors = tensors[layout.tensor]
     except Exception as exc:  # tokenizers raises its own exception types
         raise ModelUnavailable(f"cannot read embedding model in {folder}: {_one_line(exc)}") from None
     known = _known_fingerprint(folder / layout.embeddings)
@@ -410,6 +421,56 @@ def _record_fingerprint(weights: Path, fingerprint: str) -> None:
         write_text(models_dir() / FINGERPRINTS,
                    json.dumps({**_known_fingerprints(), _fingerprint_key(weights): fingerprint}))
     except OSError:
+        pass
+
+
+def read_tokenizer_json(path: Path) -> TokenizerJson | None:
+    """`TokenizerJson.parse` of a tokenizer file, with its vocabulary from VOCABS when this
+    very file (path, size, mtime) was read before; else parsed, and remembered for the next
+    process (best effort: a home that cannot be written to only parses it again)."""
+    read = functools.partial(path.read_text, encoding="utf-8")
+    key = _fingerprint_key(path)
+    store = models_dir() / VOCABS / f"{zlib.crc32(key.rsplit('|', 2)[0].encode('utf-8', 'replace')):08x}.txt"
+    known = _remembered_vocab(store, key, read)
+    if known is not None:
+        return known
+    parsed = TokenizerJson.of(json.loads(read()), read)
+    if parsed is not None:
+        _remember_vocab(store, key, parsed)
+    return parsed
+
+
+def _remembered_vocab(store: Path, key: str, read: Callable[[], str]) -> TokenizerJson | None:
+    """The tokenizer `store` holds if it was written for `key`: a line with the key, one with
+    the token count and the tokenizer's JSON less its vocabulary, then the tokens in id order."""
+    try:
+        lines = store.read_bytes().decode("utf-8").split("\n", 2)  # bytes: a token may hold a \r
+        if len(lines) != 3 or lines[0] != key:
+            return None
+        head = json.loads(lines[1])
+        tokens = lines[2].split("\n")
+        vocab = dict(zip(tokens, range(len(tokens)), strict=True))
+        if len(vocab) != head["tokens"]:
+            return None
+        spec = head["spec"]
+        spec["model"]["vocab"] = vocab
+        return TokenizerJson.of(spec, read)
+    except (OSError, ValueError, KeyError, TypeError):  # none yet, or damaged: read the tokenizer itself
+        return None
+
+
+def _remember_vocab(store: Path, key: str, parsed: TokenizerJson) -> None:
+    """Write what `_remembered_vocab` reads, for a vocabulary whose ids are its order (as
+    tokenizers write them) and whose tokens fit on a line each; others are not remembered."""
+    from ..atomic import write_text
+
+    tokens = list(parsed.vocab)
+    if "\n" in key or any("\n" in t for t in tokens) or list(parsed.vocab.values()) != list(range(len(tokens))):
+        return
+    spec = {**parsed.spec, "model": {**parsed.spec["model"], "vocab": None}}
+    try:
+        write_text(store, "\n".join([key, json.dumps({"tokens": len(tokens), "spec": spec}), *tokens]))
+    except (OSError, ValueError):  # read-only home; a token that is not valid Unicode
         pass
 
 

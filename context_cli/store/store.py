@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -133,7 +132,8 @@ class Store:
                     found.append(describe(pkg, path, self._origin(path)))
             except UNREADABLE:
                 continue  # a damaged file must not hide every other package
-        found.sort(key=lambda i: (i.id.name, i.id.registry, _Reverse(version_key(i.id.version))))
+        if len(found) > 1:  # one file (a query's usual case) needs no version parsing
+            found.sort(key=lambda i: (i.id.name, i.id.registry, _Reverse(version_key(i.id.version))))
         return found
 
     def find(self, spec: str | Spec, among: Iterable[Installed] | None = None) -> list[Installed]:
@@ -155,6 +155,8 @@ class Store:
         if len(registries) > 1:
             options = ", ".join(sorted(f"{r}/{s.name}" for r in registries))
             raise AmbiguousPackage(f"{s} is installed from several registries: {options}; name one")
+        if len(matches) == 1:
+            return matches[0]
         return max(matches, key=lambda m: version_key(m.id.version))
 
     def open(self, spec: str | Spec) -> Package:
@@ -170,6 +172,8 @@ class Store:
         source = Path(source)
         with open_package(source, registry=registry) as pkg:  # a bad file is named in the error
             dest = self.root / pkg.id.filename
+        import shutil  # here, not at the top: it loads bz2 and lzma, which a query never needs
+
         with atomic_path(dest, prefix=".incoming-") as tmp:
             shutil.copyfile(source, tmp)
             try:

@@ -5,3 +5,9 @@ files of a project; `plan` decides what each dependency needs; `actions` is the 
 that calls other layers (store, registry client, builder); `docslock` writes
 `.context/docs.lock`; `scope` reads it back for agents.
 """
+
+from pathlib import Path
+
+# Where a project's docs.lock lives: here, so that finding it (`scope`, on every search)
+# does not load the lock's reader and writer (`docslock`).
+LOCK_PATH = Path(".context") / "docs.lock"

@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..atomic import write_text
+from . import LOCK_PATH
 from .model import LockfileError, read_text
 
-LOCK_PATH = Path(".context") / "docs.lock"
 FORMAT = 1
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .docslock import LOCK_PATH, read_lock
+from . import LOCK_PATH
 
 
 def find_docs_lock(start: Path) -> Path | None:
@@ -24,4 +24,6 @@ def find_docs_lock(start: Path) -> Path | None:
 def project_specs(lock_path: Path) -> list[str]:
     """`registry/name@version` for every package the lock lists, sorted; a damaged lock raises
     `LockfileError` (one line naming the file) rather than silently widening the scope."""
+    from .docslock import read_lock  # only where a project has a lock: a plain search needs none
+
     return sorted({e.spec for e in read_lock(lock_path)})
