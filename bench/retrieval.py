@@ -10,6 +10,7 @@ set has section gold. See `GradedScores` for the definitions.
 
     python bench/retrieval.py                 # every set found
     python bench/retrieval.py --set anthropic --modes lexical hybrid
+    python bench/retrieval.py --together --modes hybrid   # every set's questions over all packages
 """
 
 from __future__ import annotations
@@ -137,31 +138,42 @@ def _plain(text: str) -> str:
     return " ".join(text.split())
 
 
-def distinct_pages(ranked: list[Any]) -> list[str]:
+def distinct_pages(ranked: list[Any], library: str | None = None) -> list[str]:
+    """The pages of `ranked` in order; a page of another library than `library` (when given)
+    is kept apart, so it takes a rank but never matches the gold."""
     pages: list[str] = []
     for c in ranked:
-        if c.doc_path not in pages:
-            pages.append(c.doc_path)
+        page = c.doc_path if library is None or c.library == library else f"{c.library}\0{c.doc_path}"
+        if page not in pages:
+            pages.append(page)
     return pages
 
 
-def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str
+def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str, others: list[Any] | None = None
              ) -> tuple[Scores, dict[str, GradedScores], float]:
-    """The original scores, graded scores per group ("all" and each style), and p50 ms."""
+    """The original scores, graded scores per group ("all" and each style), and p50 ms.
+    With `others`, every question searches them too, as `get_docs` without a library does,
+    and only `installed`'s pages and sections count as found."""
     from context_cli.search.engine import rank
     from context_cli.search.index import open_searchable
 
     s = open_searchable(installed)
+    searched = [s, *(open_searchable(o) for o in others or [])]
+    library = s.label if others else None
+
+    def own(c: Any) -> bool:  # another library's section with the same words is not the answer
+        return library is None or c.library == library
+
     scores = Scores()
     graded: dict[str, GradedScores] = {}
     times = []
     for q in questions:
         t0 = time.perf_counter()
-        ranked, _, _ = rank(q["question"], [s], mode)
+        ranked, _, _ = rank(q["question"], searched, mode)
         times.append(time.perf_counter() - t0)
         top = ranked[:max(KS)]
         scores.n += 1
-        pages = distinct_pages(top)
+        pages = distinct_pages(top, library)
         gold_pages = set(q["gold"])
         first = next((i for i, p in enumerate(pages, 1) if p in gold_pages), None)
         scores.page_mrr += 1 / first if first else 0
@@ -170,17 +182,19 @@ def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str
         gold_secs = q["gold_sections"]
         if gold_secs:
             scores.n_sec += 1
-            hit_rank = [next((i for i, c in enumerate(top, 1) if section_hits(c, g)), None) for g in gold_secs]
+            hit_rank = [next((i for i, c in enumerate(top, 1) if own(c) and section_hits(c, g)), None)
+                        for g in gold_secs]
             found = [r for r in hit_rank if r]
             scores.sec_mrr += 1 / min(found) if found else 0
             for k in KS:
                 scores.sec_recall[k] += sum(1 for r in hit_rank if r and r <= k) / len(gold_secs)
         grades = q.get("grades") or {p: 2 for p in q["gold"]}
         sec_rank = next((i for i, c in enumerate(ranked, 1)
-                         if any(section_hits(c, g, plain_text=True) for g in gold_secs)), None)
+                         if own(c) and any(section_hits(c, g, plain_text=True) for g in gold_secs)), None)
         for group in ("all", q.get("style")):
             if group:
-                graded.setdefault(group, GradedScores()).add(distinct_pages(ranked), grades, sec_rank, bool(gold_secs))
+                graded.setdefault(group, GradedScores()).add(distinct_pages(ranked, library), grades, sec_rank,
+                                                             bool(gold_secs))
     times.sort()
     return scores, graded, times[len(times) // 2] * 1000
 
@@ -214,20 +228,30 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--set", dest="sets", action="append", choices=sorted(SETS))
     ap.add_argument("--modes", nargs="+", default=["lexical", "dense", "hybrid"])
+    ap.add_argument("--together", action="store_true",
+                    help="search every question over all the sets' packages at once (get_docs without a library)")
+    ap.add_argument("--home", type=Path, help="build into (and reuse packages from) this CONTEXT_HOME")
     ap.add_argument("--json", dest="json_out", type=Path, help="also write the scores here")
     args = ap.parse_args()
-    os.environ["CONTEXT_HOME"] = tempfile.mkdtemp(prefix="bench-home-")
+    os.environ["CONTEXT_HOME"] = str(args.home or tempfile.mkdtemp(prefix="bench-home-"))
     sys.path.insert(0, str(ROOT))
-    results: dict[str, Any] = {}
-    table: dict[tuple[str, str, str], dict[str, Any]] = {}
+    embed = any(m != "lexical" for m in args.modes)
+    sets = {}
     for name in args.sets or [n for n, (c, q) in SETS.items() if q.exists()]:
         corpus, qfile = SETS[name]
         questions = [json.loads(line) for line in qfile.read_text().splitlines() if line.strip()]
-        installed = build(name, corpus, embed=any(m != "lexical" for m in args.modes))
-        print(f"\n{name}: {len(questions)} questions")
+        sets[name] = (questions, _built(name) if args.home else None) 
+        if sets[name][1] is None:
+            sets[name] = (questions, build(name, corpus, embed=embed))
+    results: dict[str, Any] = {}
+    table: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for name, (questions, installed) in sets.items():
+        others = [i for n, (_, i) in sets.items() if n != name] if args.together else None
+        together = f", searched with {len(others)} other packages" if others else ""
+        print(f"\n{name}: {len(questions)} questions{together}")
         print(f"{'mode':<10} {'page MRR':<8} {'R@1   R@5   R@10':<19}   {'sec MRR':<7} R@1   R@5   R@10")
         for mode in args.modes:
-            sc, graded, p50 = evaluate(installed, questions, mode)
+            sc, graded, p50 = evaluate(installed, questions, mode, others)
             print(sc.row(mode) + f"   (p50 {p50:.1f} ms)")
             n, ns = max(sc.n, 1), sc.n_sec or None
             results[f"{name}/{mode}"] = {
@@ -241,6 +265,14 @@ def main() -> None:
     print("\n" + markdown_table(dict(sorted(table.items(), key=lambda kv: kv[0][:2]))))
     if args.json_out:
         args.json_out.write_text(json.dumps(results, indent=2))
+
+
+def _built(name: str) -> Any:
+    """The set's package already in this home, if one is (`--home`)."""
+    from context_cli.home import packages_dir
+    from context_cli.store.store import Store
+
+    return next((i for i in Store(packages_dir()).installed() if i.id.name == f"{name}-eval"), None)
 
 
 if __name__ == "__main__":
