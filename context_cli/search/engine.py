@@ -10,6 +10,7 @@ describes every step and the JSON shape.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
@@ -31,6 +32,7 @@ from .verdict import Signals, judge, overall
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..embed.model import Embedder
     from ..store.store import Installed
     from .dense import VectorIndex
     from .lexical import QueryTerms, TermStats
@@ -48,6 +50,9 @@ MIN_JUDGED_PER_PACKAGE = 8
 # by the query's best BM25 score and the cosine z-score capped at Z_CAP.
 LEXICAL_WEIGHT = 0.7
 Z_CAP = 6.0
+# Across packages, each package's scores are weighed by how close its best section comes to
+# the query (`_package_prior`; chosen with bench/retrieval.py --together: 2 to 7 all gain).
+PACKAGE_PRIOR = 3.0
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$.:-]*[\w$]\Z")
 
 
@@ -164,14 +169,16 @@ def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[list
     lexical = [_lexical(s, query, mode) for s in searchables]
     candidates: list[_Scored] = []
     per_package = max(MIN_JUDGED_PER_PACKAGE, JUDGED // len(searchables))
-    for s, lex, dense in zip(searchables, lexical, cosines(), strict=True):
+    dense_all = cosines()
+    prior = _package_prior(searchables, dense_all)
+    for s, lex, dense, weight in zip(searchables, lexical, dense_all, prior, strict=True):
         try:  # each query against the package runs under its own deadline (2 s; one-time loads 10 s)
             ranked = _rank_one(s, query, mode, per_package, lex, dense, run.notes, run.modes)
         except PACKAGE_FAULTS as e:  # one bad or pathological package never breaks the others' answer
             run.skip(s, e)
             continue
         if len(searchables) > 1:
-            _damp(ranked)
+            _damp(ranked, weight)
         for c in ranked:
             c.score = finite(c.score)  # a hostile package's NaN must not scramble the ranking
         candidates.extend(ranked)
@@ -179,18 +186,36 @@ def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[list
     return candidates, run
 
 
-def _damp(ranked: list[_Scored]) -> None:
+def _damp(ranked: list[_Scored], weight: float) -> None:
     """Scale one package's candidates for a search over several packages.
 
     Fused scores are scaled per package (its best BM25 hit is 1.0), so across packages
-    they are damped by how much of the query a page actually covers (its best section).
-    (The coverage as the answer shows it, to 3 places, as this rule was tuned.)"""
+    they are damped by how much of the query a page actually covers (its best section)
+    (the coverage as the answer shows it, to 3 places, as this rule was tuned), and by the
+    package's `weight` (`_package_prior`)."""
     best: dict[str, float] = {}
     for c in ranked:  # (rounding each page's best is rounding each: `round` keeps order)
         best[c.doc_path] = max(best.get(c.doc_path, 0.0), c.coverage)
-    damping = {path: 0.5 + 0.5 * round(coverage, 3) for path, coverage in best.items()}
+    damping = {path: (0.5 + 0.5 * round(coverage, 3)) * weight for path, coverage in best.items()}
     for c in ranked:
         c.score *= damping[c.doc_path]
+
+
+def _package_prior(searchables: list[Searchable], cosines: list[_ZScores | None | Exception]) -> list[float]:
+    """Each package's weight in a search over several: exp(PACKAGE_PRIOR x (its best cosine
+    with the query - the best package's)), when all of them were searched with the same model.
+
+    Every package's scores are relative to its own best hit, so each one offers a "best"
+    section, whether it is about the question or not. The cosines are not relative: a
+    question about Flask comes closer to some Flask section than to any of Click's. BM25
+    scores, whose IDF is each package's own, cannot say this. (Without it, a question
+    over the nine sets' packages together scored a page MRR of 0.69 for its own package's
+    pages, against 0.82 searched alone; with it, 0.72: bench/retrieval.py --together.) 1.0 for all when any package has no usable vectors or models differ."""
+    zs = [z for z in cosines if isinstance(z, _ZScores) and z.usable]
+    if len(searchables) < 2 or len(zs) < len(searchables) or len({id(z.model) for z in zs}) > 1:
+        return [1.0] * len(searchables)
+    top = max(z.peak for z in zs)
+    return [math.exp(PACKAGE_PRIOR * (z.peak - top)) for z in zs]
 
 
 def _as_package_error(label: str, e: Exception) -> InvalidPackage:
@@ -243,8 +268,15 @@ def _stacked(searchables: list[Searchable], query: str) -> Callable[[], list[_ZS
 
         cosines = pending()
         # (A package's best cosines are its best z-scores: they are scaled by its mean and deviation.)
-        found = iter(zip(standardise(cosines, stack.cuts), stack.best_rows(cosines, POOL), strict=True))
-        return [_ZScores(d[1], *next(found)) if d is not None else None for d in dense]
+        found = iter(zip(standardise(cosines, stack.cuts), stack.best_rows(cosines, POOL), stack.cuts, strict=True))
+        out: list[_ZScores | None | Exception] = []
+        for d in dense:
+            if d is None:
+                out.append(None)
+                continue
+            scored, best, (start, _) = next(found)
+            out.append(_ZScores(d[1], scored, model, float(cosines[start + best[0]]) if len(best) else 0.0, best))
+        return out
 
     return finish
 
@@ -273,7 +305,7 @@ def _cosines(s: Searchable, query: str, mode: str, query_vectors: dict[int, np.n
     from .dense import standardise
 
     scores = index.scores(qv)
-    return _ZScores(index, standardise(scores, [(0, len(scores))])[0])
+    return _ZScores(index, standardise(scores, [(0, len(scores))])[0], model, float(scores.max()) if len(scores) else 0.0)
 
 
 def _lexical(s: Searchable, query: str, mode: str) -> tuple[list[tuple[int, float]], QueryTerms] | Exception:
@@ -383,9 +415,11 @@ class _ZScores:
     (every row's, computed at once by `dense.standardise`: a search asks for the top ones and
     then for a few more). Not `usable`: no z-scores at all (see `standardise`)."""
 
-    def __init__(self, index: VectorIndex, scored: tuple[np.ndarray, bool], best: np.ndarray | None = None) -> None:
+    def __init__(self, index: VectorIndex, scored: tuple[np.ndarray, bool], model: Embedder, peak: float,
+                 best: np.ndarray | None = None) -> None:
         (self.z, self.usable), self.index = scored, index
         self.first = index.first
+        self.model, self.peak = model, peak  # what made the cosines, and the best of them
         self.best = best  # rows of the best cosines, best first, when a stack found them
 
     def top(self, k: int) -> list[tuple[int, float]]:
