@@ -65,14 +65,15 @@ def test_a_query_in_a_synced_project_still_reads_its_lock(home: Path) -> None:
     assert json.loads(done.stdout)["library"] == "mylib@1.0.0"
 
 
+def cli_after(prelude: str) -> str:
+    """Python code that runs `prelude`, then the CLI as `context` would."""
+    return prelude + "import sys\nsys.argv[0] = 'context'\nfrom context_cli.surfaces.cli import main\nmain()\n"
+
+
 def test_the_quick_exit_runs_exit_hooks_and_flushes_everything(home: Path) -> None:
     """Output written after the answer (an atexit hook's) still arrives, and in order."""
-    code = ("import atexit, sys\n"
-            "atexit.register(lambda: print('hook ran'))\n"
-            "sys.argv[0] = 'context'\n"
-            "from context_cli.surfaces.cli import main\n"
-            "main()\n")
-    done = run(home, "query", "mylib", QUESTION, code=code)
+    done = run(home, "query", "mylib", QUESTION, code=cli_after("import atexit\n"
+                                                                "atexit.register(lambda: print('hook ran'))\n"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("}\nhook ran\n")
     assert json.loads(done.stdout[: -len("hook ran\n")])["results"]
@@ -93,15 +94,11 @@ def test_a_failed_query_exits_as_before(home: Path, args: tuple[str, ...], statu
 
 def test_a_thread_left_running_gets_the_normal_exit(home: Path) -> None:
     """A non-daemon thread still running is joined as Python always joins it, not cut off."""
-    code = ("import sys, threading, time\n"
-            "def late():\n"
-            "    time.sleep(1)\n"
-            "    print('thread done', flush=True)\n"
-            "threading.Thread(target=late).start()\n"
-            "sys.argv[0] = 'context'\n"
-            "from context_cli.surfaces.cli import main\n"
-            "main()\n")
-    done = run(home, "query", "mylib", QUESTION, code=code)
+    done = run(home, "query", "mylib", QUESTION, code=cli_after("import threading, time\n"
+                                                                "def late():\n"
+                                                                "    time.sleep(1)\n"
+                                                                "    print('thread done', flush=True)\n"
+                                                                "threading.Thread(target=late).start()\n"))
     assert done.returncode == 0, done.stderr
     assert "thread done\n" in done.stdout
     assert json.loads(done.stdout.replace("thread done\n", ""))["results"]
