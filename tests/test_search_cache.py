@@ -36,3 +36,23 @@ def test_removed_package_is_no_longer_searched(tmp_path):
     answer = search("streaming", store.installed())
     assert set(answer["searched"]) == {a.label}
     assert {r["library"] for r in answer["results"]} == {a.label}
+
+
+def test_a_package_searched_again_reads_its_whole_section_map_once(tmp_path):
+    """The first search reads the sections it ranks; the second, the whole map in one scan;
+    later searches read no section map at all, and answer as before."""
+    from context_cli.search.index import open_searchable
+
+    store = Store()
+    lib = store.install(make_package(tmp_path / "a.db", name="lib",
+                                     sections=_sections("streaming", 6) + _sections("caching", 6)))
+    s = open_searchable(lib)
+    maps: list[str] = []
+    s.pkg.db.set_trace_callback(lambda sql: maps.append(sql) if "length(content)" in sql else None)
+    first = search("streaming", [lib])
+    assert len(maps) == 1 and "WHERE id IN" in maps[0] and len(s._sections.pages) < 12
+    second = search("caching", [lib])
+    assert len(maps) == 2 and "WHERE id IN" not in maps[1] and len(s._sections.pages) == 12
+    assert search("streaming", [lib]) == first and search("caching", [lib]) == second
+    search("appears here", [lib])
+    assert len(maps) == 2

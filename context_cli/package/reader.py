@@ -125,8 +125,9 @@ class Package:
         """
         rows = self._rows(f"{_as_text('doc_path')}, {_as_text('doc_title')}, {_as_text('section_title')}, "
                           "coalesce(length(content), 0)", ids)
-        return SectionMap(pages={r[0]: (r[1], r[2]) for r in rows}, titles={r[0]: r[3] for r in rows},
-                          chars={r[0]: r[4] for r in rows})
+        page: dict[tuple[str, str], tuple[str, str]] = {}  # one (path, title) per page, shared by its sections
+        return SectionMap(pages={r[0]: page.setdefault((r[1], r[2]), (r[1], r[2])) for r in rows},
+                          titles={r[0]: r[3] for r in rows}, chars={r[0]: r[4] for r in rows})
 
     def _rows(self, columns: str, ids: Iterable[int] | None) -> list[tuple[Any, ...]]:
         """(id, *columns) of the chunks with these ids (all when None), in id order, under the

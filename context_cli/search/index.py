@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 # A bad row of our BM25 index met at search time: that package falls back to FTS5.
 INDEX_FAULTS = (MalformedIndex, sqlite3.Error, ValueError, IndexError)
+# The search of a package that reads the map of all its sections at once (see `sections_of`).
+WHOLE_MAP_AFTER = 2
 
 
 @dataclass
@@ -52,6 +54,8 @@ class Searchable:
     _bm25_checked: bool = False
     _sections: SectionMap = field(default_factory=lambda: SectionMap({}, {}, {}))
     _absent: set[int] = field(default_factory=set)
+    _section_reads: int = 0  # reads of some sections' map; the whole map is read at WHOLE_MAP_AFTER
+    _whole_map: bool = False
     _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
     _heading_tokens: dict[int, tuple[frozenset[str], bool]] = field(default_factory=dict)
     _page_tokens: dict[str, int] = field(default_factory=dict)
@@ -130,16 +134,23 @@ class Searchable:
 
     def sections_of(self, cids: Iterable[int]) -> SectionMap:
         """The page, own title and text length of at least these sections (unknown ids are
-        absent): each read once per process, those new to it in one query, so a first search
-        reads the hundred sections it ranks rather than the whole table. Call under `lock`."""
+        absent): each read once per process. A first search reads the hundred sections it
+        ranks rather than the whole table (a cold `context query` searches once); a package
+        searched again is being served, and its second read is of the whole map, in one scan,
+        so that new questions read no section again. Call under `lock`."""
         known, absent = self._sections, self._absent
+        if self._whole_map:
+            return known
         todo = [cid for cid in cids if cid not in known.pages and cid not in absent]
         if todo:
-            found = self.pkg.section_map(todo)
+            self._section_reads += 1
+            whole = self._section_reads >= WHOLE_MAP_AFTER
+            found = self.pkg.section_map(None if whole else todo)
             known.pages.update(found.pages)
             known.titles.update(found.titles)
             known.chars.update(found.chars)
             absent.update(cid for cid in todo if cid not in found.pages)  # a vector or index row without a section
+            self._whole_map = whole
         return known
 
     def title_tokens(self, pages: Iterable[tuple[str, str]]) -> Mapping[str, frozenset[str]]:
