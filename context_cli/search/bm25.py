@@ -88,13 +88,20 @@ class Bm25Index:
         if not lists:
             return []
         sizes = [len(ids) for ids, _ in lists]
-        ids = np.concatenate([i for i, _ in lists])
-        f = self.weights @ np.concatenate([t for _, t in lists], axis=1).astype("float64")  # whole numbers: exact
-        idf = np.repeat(np.array([self.idf(n) for n in sizes]), sizes)
+        if len(lists) == 1:  # the usual case once warm: one new word (most hold a few sections)
+            (ids, tfs), = lists
+            idf: float | np.ndarray = self.idf(sizes[0])
+        else:
+            ids = np.concatenate([i for i, _ in lists])
+            tfs = np.concatenate([t for _, t in lists], axis=1)
+            idf = np.repeat(np.array([self.idf(n) for n in sizes]), sizes)
+        f = self.weights @ tfs.astype(np.float64)  # whole numbers: exact
         contrib = idf * f * (K1 + 1) / (f + self._k[ids])
-        cuts = np.cumsum(sizes)[:-1]
-        return [Posting(ids=i, tfs=t, contrib=c)
-                for (i, t), c in zip(lists, np.split(contrib, cuts), strict=True)]
+        out, start = [], 0
+        for (i, t), n in zip(lists, sizes, strict=True):
+            out.append(Posting(ids=i, tfs=t, contrib=contrib[start:start + n]))
+            start += n
+        return out
 
     def _remember(self, key: object, value: Posting | None) -> None:
         self._cache[key] = value
