@@ -56,3 +56,25 @@ def test_a_package_searched_again_reads_its_whole_section_map_once(tmp_path):
     assert search("streaming", [lib]) == first and search("caching", [lib]) == second
     search("appears here", [lib])
     assert len(maps) == 2
+
+
+def test_a_package_too_slow_for_its_whole_map_keeps_to_parts(tmp_path, monkeypatch):
+    """The whole map is tried once: a package whose scan runs past its time limit fails that
+    one search (as any slow package does) and is then read in parts again, never stalled twice."""
+    import pytest
+
+    from context_cli.errors import InvalidPackage
+    from context_cli.package import reader
+    from context_cli.search.index import open_searchable
+
+    store = Store()
+    lib = store.install(make_package(tmp_path / "a.db", name="lib",
+                                     sections=_sections("streaming", 150) + _sections("caching", 150)))
+    first = search("streaming", [lib])
+    monkeypatch.setattr(reader, "LOAD_DEADLINE_S", 0.0)  # every whole-table read is now too slow
+    with pytest.raises(InvalidPackage, match="too slow"):
+        search("caching", [lib])
+    s = open_searchable(lib)
+    assert len(s._sections.pages) < 300
+    assert search("caching", [lib])["results"] and search("streaming", [lib]) == first
+    assert len(s._sections.pages) < 300

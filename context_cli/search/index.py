@@ -144,7 +144,7 @@ class Searchable:
         todo = [cid for cid in cids if cid not in known.pages and cid not in absent]
         if todo:
             self._section_reads += 1
-            whole = self._section_reads >= WHOLE_MAP_AFTER
+            whole = self._section_reads == WHOLE_MAP_AFTER  # tried once: a package too slow for it keeps to parts
             found = self.pkg.section_map(None if whole else todo)
             known.pages.update(found.pages)
             known.titles.update(found.titles)
