@@ -52,7 +52,7 @@ def test_weights_are_one_for_the_closest_package_and_less_for_the_others(librari
     searchables = [open_searchable(anthropic), open_searchable(click)]
     question = next(iter(CLICK_QUESTIONS))
     scores = engine._all_cosines(searchables, question, "hybrid")
-    weights = engine._package_prior(searchables, scores)
+    weights = engine._package_prior(scores)
     assert weights[1] == 1.0 and 0 < weights[0] < 1.0
-    assert engine._package_prior(searchables[:1], scores[:1]) == [1.0]  # one package: nothing to weigh
-    assert engine._package_prior(searchables, [scores[0], None]) == [1.0, 1.0]  # one searched lexically
+    assert engine._package_prior(scores[:1]) == [1.0]  # one package: nothing to weigh
+    assert engine._package_prior([scores[0], None]) == [1.0, 1.0]  # one searched lexically

@@ -170,7 +170,7 @@ def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[list
     candidates: list[_Scored] = []
     per_package = max(MIN_JUDGED_PER_PACKAGE, JUDGED // len(searchables))
     dense_all = cosines()
-    prior = _package_prior(searchables, dense_all)
+    prior = _package_prior(dense_all)
     for s, lex, dense, weight in zip(searchables, lexical, dense_all, prior, strict=True):
         try:  # each query against the package runs under its own deadline (2 s; one-time loads 10 s)
             ranked = _rank_one(s, query, mode, per_package, lex, dense, run.notes, run.modes)
@@ -201,7 +201,7 @@ def _damp(ranked: list[_Scored], weight: float) -> None:
         c.score *= damping[c.doc_path]
 
 
-def _package_prior(searchables: list[Searchable], cosines: list[_ZScores | None | Exception]) -> list[float]:
+def _package_prior(cosines: list[_ZScores | None | Exception]) -> list[float]:
     """Each package's weight in a search over several: exp(PACKAGE_PRIOR x (its best cosine
     with the query - the best package's)), when all of them were searched with the same model.
 
@@ -213,8 +213,8 @@ def _package_prior(searchables: list[Searchable], cosines: list[_ZScores | None 
     package searched alone; bench/retrieval.py --together.) All 1.0 when a package has no
     usable vectors or the models differ."""
     zs = [z for z in cosines if isinstance(z, _ZScores) and z.usable]
-    if len(searchables) < 2 or len(zs) < len(searchables) or len({id(z.model) for z in zs}) > 1:
-        return [1.0] * len(searchables)
+    if len(cosines) < 2 or len(zs) < len(cosines) or len({id(z.model) for z in zs}) > 1:
+        return [1.0] * len(cosines)
     top = max(z.peak for z in zs)
     return [math.exp(PACKAGE_PRIOR * (z.peak - top)) for z in zs]
 

@@ -59,7 +59,7 @@ def heading_weight(query: str) -> float:
 def with_page_evidence(
     fused: Mapping[int, float],
     where: Mapping[int, tuple[str, str]],
-    title_match: Callable[[str, str], float],
+    title_match: Callable[[str], float],
     heading: Callable[[int], float],
 ) -> list[tuple[int, float]]:
     """Every candidate section with its page's evidence added, best first.
@@ -68,19 +68,18 @@ def with_page_evidence(
     the query its title and path carry; each section keeps its own score plus what its page
     offers beyond its best section, so a section of a page about the topic rises above a
     stray mention while sections of different pages stay comparable. `where` maps chunk id
-    -> (path, title); `heading` gives what a section gains for its own heading.
+    -> (path, title); `title_match` gives what a page's title and path carry, `heading` what a
+    section gains for its own heading.
     (One pass over the candidates and one over their pages: it runs for every package searched.)
     """
     pages: dict[str, list[float]] = {}
-    titles: dict[str, str] = {}
     paths: list[str] = []
     for cid, score in fused.items():
-        path, title = where.get(cid, _NOWHERE)
+        path = where.get(cid, _NOWHERE)[0]
         paths.append(path)
         scores = pages.get(path)
         if scores is None:
             pages[path] = [score]
-            titles[path] = title
         else:
             scores.append(score)
     bonus: dict[str, float] = {}
@@ -89,15 +88,15 @@ def with_page_evidence(
         if len(scores) > 1:
             scores.sort(reverse=True)
             extra = sum(w * s for w, s in zip(NEXT_SECTIONS, scores[1:], strict=False))
-        bonus[path] = extra + TITLE_WEIGHT * title_match(titles[path], path)
+        bonus[path] = extra + TITLE_WEIGHT * title_match(path)
     out = [(cid, score + bonus[path] + heading(cid)) for (cid, score), path in zip(fused.items(), paths, strict=True)]
     out.sort(key=itemgetter(1), reverse=True)
     return out
 
 
 def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, tuple[str, ...]],
-                  page_tokens: Mapping[str, frozenset[str]]) -> Callable[[str, str], float]:
-    """A function (title, path) -> share of the query's IDF mass found in title and path.
+                  page_tokens: Mapping[str, frozenset[str]]) -> Callable[[str], float]:
+    """A function page path -> share of the query's IDF mass found in its title and path.
 
     `idf` maps each query term to its weight; `query_stems` maps the terms to their index
     tokens and `page_tokens` maps each page's path to its title and path tokens, so
@@ -107,10 +106,10 @@ def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, tuple[str,
     wanted = [(frozenset(query_stems.get(t, (t,))), w) for t, w in idf.items()]
     wanted = [(need, w) for need, w in wanted if need]
     if total <= 0 or not wanted:
-        return lambda title, path: 0.0
+        return lambda path: 0.0
     every = frozenset().union(*(need for need, _ in wanted))
 
-    def match(title: str, path: str) -> float:
+    def match(path: str) -> float:
         have = every.intersection(page_tokens.get(path, _NO_TOKENS))  # (absent: a section missing from the chunks table)
         if not have:  # most pages: none of the query's words in title or path
             return 0.0
