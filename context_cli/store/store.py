@@ -297,8 +297,8 @@ def _may_mean(spec: Spec, path: Path) -> bool:
     """Could this installed file be a package `spec` means? The store names every file it
     installs by the package's identity (PackageId.filename), so a file named for another
     package is not; a file named otherwise (copied in by hand) is opened to see."""
-    parts = path.name.removesuffix(".db").split("__")
-    return len(parts) != 3 or spec.matches(PackageId(*map(unquote, parts)))
+    parts = _filename_parts(path)
+    return len(parts) != 3 or spec.matches(PackageId(*parts))
 
 
 def _registry_from_filename(path: Path) -> str | None:
@@ -306,8 +306,14 @@ def _registry_from_filename(path: Path) -> str | None:
 
     Context's packages do not record their registry, so the store's file name does.
     """
-    head, sep, _ = path.name.partition("__")
-    return unquote(head) if sep else None
+    parts = _filename_parts(path)
+    return parts[0] if len(parts) > 1 else None
+
+
+def _filename_parts(path: Path) -> list[str]:
+    """An installed file's name read back into what PackageId.filename joined (registry, name,
+    version for the store's own files; any split of a name given otherwise)."""
+    return [unquote(p) for p in path.name.removesuffix(".db").split("__")]
 
 
 class _Reverse:
