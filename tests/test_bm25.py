@@ -286,3 +286,42 @@ def _fts5_terms(words):
         db.execute("DELETE FROM t")
         db.execute("INSERT INTO t(x) VALUES (?)", (w,))
         yield w, tuple(r[0] for r in db.execute("SELECT term FROM v ORDER BY offset"))
+
+
+def _row(ids: list[int], wide: bool = False) -> tuple[int, bytes]:
+    """One `bm25_terms` (df, postings) row for these ids, each with tfs (1, 2, 3)."""
+    import numpy as np
+
+    tfs = np.tile(np.array([[1, 2, 3]], dtype=np.int64), (len(ids), 1))
+    return len(ids), next(bm25_format.encode_postings([(np.array(ids, dtype=np.int64), tfs)], wide))
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_rows_decoded_together_are_each_row_decoded_alone(wide):
+    n = 70_000 if wide else 500
+    lists = [[3, 9, 400], [1], [2, 5, 6, 7, 499], [500]]
+    ids, tfs, sizes = bm25_format.decode_many([_row(x, wide) for x in lists], n)
+    assert sizes == [3, 1, 5, 1]
+    assert ids.tolist() == [i for x in lists for i in x]  # each row restarts: 400 then 1 is no fault
+    assert tfs.shape == (3, 10) and tfs.T.tolist() == [[1, 2, 3]] * 10
+    empty, no_tfs, none = bm25_format.decode_many([], n)
+    assert (empty.tolist(), no_tfs.shape, none) == ([], (3, 0), [])
+
+
+@pytest.mark.parametrize("bad", [[[4, 2]], [[1, 2], [3, 3]], [[0, 1]], [[2], [1, 501]], [[501]]])
+def test_rows_that_repeat_go_back_or_leave_the_package_are_refused(bad):
+    """A row whose ids do not increase, or name chunk 0 or one past the package's 500, is
+    refused wherever it sits in a batch."""
+    rows = [_row([5, 6])] + [_row(x) if x[0] <= x[-1] else _swapped(x) for x in bad]
+    with pytest.raises(bm25_format.MalformedIndex):
+        bm25_format.decode_many(rows, 500)
+
+
+def _swapped(ids: list[int]) -> tuple[int, bytes]:
+    """A row whose ids go down: encoded as wrapping uint16 deltas, as a hostile writer could."""
+    import zlib
+
+    import numpy as np
+
+    delta = np.diff(np.array([0, *ids], dtype=np.int64)).astype("<u2").tobytes()
+    return len(ids), zlib.compress(delta + bytes([1, 2, 3] * len(ids))[: 3 * len(ids)])

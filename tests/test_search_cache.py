@@ -78,3 +78,56 @@ def test_a_package_too_slow_for_its_whole_map_keeps_to_parts(tmp_path, monkeypat
     assert len(s._sections.pages) < 300
     assert search("caching", [lib])["results"] and search("streaming", [lib]) == first
     assert len(s._sections.pages) < 300
+
+
+def _with_vectors(path, sections: list[tuple[str, str, str]]):
+    """A package like `make_package`'s, with vectors from the shipped model."""
+    from context_cli.build import model_meta
+    from context_cli.document import Chunk, estimate_tokens
+    from context_cli.embed.model import load_model
+    from context_cli.embed.text import embed_text
+    from context_cli.package.writer import write_package
+
+    chunks = [Chunk(doc_path=p, doc_title=p.rsplit(".", 1)[0].title(), section_title=t, content=c,
+                    tokens=estimate_tokens(c), has_code=False) for p, t, c in sections]
+    model = load_model(None)
+    vectors = model.encode([embed_text(c) for c in chunks])
+    return write_package(path, {"name": "lib", "version": "1.0.0", **model_meta(model)}, chunks, vectors=vectors)
+
+
+def test_vectors_too_slow_to_load_are_tried_once(tmp_path, monkeypatch):
+    """A package whose vectors take longer than their load limit fails that one search; later
+    searches find it lexically, with a note, instead of waiting for the vectors again."""
+    import pytest
+
+    from context_cli.errors import InvalidPackage
+    from context_cli.package import reader
+
+    lib = Store().install(_with_vectors(tmp_path / "a.db", _sections("streaming", 300)))
+    monkeypatch.setattr(reader, "LOAD_DEADLINE_S", 0.0)  # the vectors' read is now too slow
+    with pytest.raises(InvalidPackage, match="too slow"):
+        search("streaming", [lib])
+    monkeypatch.undo()  # quick again: the vectors would load now, but are not read again
+    answer = search("streaming", [lib])
+    assert answer["results"] and answer["searched"] == {"lib@1.0.0": "lexical"}
+    assert any("too long to load" in note for note in answer["notes"])
+
+
+def test_a_bm25_index_too_slow_to_load_is_tried_once(tmp_path, monkeypatch):
+    """The same for the BM25 index (loaded within the search's own limit): FTS5 ranks the
+    package from then on, starting with that search."""
+    from context_cli.package import deadline
+    from context_cli.search import index
+    from context_cli.search.index import open_searchable
+
+    lib = Store().install(make_package(tmp_path / "a.db", name="lib", sections=_sections("streaming", 20)))
+    expected = search("streaming", [Store().install(make_package(tmp_path / "b.db", name="other",
+                                                                 sections=_sections("streaming", 20)))])
+    monkeypatch.setattr(deadline, "PROGRESS_OPS", 1)  # the clock is read at every step: even 3 rows take too long
+    monkeypatch.setattr(index, "LOAD_DEADLINE_S", 0.0)
+    first = search("streaming", [lib])
+    monkeypatch.undo()
+    s = open_searchable(lib)
+    with s.lock:
+        assert s.bm25 is None
+    assert [r["title"] for r in first["results"]] == [r["title"] for r in expected["results"]]

@@ -24,7 +24,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from ..package.bm25 import decode_postings, read_lengths, stemmer
+from ..package.bm25 import decode_many, read_lengths, stemmer
 
 if TYPE_CHECKING:
     import numpy as np
@@ -81,26 +81,23 @@ class Bm25Index:
         return v if v > 0 else 1e-6
 
     def _decode(self, rows: Sequence[tuple[object, object]]) -> list[Posting]:
-        """`bm25_terms` rows (df, postings) -> their postings, BM25 parts computed for all at once."""
+        """`bm25_terms` rows (df, postings) -> their postings, decoded and scored together.
+
+        (Each posting's arrays are views of the batch's: a batch is freed with its last term.)"""
         import numpy as np
 
-        lists = [decode_postings(df, blob, self.n) for df, blob in rows]
-        if not lists:
+        ids, tfs, sizes = decode_many(rows, self.n)
+        if not sizes:
             return []
-        sizes = [len(ids) for ids, _ in lists]
-        if len(lists) == 1:  # the usual case once warm: one new word (most hold a few sections)
-            (ids, tfs), = lists
-            idf: float | np.ndarray = self.idf(sizes[0])
-        else:
-            ids = np.concatenate([i for i, _ in lists])
-            tfs = np.concatenate([t for _, t in lists], axis=1)
-            idf = np.repeat(np.array([self.idf(n) for n in sizes]), sizes)
+        idf: float | np.ndarray = (self.idf(sizes[0]) if len(sizes) == 1
+                                   else np.repeat(np.array([self.idf(n) for n in sizes]), sizes))
         f = self.weights @ tfs.astype(np.float64)  # whole numbers: exact
         contrib = idf * f * (K1 + 1) / (f + self._k[ids])
         out, start = [], 0
-        for (i, t), n in zip(lists, sizes, strict=True):
-            out.append(Posting(ids=i, tfs=t, contrib=contrib[start:start + n]))
-            start += n
+        for n in sizes:
+            end = start + n
+            out.append(Posting(ids=ids[start:end], tfs=tfs[:, start:end], contrib=contrib[start:end]))
+            start = end
         return out
 
     def _remember(self, key: object, value: Posting | None) -> None:

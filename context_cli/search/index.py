@@ -40,7 +40,9 @@ class Searchable:
     """One open package and what searching it needs, kept per process.
 
     Every read runs under the package's deadline (`deadline()`); a package that runs past
-    it raises PackageTooSlow, which the engine reports as that package skipped.
+    it raises PackageTooSlow, which the engine reports as that package skipped. A one-time
+    load (vectors, BM25 index, the whole section map) that runs past its limit is not tried
+    again: the package is searched without it, so it never stalls a search twice.
     """
 
     pkg: Package
@@ -211,8 +213,13 @@ class Searchable:
     def dense(self) -> tuple[Embedder, VectorIndex] | None:
         """The package's model and vectors, or None (with `note` saying why)."""
         if not self._dense_checked:
-            self._load_dense()  # PackageTooSlow leaves it unchecked: tried again next time
-            self._dense_checked = True
+            try:
+                self._load_dense()
+            except PackageTooSlow:  # tried once: that search skips the package, later ones search it lexically
+                self.note = "its vectors took too long to load; searched lexically"
+                raise
+            finally:
+                self._dense_checked = True
         if self._model is None or self._vectors is None:
             return None
         return self._model, self._vectors
