@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
@@ -46,10 +46,18 @@ class Posting:
     ids: np.ndarray  # sorted chunk ids (int64)
     tfs: np.ndarray | None  # (3, df) uint8: doc_title, section_title, content (None for a phrase)
     contrib: np.ndarray  # this term's BM25 contribution to each of those chunks
+    _titled: frozenset[int] | None = None
 
     @property
     def df(self) -> int:
         return len(self.ids)
+
+    @property
+    def titled(self) -> frozenset[int]:
+        """The chunks whose section title holds this term (worked out once)."""
+        if self._titled is None:
+            self._titled = frozenset(self.ids[self.tfs[1] > 0].tolist() if self.tfs is not None else ())
+        return self._titled
 
 
 class Bm25Index:
@@ -205,6 +213,21 @@ class Bm25Index:
         # Best first; among equal scores the lowest ids, which also settles ties at the cut.
         order = np.lexsort((ids, -scores))[:limit]
         return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
+
+    def in_titles(self, tokens: Iterable[str], cids: Iterable[int]) -> list[int]:
+        """Those of `cids` whose section title holds every one of these index tokens: the
+        only sections whose own heading can hold them all (`pages.heading_matcher`)."""
+        postings = self.postings(list(tokens))
+        found = [p.titled for p in postings.values() if p is not None]
+        if not found or len(found) < len(postings):
+            return []
+        found.sort(key=len)  # the rarest in titles first: most sections fail there
+        kept = list(cids)
+        for titled in found:
+            kept = [cid for cid in kept if cid in titled]
+            if not kept:
+                break
+        return kept
 
     def frequencies(self, words: Sequence[str]) -> list[int]:
         """Each query word's document frequency (0: not in the package)."""

@@ -365,7 +365,8 @@ def _by_page(s: Searchable, query: str, words: str, stats: TermStats, fused: dic
     them to their (path, title). Call under `s.lock`."""
     term_stems, all_stems, query_stems = _query_stems(words)
     match = title_matcher(stats.idf, term_stems, s.title_tokens(where[cid] for cid in fused if cid in where))
-    gain = heading_matcher(query_stems, all_stems, s.heading_tokens(fused), _filler_tokens(), heading_weight(query))
+    gain = heading_matcher(query_stems, all_stems, s.heading_tokens(fused, query_stems), _filler_tokens(),
+                           heading_weight(query))
     return with_page_evidence(fused, where, match, gain)
 
 

@@ -171,13 +171,17 @@ class Searchable:
                 known[path] = frozenset(t for w in ws for t in stems[w])
         return known
 
-    def heading_tokens(self, cids: Iterable[int]) -> Mapping[int, tuple[frozenset[str], bool]]:
+    def heading_tokens(self, cids: Iterable[int], need: frozenset[str]) -> Mapping[int, tuple[frozenset[str], bool]]:
         """Index tokens of sections' own headings (a breadcrumb's last part, without a "(part
         n)" suffix) and whether each holds an identifier (`from_queryset`): a mapping that has
-        at least `cids`, each computed once per section (those new to it stemmed together).
-        Call under `lock`."""
+        at least those of `cids` whose heading may hold every token of `need`, each computed
+        once per section (those new to it stemmed together). A section left out cannot: its
+        title lacks one of them, as the BM25 index says without reading the title (without an
+        index, every section is computed). Call under `lock`."""
         known = self._heading_tokens
-        todo = [cid for cid in cids if cid not in known]
+        todo = [cid for cid in cids if cid not in known] if need else []
+        if todo:
+            todo = self._in_titles(need, todo)
         if todo:
             from ..package.bm25 import stemmer
             from .pages import heading_words
@@ -188,6 +192,17 @@ class Searchable:
             for cid, ws in words.items():
                 known[cid] = (frozenset(t for w in ws for t in stems[w]), any("_" in w for w in ws))
         return known
+
+    def _in_titles(self, tokens: frozenset[str], cids: list[int]) -> list[int]:
+        """Those of `cids` whose title may hold all these index tokens (all of them, without an index)."""
+        with self.pkg.deadline():
+            index = self.bm25
+            if index is None:
+                return cids
+            try:
+                return index.in_titles(tokens, cids)
+            except INDEX_FAULTS:
+                return cids
 
     def page_tokens(self, doc_paths: list[str]) -> int:
         """Tokens of these pages read whole (for savedPercent), each page's total read once

@@ -35,6 +35,7 @@ _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENT_WORDS = re.compile(r"\w+", re.UNICODE)
 _NOWHERE = ("", "")
 _NO_TOKENS: frozenset[str] = frozenset()
+_NO_HEADING = (_NO_TOKENS, False)
 
 
 def title_words(title: str, path: str) -> list[str]:
@@ -132,14 +133,14 @@ def heading_matcher(query_stems: frozenset[str], query_all: frozenset[str],
     query's words (`query_all`, stopwords too) lack, but for `filler` (stopwords: "What is a
     queryset?"). An identifier heading gets no filler: `from_queryset()` is not about
     `queryset`, while `get_or_create()` is exactly the query `get_or_create`, stopword part
-    and all. `heading_tokens` maps each candidate to its heading's tokens and whether it holds
-    an identifier.
+    and all. `heading_tokens` maps each candidate whose heading may hold the query's terms to
+    its heading's tokens and whether it holds an identifier.
     """
     if not query_stems:
         return lambda cid: 0.0
 
     def gain(cid: int) -> float:
-        have, identifier = heading_tokens[cid]
+        have, identifier = heading_tokens.get(cid, _NO_HEADING)
         if not query_stems <= have:
             return 0.0
         extra = have - query_all
