@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
+from types import TracebackType
 
 from ..errors import InvalidPackage
 
@@ -53,27 +53,41 @@ class QueryGuard:
         """Has this thread's current deadline passed (its queries are being aborted)?"""
         return self._clock.expired
 
-    @contextmanager
-    def deadline(self, seconds: float = DEFAULT_DEADLINE_S) -> Iterator[None]:
+    def deadline(self, seconds: float = DEFAULT_DEADLINE_S) -> AbstractContextManager[None]:
         """Queries in this block abort after `seconds`; a nested block never extends an outer one.
 
         At the outermost block, an expired deadline raises `PackageTooSlow` and any other
         SQLite error `InvalidPackage`, so callers see one of our errors, never sqlite3's.
         """
-        clock = self._clock
-        outer = clock.end
-        end = time.monotonic() + seconds
+        return _Deadline(self, seconds)
+
+
+class _Deadline(AbstractContextManager[None]):
+    """One `with guard.deadline(seconds):` block. (A class rather than a generator: a search
+    enters a few of these for every package it searches.)"""
+
+    __slots__ = ("guard", "seconds", "outer")
+
+    def __init__(self, guard: QueryGuard, seconds: float) -> None:
+        self.guard, self.seconds = guard, seconds
+        self.outer: float | None = None
+
+    def __enter__(self) -> None:
+        clock = self.guard._clock
+        self.outer = outer = clock.end
+        end = time.monotonic() + self.seconds
         clock.end = end if outer is None else min(end, outer)
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        clock, outer = self.guard._clock, self.outer
         try:
-            yield
-        except PackageTooSlow:
-            raise
-        except Exception as e:
-            if outer is None and clock.expired:
-                raise PackageTooSlow(f"{self.label}: too slow to search (over {seconds:g} s); skipped") from None
-            if outer is None and isinstance(e, sqlite3.Error):
-                raise InvalidPackage(f"{self.label}: the package file is damaged ({e})") from None
-            raise
+            if isinstance(exc, Exception) and not isinstance(exc, PackageTooSlow) and outer is None:
+                if clock.expired:
+                    raise PackageTooSlow(f"{self.guard.label}: too slow to search (over {self.seconds:g} s); "
+                                         "skipped") from None
+                if isinstance(exc, sqlite3.Error):
+                    raise InvalidPackage(f"{self.guard.label}: the package file is damaged ({exc})") from None
         finally:
             clock.end = outer
             if outer is None:

@@ -217,8 +217,10 @@ class Bm25Index:
     def in_titles(self, tokens: Iterable[str], cids: Iterable[int]) -> list[int]:
         """Those of `cids` whose section title holds every one of these index tokens: the
         only sections whose own heading can hold them all (`pages.heading_matcher`)."""
-        postings = self.postings(list(tokens))
-        found = [p.titled for p in postings.values() if p is not None]
+        cache = self._cache  # (the search looked them all up a moment ago: no need to mark them used)
+        postings = [cache.get(t) for t in tokens] if all(t in cache for t in tokens) else \
+            list(self.postings(list(tokens)).values())
+        found = [p.titled for p in postings if p is not None]
         if not found or len(found) < len(postings):
             return []
         found.sort(key=len)  # the rarest in titles first: most sections fail there
