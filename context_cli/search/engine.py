@@ -371,7 +371,7 @@ def _by_page(s: Searchable, query: str, words: str, stats: TermStats, fused: dic
 
 
 @functools.lru_cache(maxsize=64)  # the same for every package searched with these words
-def _query_stems(words: str) -> tuple[Mapping[str, tuple[str, ...]], frozenset[str], frozenset[str]]:
+def _query_stems(words: str) -> tuple[Mapping[str, frozenset[str]], frozenset[str], frozenset[str]]:
     """The index tokens of each of the query's terms, all the tokens of its words (stopwords
     included), and the terms' tokens together: what titles and headings are matched against."""
     from ..package.bm25 import stemmer
@@ -379,8 +379,8 @@ def _query_stems(words: str) -> tuple[Mapping[str, tuple[str, ...]], frozenset[s
     tokens = stemmer().tokens
     every = tokens(query_words(words))
     per_term = tokens(terms(words))
-    return (MappingProxyType(per_term), frozenset(t for toks in every.values() for t in toks),
-            frozenset(t for toks in per_term.values() for t in toks))
+    return (MappingProxyType({t: frozenset(toks) for t, toks in per_term.items()}),
+            frozenset(t for toks in every.values() for t in toks), frozenset(t for toks in per_term.values() for t in toks))
 
 
 @functools.cache

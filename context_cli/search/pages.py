@@ -95,17 +95,22 @@ def with_page_evidence(
     return out
 
 
-def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, tuple[str, ...]],
+def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, frozenset[str]],
                   page_tokens: Mapping[str, frozenset[str]]) -> Callable[[str], float]:
     """A function page path -> share of the query's IDF mass found in its title and path.
 
     `idf` maps each query term to its weight; `query_stems` maps the terms to their index
-    tokens and `page_tokens` maps each page's path to its title and path tokens, so
-    `modes` in a title matches `mode` in a query.
+    tokens (a term missing from it is its own token) and `page_tokens` maps each page's
+    path to its title and path tokens, so `modes` in a title matches `mode` in a query.
     """
     total = sum(idf.values())
-    wanted = [(frozenset(query_stems.get(t, (t,))), w) for t, w in idf.items()]
-    wanted = [(need, w) for need, w in wanted if need]
+    wanted = []
+    for t, w in idf.items():
+        need = query_stems.get(t)
+        if need is None:
+            need = frozenset((t,))
+        if need:
+            wanted.append((need, w))
     if total <= 0 or not wanted:
         return lambda path: 0.0
     every = frozenset().union(*(need for need, _ in wanted))
