@@ -19,7 +19,7 @@ import math
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -46,7 +46,7 @@ class Posting:
     ids: np.ndarray  # sorted chunk ids (int64)
     tfs: np.ndarray | None  # (3, df) uint8: doc_title, section_title, content (None for a phrase)
     contrib: np.ndarray  # this term's BM25 contribution to each of those chunks
-    _titled: frozenset[int] | None = None
+    _titled: frozenset[int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def df(self) -> int:
@@ -217,9 +217,11 @@ class Bm25Index:
     def in_titles(self, tokens: Iterable[str], cids: Iterable[int]) -> list[int]:
         """Those of `cids` whose section title holds every one of these index tokens: the
         only sections whose own heading can hold them all (`pages.heading_matcher`)."""
-        cache = self._cache  # (the search looked them all up a moment ago: no need to mark them used)
-        postings = [cache.get(t) for t in tokens] if all(t in cache for t in tokens) else \
-            list(self.postings(list(tokens)).values())
+        cache = self._cache
+        if all(t in cache for t in tokens):  # (this search looked them up a moment ago: marked used then)
+            postings = [cache[t] for t in tokens]
+        else:
+            postings = list(self.postings(list(tokens)).values())
         found = [p.titled for p in postings if p is not None]
         if not found or len(found) < len(postings):
             return []
