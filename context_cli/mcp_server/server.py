@@ -272,11 +272,15 @@ def build_server(catalog: Catalog) -> Server[dict[str, Any]]:
     def input_schema(name: str) -> Mapping[str, Any] | None:
         return next((s["inputSchema"] for s in tools.tool_specs(catalog) if s["name"] == name), None)
 
-    return _Server(
+    server = _Server(
         "context", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
         get_tool_input_schema=input_schema, on_list_tools=list_tools, on_call_tool=call_tool,
         on_subscriptions_listen=ListenHandler(notifier.bus),
     )
+    # The SDK's one default middleware opens an OpenTelemetry span per message, a no-op
+    # without an exporter (we install none) that still costs ≈ 70 µs of a get_docs call.
+    server.middleware = []
+    return server
 
 
 def json_text(answer: dict[str, Any]) -> str:
