@@ -7,7 +7,8 @@ threads. `get_docs` runs in a worker thread too, under its own limit of concurre
 a time limit, until the packages it searches have proved quick (`Searches`); then it runs
 on the event loop, which saves the thread hops a millisecond search cannot afford. A
 package that makes a search hang costs that call an error result, never the server
-(`tools/list`, other searches). Over stdio the transport is our own lean one (`stdio.py`).
+(`tools/list`, other searches). Over stdio the transport is our own lean one (`stdio.py`), and
+it answers a warm `get_docs` call itself (`quick_call`), without the SDK's per-request pipeline.
 
 Over HTTP every request's Host and Origin must be in an allow list (DNS rebinding), and with a
 token (`--token`, `CONTEXT_MCP_TOKEN`) every request must carry `Authorization: Bearer TOKEN`.
