@@ -9,6 +9,14 @@ split into lines), and each message goes out in one `os.write`. Like the SDK's t
 keeps the wire to itself while serving: fd 0 reads the null device and fd 1 goes to stderr,
 so stray output from a library cannot corrupt the protocol.
 
+A `tools/call` the server can answer at once (`quick`: a `get_docs` whose packages are warm)
+is answered here, as soon as its line is parsed, and never enters the SDK's pipeline: that
+saves its per-request work (two task hand-overs, a context, validating the parameters twice,
+dumping and re-validating the 20 KB result) and writes the same response. Only a plain call
+qualifies (name and arguments, no `_meta`: no progress token, no 2026-era envelope, no
+invalid-text mark) on a connection that opened with the `initialize` handshake and finished
+it; everything else goes the SDK's way.
+
 Windows has no `epoll` for pipes: `server.run_stdio` keeps the SDK's transport there.
 """
 
@@ -18,16 +26,20 @@ import fcntl
 import os
 import sys
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 READ_SIZE = 1 << 16
+QUICK_PARAMS = frozenset({"name", "arguments"})
+
+QuickCall = Callable[[str, Mapping[str, Any]], dict[str, Any] | None]
+"""(tool name, arguments) -> the call's result as sent, or None to leave the call to the SDK."""
 
 
 @contextmanager
@@ -73,25 +85,57 @@ class _Closable:
 class Incoming(_Closable):
     """The server's read stream: each line of `fd` as a parsed JSON-RPC message, or the error
     a malformed line raised (the SDK answers that and reads on). `clean` rewrites a line's text
-    before it is parsed."""
+    before it is parsed. Tool calls that `quick` answers are written to `out` instead."""
 
-    def __init__(self, fd: int, clean: Callable[[str], str]) -> None:
+    def __init__(self, fd: int, clean: Callable[[str], str], *, quick: QuickCall | None = None,
+                 out: Outgoing | None = None) -> None:
         self.fd = fd
         self.clean = clean
+        self.quick = quick if out is not None else None
+        self.out = out
         self._lines: deque[bytes] = deque()
         self._partial: list[bytes] = []  # the start of a line still arriving
         self._pollable = True
         self._eof = False
         self._closed = False
+        self._handshake = ""  # "asked" after an opening `initialize`, "done" once the client confirmed it
 
     async def receive(self) -> SessionMessage | Exception:
-        line = await self._next_line()
+        while True:
+            line = await self._next_line()
+            try:
+                message = types.jsonrpc_message_adapter.validate_json(
+                    self.clean(line.decode("utf-8", errors="replace")), by_name=False)
+            except Exception as e:  # noqa: BLE001 - handed to the SDK, which answers it
+                return e
+            if not self._answered(message):
+                return SessionMessage(message)
+
+    def _answered(self, message: types.JSONRPCMessage) -> bool:
+        """Follow the handshake; answer a plain tool call when `quick` can (True)."""
+        if isinstance(message, types.JSONRPCNotification):
+            if message.method == "notifications/initialized" and self._handshake == "asked":
+                self._handshake = "done"
+            return False
+        if not isinstance(message, types.JSONRPCRequest):
+            return False
+        if not self._handshake:  # the first request decides the protocol era
+            self._handshake = "asked" if message.method == "initialize" else "never"
+        params = message.params
+        if (self.quick is None or self.out is None or self._handshake != "done" or message.method != "tools/call"
+                or not isinstance(params, dict) or not params.keys() <= QUICK_PARAMS):
+            return False
+        name, args = params.get("name"), params.get("arguments", {})
+        if not isinstance(name, str) or not isinstance(args, dict):
+            return False
+        result = self.quick(name, args)
+        if result is None:
+            return False
         try:
-            message = types.jsonrpc_message_adapter.validate_json(
-                self.clean(line.decode("utf-8", errors="replace")), by_name=False)
-        except Exception as e:  # noqa: BLE001 - handed to the SDK, which answers it
-            return e
-        return SessionMessage(message)
+            self.out.write(types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result))
+        except anyio.BrokenResourceError as e:  # the client went away: so does the server
+            raise anyio.EndOfStream from e
+        return True
 
     async def _next_line(self) -> bytes:
         while not self._lines:
@@ -143,9 +187,12 @@ class Outgoing(_Closable):
         self._closed = False
 
     async def send(self, item: SessionMessage) -> None:
+        self.write(item.message)
+
+    def write(self, message: types.JSONRPCMessage) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
-        line = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+        line = message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
         data = memoryview(line.encode("utf-8", errors="replace"))
         try:
             while data:
