@@ -62,7 +62,7 @@ class QueryGuard:
         return _Deadline(self, seconds)
 
 
-class _Deadline(AbstractContextManager[None]):
+class _Deadline:
     """One `with guard.deadline(seconds):` block. (A class rather than a generator: a search
     enters a few of these for every package it searches.)"""
 

@@ -202,6 +202,7 @@ class Searchable:
             try:
                 return index.in_titles(tokens, cids)
             except INDEX_FAULTS:
+                self._index_failed()
                 return cids
 
     def page_tokens(self, doc_paths: list[str]) -> int:
