@@ -1,0 +1,259 @@
+"""Ours next to Neuledge Context (the peer) on the same Django 5.1.4 docs tree, on this machine.
+
+    python bench/peer.py --peer /work/peer/packages/context [--runs 3] [--query-runs 20] [--calls 100]
+
+For both tools, alternating run by run (or call by call), it times:
+1. `add FOLDER` of the docs tree, a fresh home and a fresh process per build: wall time, peak
+   RSS (from `wait4`), the package's size and its sections;
+2. cold `query django@5.1.4 "<question>"`, a fresh process per run (after one untimed query in
+   the home), over run_all's questions: p50;
+3. warm `get_docs` over stdio with the real MCP client (both servers up at once, called in
+   turn), two-word topics and full questions from django_topics.py: p50 and p95, and how many
+   calls returned no sections (the peer ANDs every word of a topic, so a full question often
+   finds nothing: fast and empty).
+
+The tree: the peer reads `.rst` but not `.txt`, and Django's docs are reStructuredText in
+`.txt` files (on the raw tree it finds 7 files and 8 sections). So both tools build the same
+copy of the tree with every `.txt` renamed `.rst` (cached in the bench cache; the content is
+untouched). Ours finds a few more sections there than on the raw tree, where it sniffs `.txt`.
+
+Building the peer (commit 84be69a, version 1.2.2; Node 20, Debian's nodejs headers under
+/usr/include/node):
+
+    git clone /work/.mirror/neuledge+context/repo /work/peer     # github.com/neuledge/context
+    cd /work/peer
+    npx --yes pnpm@10.27.0 install --frozen-lockfile --ignore-scripts --filter @neuledge/context
+    (cd node_modules/.pnpm/better-sqlite3@11.10.0/node_modules/better-sqlite3 &&
+     npx --yes node-gyp rebuild --release --nodedir=/usr -j 2)
+    cd packages/context && npx tsc -p tsconfig.build.json       # dist/cli.js
+
+Without better-sqlite3 the peer silently falls back to sql.js (WebAssembly), which would be
+unfairly slow, so this script checks that better-sqlite3 loads from the peer's dist/ first.
+The peer keeps its data under `$HOME/.context`: each of its runs gets its own HOME.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import bench_mcp
+from common import DJANGO, ROOT, Summary, bench_env, cache_dir, context_cmd, docs_tree
+from django_topics import QUESTIONS, TWO_WORDS
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+NAME, VERSION = "django", "5.1.4"
+LIBRARY = f"{NAME}@{VERSION}"
+HOW_TO_BUILD = ("no peer: build Neuledge Context (see this script's docstring: clone, pnpm install, node-gyp "
+                "rebuild better-sqlite3, tsc) and pass --peer PATH/packages/context or set CONTEXT_PEER")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """How to run one tool: its build, query and serve commands and its environment, per home."""
+
+    name: str
+    add: Callable[[Path], list[str]]
+    query: Callable[[str], list[str]]
+    serve: Callable[[Path], list[str] | None]
+    env: Callable[[Path], dict[str, str]]
+    packages: Callable[[Path], Path]
+
+
+def ours() -> Tool:
+    """This checkout's `context` (CONTEXT_HOME=home)."""
+    return Tool("ours", lambda tree: context_cmd("add", str(tree), "--name", NAME, "--pkg-version", VERSION),
+                lambda topic: context_cmd("query", LIBRARY, topic), lambda home: None, bench_env,
+                lambda home: home / "packages")
+
+
+def theirs(peer: Path) -> Tool:
+    """Neuledge Context's `node dist/cli.js` (HOME=home, data under home/.context)."""
+    node, cli = shutil.which("node") or "node", str(peer / "dist" / "cli.js")
+    return Tool("theirs", lambda tree: [node, cli, "add", str(tree), "--name", NAME, "--pkg-version", VERSION],
+                lambda topic: [node, cli, "query", LIBRARY, topic],
+                lambda home: ["env", f"HOME={home}", node, cli, "serve"],
+                lambda home: {**os.environ, "HOME": str(home)}, lambda home: home / ".context" / "packages")
+
+
+def check_peer(peer: Path) -> None:
+    """Exit unless the peer is built and loads better-sqlite3 (with FTS5) the way its dist/ does."""
+    cli = peer / "dist" / "cli.js"
+    probe = ("const r = require('module').createRequire(process.argv[1]); const D = r('better-sqlite3');"
+             "new D(':memory:').exec('create virtual table t using fts5(a)')")
+    if not cli.exists() or subprocess.run(["node", "-e", probe, str(cli)], capture_output=True).returncode:
+        sys.exit(f"{cli} missing, or better-sqlite3 does not load from it (the peer would fall back to sql.js); "
+                 + HOW_TO_BUILD)
+
+
+def rst_tree(docs: Path) -> Path:
+    """A copy of `docs` with every `.txt` renamed `.rst` (made once, in the bench cache)."""
+    target = cache_dir() / "trees" / f"{docs.parent.name.lower()}-docs-rst"
+    if not target.exists():
+        partial = target.with_suffix(".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(docs, partial)
+        for f in list(partial.rglob("*.txt")):
+            f.rename(f.with_suffix(".rst"))
+        partial.rename(target)
+    return target
+
+
+def timed(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Run `args` in a fresh process: (wall seconds, peak RSS MB of it or its largest child, stdout)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)  # not proc.wait(): wait4 also gives the peak RSS
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode:
+            raise RuntimeError(f"{args[:4]} failed: {err.read().decode(errors='replace')[-2000:]}")
+        return seconds, usage.ru_maxrss / 1024, out.read().decode(errors="replace")
+
+
+def build(tool: Tool, tree: Path, home: Path) -> tuple[float, float, Path]:
+    """`add tree` into a fresh `home`: (seconds, peak RSS MB, the package file)."""
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    seconds, rss, _ = timed(tool.add(tree), tool.env(home))
+    return seconds, rss, next(tool.packages(home).glob("*.db"))
+
+
+def sections(package: Path) -> tuple[int, int]:
+    """(sections, pages) in a package: both tools write the same `chunks` table."""
+    with sqlite3.connect(f"file:{package}?mode=ro", uri=True) as db:
+        return db.execute("SELECT count(*), count(DISTINCT doc_path) FROM chunks").fetchone()
+
+
+def is_empty(answer: dict[str, Any]) -> bool:
+    """Whether an answer holds no sections (an error answer is not an answer: it raises)."""
+    if "error" in answer:
+        raise RuntimeError(f"error answer: {answer}")
+    return not answer.get("results")
+
+
+async def _paired_get_docs(tools: list[Tool], homes: dict[str, Path], topic_sets: dict[str, list[str]],
+                           calls: int) -> dict[str, dict[str, tuple[list[float], int]]]:
+    """Both servers up at once, called in turn: {tool: {kind: ([ms], empty answers)}}."""
+    async with bench_mcp.serving(homes[tools[0].name], tools[0].serve(homes[tools[0].name])) as (a, _), \
+            bench_mcp.serving(homes[tools[1].name], tools[1].serve(homes[tools[1].name])) as (b, _):
+        sessions = {tools[0].name: a, tools[1].name: b}
+        every = [t for topics in topic_sets.values() for t in topics]
+        for i in range(bench_mcp.WARMUP):
+            for session in sessions.values():
+                await bench_mcp.call(session, LIBRARY, every[i % len(every)])
+        out: dict[str, dict[str, tuple[list[float], int]]] = {t.name: {} for t in tools}
+        for kind, topics in topic_sets.items():
+            for name in sessions:
+                out[name][kind] = ([], 0)
+            for i in range(calls):
+                order = list(sessions) if i % 2 == 0 else list(sessions)[::-1]
+                for name in order:
+                    ms, answer = await bench_mcp.call(sessions[name], LIBRARY, topics[i % len(topics)])
+                    times, empty = out[name][kind]
+                    times.append(ms)
+                    out[name][kind] = (times, empty + is_empty(answer))
+        return out
+
+
+def cold_queries(tools: list[Tool], homes: dict[str, Path], runs: int) -> dict[str, tuple[Summary, int]]:
+    """Cold `query` seconds per tool, alternating, cycling through QUESTIONS: {tool: (summary, empty)}."""
+    compileall.compile_dir(str(ROOT / "context_cli"), quiet=1)  # as an installed wheel has it
+    for tool in tools:  # untimed: ours' first query writes what the home remembers of the model
+        timed(tool.query(QUESTIONS[0]), tool.env(homes[tool.name]))
+    times: dict[str, list[float]] = {t.name: [] for t in tools}
+    empty = dict.fromkeys(times, 0)
+    for i in range(runs):
+        for tool in tools if i % 2 == 0 else tools[::-1]:
+            seconds, _, out = timed(tool.query(QUESTIONS[i % len(QUESTIONS)]), tool.env(homes[tool.name]))
+            times[tool.name].append(seconds)
+            empty[tool.name] += is_empty(json.loads(out))
+    return {name: (Summary.of(xs), empty[name]) for name, xs in times.items()}
+
+
+def row(figure: str, a: str, b: str, ratio: float, target: str) -> str:
+    return f"| {figure} | {a} | {b} | {ratio:.2f}× | {target} |"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--peer", type=Path, default=os.environ.get("CONTEXT_PEER"),
+                    help="Neuledge Context's packages/context folder, built (or $CONTEXT_PEER)")
+    ap.add_argument("--runs", type=int, default=3, help="builds per tool")
+    ap.add_argument("--query-runs", type=int, default=20, help="cold queries per tool (at least 10)")
+    ap.add_argument("--calls", type=int, default=100, help="get_docs calls per tool and topic kind (at least 100)")
+    args = ap.parse_args()
+    if not args.peer:
+        print(HOW_TO_BUILD)
+        sys.exit(2)
+    check_peer(args.peer.resolve())
+    tools = [ours(), theirs(args.peer.resolve())]
+    tree = rst_tree(docs_tree(DJANGO))
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+
+    def say(step: str) -> None:
+        print(f"[{time.perf_counter() - started:6.1f}s] {step}", file=sys.stderr, flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="bench-peer-") as tmp:
+        homes = {t.name: Path(tmp) / t.name for t in tools}
+        say(f"building {tree} {args.runs}x per tool")
+        builds: dict[str, list[tuple[float, float, Path]]] = {t.name: [] for t in tools}
+        for r in range(args.runs):
+            for tool in tools if r % 2 == 0 else tools[::-1]:
+                builds[tool.name].append(build(tool, tree, homes[tool.name]))
+        say(f"cold query {args.query_runs}x per tool")
+        cold = cold_queries(tools, homes, max(10, args.query_runs))
+        say(f"get_docs over stdio, {args.calls} calls per tool and kind")
+        kinds = {"2-word topics": TWO_WORDS, "full questions": QUESTIONS}
+        mcp = anyio.run(_paired_get_docs, tools, homes, kinds, max(100, args.calls))
+        counts = {name: sections(b[-1][2]) for name, b in builds.items()}
+        sizes = {name: b[-1][2].stat().st_size / 1e6 for name, b in builds.items()}
+    say("done")
+    o, t = (tool.name for tool in tools)
+    secs = {n: Summary.of([b[0] for b in bs]) for n, bs in builds.items()}
+    rss = {n: Summary.of([b[1] for b in bs]) for n, bs in builds.items()}
+    rows = ["| figure | ours p50 (spread) | theirs p50 (spread) | ratio | target ratio |", "|---|---|---|---|---|",
+            row("build Django docs (`add` folder; ours with vectors, theirs FTS only)",
+                f"{secs[o].p50:.2f} s ({secs[o].spread('s', '.2f')})", f"{secs[t].p50:.2f} s ({secs[t].spread('s', '.2f')})",
+                secs[o].p50 / secs[t].p50, "≤ 1.0×"),
+            row("peak RSS of that build", f"{rss[o].p50:.0f} MB ({rss[o].spread('MB', '.0f')})",
+                f"{rss[t].p50:.0f} MB ({rss[t].spread('MB', '.0f')})", rss[o].p50 / rss[t].p50, "-"),
+            row("package size", f"{sizes[o]:.1f} MB", f"{sizes[t]:.1f} MB", sizes[o] / sizes[t], "≤ 1.25×"),
+            row("cold `query django@5.1.4 \"<question>\"`", f"{cold[o][0].p50:.3f} s ({cold[o][0].spread('s', '.3f')})",
+                f"{cold[t][0].p50:.3f} s ({cold[t][0].spread('s', '.3f')})", cold[o][0].p50 / cold[t][0].p50, "≤ 0.30×")]
+    for kind in kinds:
+        s = {n: Summary.of(mcp[n][kind][0]) for n in (o, t)}
+        rows.append(row(f"MCP `get_docs` warm, stdio, {kind}", *(f"{s[n].p50:.2f} ms (p95 {s[n].p95:.2f}; "
+                                                                  f"{s[n].spread('ms', '.2f')})" for n in (o, t)),
+                        s[o].p50 / s[t].p50, "≤ 0.8×"))
+    print("\n".join(rows))
+    print(f"\nsections (pages): ours {counts[o][0]} ({counts[o][1]}), theirs {counts[t][0]} ({counts[t][1]}), "
+          f"tree {tree}")
+    print("answers with no sections: " + "; ".join(
+        f"{label} ours {n_o}/{total}, theirs {n_t}/{total}" for label, n_o, n_t, total in
+        [("cold query", cold[o][1], cold[t][1], cold[o][0].n),
+         *[(f"get_docs {kind}", mcp[o][kind][1], mcp[t][kind][1], len(mcp[o][kind][0])) for kind in kinds]]))
+    load_after = os.getloadavg()
+    print(f"load average (1/5/15 min): {' '.join(f'{x:.2f}' for x in load_before)} before, "
+          f"{' '.join(f'{x:.2f}' for x in load_after)} after; {time.perf_counter() - started:.0f} s in all")
+
+
+if __name__ == "__main__":
+    main()
