@@ -148,9 +148,18 @@ def is_empty(answer: dict[str, Any]) -> bool:
     return not answer.get("results")
 
 
+@dataclass(frozen=True)
+class Call:
+    """One timed `get_docs` call."""
+
+    ms: float
+    empty: bool
+    chars: int  # the answer's JSON, as sent
+
+
 async def _paired_get_docs(tools: list[Tool], homes: dict[str, Path], topic_sets: dict[str, list[str]],
-                           calls: int) -> dict[str, dict[str, tuple[list[float], int]]]:
-    """Both servers up at once, called in turn: {tool: {kind: ([ms], empty answers)}}."""
+                           calls: int) -> dict[str, dict[str, list[Call]]]:
+    """Both servers up at once, called in turn: {tool: {kind: [Call]}}."""
     async with bench_mcp.serving(homes[tools[0].name], tools[0].serve(homes[tools[0].name])) as (a, _), \
             bench_mcp.serving(homes[tools[1].name], tools[1].serve(homes[tools[1].name])) as (b, _):
         sessions = {tools[0].name: a, tools[1].name: b}
@@ -158,17 +167,12 @@ async def _paired_get_docs(tools: list[Tool], homes: dict[str, Path], topic_sets
         for i in range(bench_mcp.WARMUP):
             for session in sessions.values():
                 await bench_mcp.call(session, LIBRARY, every[i % len(every)])
-        out: dict[str, dict[str, tuple[list[float], int]]] = {t.name: {} for t in tools}
+        out: dict[str, dict[str, list[Call]]] = {t.name: {kind: [] for kind in topic_sets} for t in tools}
         for kind, topics in topic_sets.items():
-            for name in sessions:
-                out[name][kind] = ([], 0)
             for i in range(calls):
-                order = list(sessions) if i % 2 == 0 else list(sessions)[::-1]
-                for name in order:
+                for name in list(sessions) if i % 2 == 0 else list(sessions)[::-1]:
                     ms, answer = await bench_mcp.call(sessions[name], LIBRARY, topics[i % len(topics)])
-                    times, empty = out[name][kind]
-                    times.append(ms)
-                    out[name][kind] = (times, empty + is_empty(answer))
+                    out[name][kind].append(Call(ms, is_empty(answer), len(json.dumps(answer, ensure_ascii=False))))
         return out
 
 
@@ -185,6 +189,14 @@ def cold_queries(tools: list[Tool], homes: dict[str, Path], runs: int) -> dict[s
             times[tool.name].append(seconds)
             empty[tool.name] += is_empty(json.loads(out))
     return {name: (Summary.of(xs), empty[name]) for name, xs in times.items()}
+
+
+def answers(calls: list[Call]) -> str:
+    """Empty answers, mean answer size, and the p50 of the calls that returned sections."""
+    full = [c.ms for c in calls if not c.empty]
+    p50 = f"{Summary.of(full).p50:.2f} ms" if full else "-"
+    return (f"{sum(c.empty for c in calls)}/{len(calls)} empty, answers {sum(c.chars for c in calls) / len(calls) / 1000:.1f}"
+            f" kB mean, p50 of the {len(full)} with sections {p50}")
 
 
 def row(figure: str, a: str, b: str, ratio: float, target: str) -> str:
@@ -239,17 +251,16 @@ def main() -> None:
             row("cold `query django@5.1.4 \"<question>\"`", f"{cold[o][0].p50:.3f} s ({cold[o][0].spread('s', '.3f')})",
                 f"{cold[t][0].p50:.3f} s ({cold[t][0].spread('s', '.3f')})", cold[o][0].p50 / cold[t][0].p50, "≤ 0.30×")]
     for kind in kinds:
-        s = {n: Summary.of(mcp[n][kind][0]) for n in (o, t)}
+        s = {n: Summary.of([c.ms for c in mcp[n][kind]]) for n in (o, t)}
         rows.append(row(f"MCP `get_docs` warm, stdio, {kind}", *(f"{s[n].p50:.2f} ms (p95 {s[n].p95:.2f}; "
                                                                   f"{s[n].spread('ms', '.2f')})" for n in (o, t)),
                         s[o].p50 / s[t].p50, "≤ 0.8×"))
     print("\n".join(rows))
     print(f"\nsections (pages): ours {counts[o][0]} ({counts[o][1]}), theirs {counts[t][0]} ({counts[t][1]}), "
           f"tree {tree}")
-    print("answers with no sections: " + "; ".join(
-        f"{label} ours {n_o}/{total}, theirs {n_t}/{total}" for label, n_o, n_t, total in
-        [("cold query", cold[o][1], cold[t][1], cold[o][0].n),
-         *[(f"get_docs {kind}", mcp[o][kind][1], mcp[t][kind][1], len(mcp[o][kind][0])) for kind in kinds]]))
+    print(f"cold queries with no sections: ours {cold[o][1]}/{cold[o][0].n}, theirs {cold[t][1]}/{cold[t][0].n}")
+    for kind in kinds:
+        print(f"get_docs {kind}: " + "; ".join(f"{n} {answers(mcp[n][kind])}" for n in (o, t)))
     load_after = os.getloadavg()
     print(f"load average (1/5/15 min): {' '.join(f'{x:.2f}' for x in load_before)} before, "
           f"{' '.join(f'{x:.2f}' for x in load_after)} after; {time.perf_counter() - started:.0f} s in all")
