@@ -15,7 +15,8 @@ For both tools, alternating run by run (or call by call), it times:
 The tree: the peer reads `.rst` but not `.txt`, and Django's docs are reStructuredText in
 `.txt` files (on the raw tree it finds 7 files and 8 sections). So both tools build the same
 copy of the tree with every `.txt` renamed `.rst` (cached in the bench cache; the content is
-untouched). Ours finds a few more sections there than on the raw tree, where it sniffs `.txt`.
+untouched). Ours builds the same package from either (5,454 sections from 610 pages, 12.0 MB, on
+2026-12-01), as it reads a `.txt` that looks like reStructuredText as such.
 
 Building the peer (commit 84be69a, version 1.2.2; Node 20, Debian's nodejs headers under
 /usr/include/node):
