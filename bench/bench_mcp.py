@@ -117,13 +117,12 @@ def floor_command(home: Path, library: str, topic: str, into: Path) -> list[str]
 
 def floor_server(answer_file: Path) -> None:
     """Answer MCP over stdin/stdout as cheaply as Python can: `initialize` with the client's
-    version, `tools/list` with one tool, every `tools/call` with the canned answer (text and
-    structured, as `context serve` sends it); notifications and responses are ignored."""
+    version, `tools/list` with one tool, every `tools/call` with the canned answer (as JSON
+    text, as `context serve` sends it); notifications and responses are ignored."""
     answer = json.loads(answer_file.read_text("utf-8"))
     results = {
         "tools/list": {"tools": [{"name": "get_docs", "inputSchema": {"type": "object"}}]},
-        "tools/call": {"content": [{"type": "text", "text": json.dumps(answer, ensure_ascii=False)}],
-                       "structuredContent": answer},
+        "tools/call": {"content": [{"type": "text", "text": json.dumps(answer, ensure_ascii=False)}]},
     }
     pending = b""
     while chunk := os.read(0, 1 << 16):

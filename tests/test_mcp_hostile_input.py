@@ -48,7 +48,7 @@ def test_lone_surrogates_in_get_docs_get_error_results(tmp_path: Path) -> None:
         for n in (2, 3, 4):
             result = answers[n]["result"]
             assert result["isError"] and "lone surrogate" in result["content"][0]["text"], answers[n]
-        assert not answers[5]["result"].get("isError") and answers[5]["result"]["structuredContent"]["results"]
+        assert not answers[5]["result"].get("isError") and json.loads(answers[5]["result"]["content"][0]["text"])["results"]
         assert "tools" in answers[6]["result"]
     finally:
         proc.kill()
