@@ -183,16 +183,17 @@ def decode_many(rows: Sequence[tuple[object, object]], n: int) -> tuple[np.ndarr
     delta = np.frombuffer(b"".join(id_parts), dtype="<u4" if wide else "<u2")
     if np.count_nonzero(delta) < len(delta):  # a row's first delta is its first id (>= 1), the rest steps up
         raise MalformedIndex("bm25_terms postings are not increasing chunk ids")
-    ids = delta.astype(np.int64)
-    start = 0
-    for df in sizes:  # each row's ids are the running sum of its deltas
-        np.cumsum(ids[start:start + df], out=ids[start:start + df])
-        start += df
+    # Each row's ids are the running sum of its deltas: one running sum for all the rows, less
+    # what the rows before each one added up to.
+    ids = delta.cumsum(dtype=np.int64)
+    if len(sizes) > 1:
+        ends = np.cumsum(sizes)
+        ids -= np.repeat(np.concatenate(([0], ids[ends[:-1] - 1])), sizes)
     if ids.max() > n:
         raise MalformedIndex("bm25_terms postings name chunks that do not exist")
-    if len(sizes) > 1:  # (3, total): the rows' first columns, then their second, then their third
-        tf_parts = [b"".join(t[k * df:(k + 1) * df] for t, df in zip(tf_parts, sizes, strict=True)) for k in range(3)]
-    tfs = np.frombuffer(b"".join(tf_parts), dtype=np.uint8).reshape(3, len(ids))
+    # (3, total): the rows' first columns, then their second, then their third
+    tfs = np.concatenate([np.frombuffer(t, dtype=np.uint8).reshape(3, df) for t, df in zip(tf_parts, sizes, strict=True)],
+                         axis=1) if len(sizes) > 1 else np.frombuffer(tf_parts[0], dtype=np.uint8).reshape(3, sizes[0])
     return ids, tfs, sizes
 
 
