@@ -7,6 +7,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers import EVAL_CORPUS, PEER_DB, make_package
 from hypothesis import HealthCheck, given, settings
@@ -47,9 +48,13 @@ def lib(docs_folder):
     return _add(docs_folder)
 
 
+def _pairs(found: tuple[np.ndarray, np.ndarray]) -> list[tuple[int, float]]:
+    return list(zip(found[0].tolist(), found[1].tolist(), strict=True))
+
+
 def _same_ranking(db: sqlite3.Connection, index: bm25.Bm25Index, q: str, limit: int = 50) -> None:
-    fts = lexical(db, q, limit)
-    ours = lexical(db, q, limit, index)
+    fts = _pairs(lexical(db, q, limit))
+    ours = _pairs(lexical(db, q, limit, index))
     assert len(ours) == len(fts)
     if not fts:
         return
@@ -101,9 +106,10 @@ def test_ranks_exactly_as_fts5_on_a_real_corpus():
         index = bm25.Bm25Index.load(pkg.db, WEIGHTS)
         for q in EVAL_QUERIES:
             _same_ranking(pkg.db, index, q)
-            ids = [c for c, _ in lexical(pkg.db, q, 30)]
-            a, b = query_terms(Postings(pkg.db), q).stats(ids), query_terms(index, q).stats(ids)
-            assert (a.idf, a.covered.tolist(), a.missing) == (b.idf, b.covered.tolist(), b.missing)
+            ids = lexical(pkg.db, q, 30)[0]
+            a, b = query_terms(Postings(pkg.db), q), query_terms(index, q)
+            assert (a.idf, a.presence(ids).tolist(), a.missing) == (b.idf, b.presence(ids).tolist(), b.missing)
+            assert a.coverage(ids).tolist() == b.coverage(ids).tolist()
 
 
 def test_engine_uses_the_index_and_answers_as_before(lib):
@@ -169,7 +175,7 @@ def test_malformed_index_is_refused_at_install_and_falls_back_at_search(lib, tmp
     assert [r["title"] for r in answer["results"]] == [r["title"] for r in expected["results"]]
     s = open_searchable(lib)
     with s.lock:
-        assert lexical(s.pkg.db, "pipeline", 50) == s.lexical("pipeline", 50)
+        assert _pairs(lexical(s.pkg.db, "pipeline", 50)) == _pairs(s.lexical("pipeline", 50))
         assert s.bm25 is None  # the bad row was met: FTS5 from then on
 
 
@@ -198,7 +204,7 @@ def test_hostile_queries_on_the_index_path(lib, q):
     with s.lock:
         assert s.bm25 is not None
         _same_ranking(s.pkg.db, s.bm25, q)
-        s.query_terms(q).stats([1, 2, 3])
+        s.query_terms(q).coverage(np.array([1, 2, 3]))
     if q.strip():
         assert isinstance(search(q, [lib])["results"], list)
 
@@ -209,7 +215,7 @@ def test_any_string_ranks_as_fts5(lib, q):
     s = open_searchable(lib)
     with s.lock:
         _same_ranking(s.pkg.db, s.bm25, q)
-        s.query_terms(q).stats([1, 2])
+        s.query_terms(q).coverage(np.array([1, 2]))
 
 
 def test_incremental_rebuild_indexes_reused_chunks(docs_folder, tmp_path):

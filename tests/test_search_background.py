@@ -61,14 +61,14 @@ def test_standardise_gives_each_package_its_own_z_scores():
     from context_cli.search.dense import standardise
 
     scores = np.array([0.1, 0.2, 0.6, 0.5, 0.5, np.nan, 0.3, 0.9, 0.2, 0.4], dtype=np.float32)
-    (a, ok_a), (empty, ok_e), (same, ok_s), (bad, ok_b), (b, ok_b2) = standardise(
-        scores, [(0, 3), (3, 3), (3, 5), (5, 7), (7, 10)])
-    assert ok_a and ok_b2 and not (ok_e or ok_s or ok_b) and len(empty) == 0
-    for z, part in ((a, scores[:3]), (b, scores[7:])):
+    a, empty, same, bad, b = standardise(scores, [(0, 3), (3, 3), (3, 5), (5, 7), (7, 10)])
+    assert a.usable and b.usable and not (empty.usable or same.usable or bad.usable) and len(empty.z()) == 0
+    for spread, part in ((a, scores[:3]), (b, scores[7:])):
         x = part.astype(np.float64)
-        assert np.allclose(z, (x - x.mean()) / x.std(), rtol=0, atol=1e-12)
-    (alone, ok), = standardise(scores[7:], [(0, 3)])
-    assert ok and alone.tolist() == b.tolist()  # the same whether stacked or alone
+        assert np.allclose(spread.z(), (x - x.mean()) / x.std(), rtol=0, atol=1e-12)
+        assert [spread.z_at(i) for i in range(3)] == spread.z().tolist() == spread.z(np.arange(3)).tolist()
+    (alone,) = standardise(scores[7:], [(0, 3)])
+    assert alone.usable and alone.z().tolist() == b.z().tolist()  # the same whether stacked or alone
 
 
 @pytest.mark.parametrize("sizes", [[60, 60, 60], [7, 0, 120, 3, 51], [1]])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 import context_cli as cx
 from context_cli.search.engine import JUDGED, rank
 from context_cli.search.index import open_searchable
@@ -26,7 +28,9 @@ def test_a_page_past_the_judged_sections_keeps_its_best_section(tmp_path: Path) 
 
 
 def test_more_pages_adds_only_unseen_pages_after_the_head() -> None:
-    ranked = [(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6), (5, 0.5)]
-    where = {1: ("a", ""), 2: ("a", ""), 3: ("a", ""), 4: ("b", ""), 5: ("b", "")}
-    assert more_pages(ranked, where, head=2, extra=5) == [(1, 0.9), (2, 0.8), (4, 0.6)]
-    assert more_pages(ranked, where, head=2, extra=0) == [(1, 0.9), (2, 0.8)]
+    # Two packages, each's candidates best first: pages 0 and 1 in the first, 2 and 3 in the second.
+    pkg = np.array([0, 0, 0, 0, 0, 1, 1, 1])
+    page = np.array([0, 0, 0, 1, 1, 2, 3, 3])
+    assert more_pages(pkg, page, head=2, extra=5).tolist() == [True, True, False, True, False, True, True, False]
+    assert more_pages(pkg, page, head=2, extra=0).tolist() == [True, True, False, False, False, True, True, False]
+    assert more_pages(pkg, page, head=1, extra=1).tolist() == [True, False, False, True, False, True, True, False]

@@ -24,17 +24,26 @@ class Pending(Generic[T]):
 
     def __init__(self, job: Callable[[], T]) -> None:
         self.job = job
+        self._begun = threading.Event()
         self._done = threading.Event()
         self._value: T | None = None
         self._error: BaseException | None = None
 
     def run(self) -> None:
+        self._begun.set()
         try:
             self._value = self.job()
         except BaseException as e:  # handed to the waiting caller, raised there
             self._error = e
         finally:
             self._done.set()
+
+    def begun(self, timeout: float) -> bool:
+        """Wait (at most `timeout` seconds) until a helper has taken the job. A helper needs the
+        GIL to start a job, and a thread that runs Python without pause lets it go only every
+        5 ms (the switch interval): a caller with a job that releases the GIL throughout (a
+        large matrix product) waits here, briefly, so that the job runs beside it from the start."""
+        return self._begun.wait(timeout)
 
     def __call__(self) -> T:
         self._done.wait()

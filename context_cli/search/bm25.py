@@ -36,12 +36,12 @@ MAX_PHRASE_ROWS = 1_000_000
 
 # --- searching -------------------------------------------------------------------------------
 
-@lru_cache(maxsize=64)  # one query's units are the same for every package searched
+@lru_cache(maxsize=1024)  # one query's units are the same for every package searched
 def _unit_tokens(units: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:
     return MappingProxyType(stemmer().tokens(units))
 
 
-@dataclass
+@dataclass(slots=True)
 class Posting:
     ids: np.ndarray  # sorted chunk ids (int64)
     tfs: np.ndarray | None  # (3, df) uint8: doc_title, section_title, content (None for a phrase)
@@ -78,6 +78,7 @@ class Bm25Index:
         self._cache: OrderedDict[object, Posting | None] = OrderedDict()
         self._held = 0
         self._last: _Query | None = None
+        self._rows: dict[str, tuple[object, object]] | None = None  # every term's row, once kept (`keep_rows`)
 
     @classmethod
     def load(cls, db: sqlite3.Connection, weights: Sequence[float]) -> Bm25Index:
@@ -98,7 +99,7 @@ class Bm25Index:
         if not sizes:
             return []
         idf: float | np.ndarray = (self.idf(sizes[0]) if len(sizes) == 1
-                                   else np.repeat(np.array([self.idf(n) for n in sizes]), sizes))
+                                   else np.repeat([self.idf(n) for n in sizes], sizes))
         f = self.weights @ tfs.astype(np.float64)  # whole numbers: exact
         contrib = idf * f * (K1 + 1) / (f + self._k[ids])
         out, start = [], 0
@@ -126,9 +127,13 @@ class Bm25Index:
             else:
                 todo.append(t)
         if todo:
-            marks = ",".join("?" * len(todo))
-            found = {term: (df, blob) for term, df, blob in self.db.execute(
-                f"SELECT term, df, postings FROM bm25_terms WHERE term IN ({marks})", todo)}
+            rows = self._rows
+            if rows is not None:
+                found = {t: rows[t] for t in todo if t in rows}
+            else:
+                marks = ",".join("?" * len(todo))
+                found = {term: (df, blob) for term, df, blob in self.db.execute(
+                    f"SELECT term, df, postings FROM bm25_terms WHERE term IN ({marks})", todo)}
             hits = [t for t in todo if t in found]
             decoded = dict(zip(hits, self._decode([found[t] for t in hits]), strict=True))
             for t in todo:
@@ -136,6 +141,12 @@ class Bm25Index:
                 self._remember(t, p)
                 out[t] = p
         return out
+
+    def keep_rows(self) -> None:
+        """Read every term's row now, into memory (the compressed postings: about 0.2 MB for a
+        2,000-section package, 1 MB with Python's objects): a package searched again is being
+        served, and a question's new words then cost no query."""
+        self._rows = {term: (df, blob) for term, df, blob in self.db.execute("SELECT term, df, postings FROM bm25_terms")}
 
     def phrase(self, text: str, tokens: tuple[str, ...]) -> Posting | None:
         """A phrase's rows and BM25 contributions, from FTS5 itself (exact), cached.
@@ -191,43 +202,43 @@ class Bm25Index:
         self._last = _Query(key, self.units(words, phrases))
         return self._last
 
-    def search(self, words: Sequence[str], phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """(chunk id, BM25; higher is better), best first, ties by id: FTS5's ranking."""
-        import numpy as np
+    def query(self, words: Sequence[str], phrases: Sequence[str]) -> list[Posting | None]:
+        """The postings of the query's units, words then phrases (the engine asks for the ranking
+        and then the term statistics of the same query: the last one is kept)."""
+        return self._units_cached(words, phrases).units
 
-        q = self._units_cached(words, phrases)
-        found = [u for u in q.units if u is not None]
-        if not found:
-            return []
-        if len(found) == 1:
-            ids, scores = found[0].ids, found[0].contrib
-            if len(ids) > limit:  # those at least as good as the `limit`-th best (ties kept)
-                keep = scores >= np.partition(scores, len(scores) - limit)[len(scores) - limit]
-                ids, scores = ids[keep], scores[keep]
-        else:
-            acc = np.bincount(np.concatenate([u.ids for u in found]),
-                              weights=np.concatenate([u.contrib for u in found]), minlength=self.n + 1)
-            kth = np.partition(acc, len(acc) - limit)[len(acc) - limit] if len(acc) > limit else 0.0
-            ids = np.flatnonzero(acc >= kth) if kth > 0 else np.flatnonzero(acc)  # (fewer matches than `limit`)
-            scores = acc[ids]
-        # Best first; among equal scores the lowest ids, which also settles ties at the cut.
-        order = np.lexsort((ids, -scores))[:limit]
-        return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
+    def search(self, words: Sequence[str], phrases: Sequence[str], limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, BM25 scores; higher is better), best first, ties by id: FTS5's ranking."""
+        found = score_together([(self.n, self.query(words, phrases), ())], limit)
+        return found.cid, found.score
 
     def in_titles(self, tokens: Iterable[str], cids: Iterable[int]) -> list[int]:
         """Those of `cids` whose section title holds every one of these index tokens: the
         only sections whose own heading can hold them all (`pages.heading_matcher`)."""
+        tokens = list(tokens)
+        found = self.in_titles_known(tokens, cids)
+        return found if found is not None else self._in_titles(list(self.postings(tokens).values()), cids)
+
+    def in_titles_known(self, tokens: Iterable[str], cids: Iterable[int]) -> list[int] | None:
+        """`in_titles` from the cached postings alone; None when one of the tokens is not cached."""
         cache = self._cache
-        if all(t in cache for t in tokens):  # (this search looked them up a moment ago: marked used then)
-            postings = [cache[t] for t in tokens]
-        else:
-            postings = list(self.postings(list(tokens)).values())
-        found = [p.titled for p in postings if p is not None]
-        if not found or len(found) < len(postings):
+        postings = []
+        for t in tokens:
+            p = cache.get(t, cache)  # (`cache` itself: not cached; None: not in the package)
+            if p is cache:
+                return None
+            postings.append(p)
+        return self._in_titles(postings, cids)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _in_titles(postings: list[Posting | None], cids: Iterable[int]) -> list[int]:
+        if not postings or any(p is None for p in postings):
             return []
-        found.sort(key=len)  # the rarest in titles first: most sections fail there
         kept = list(cids)
-        for titled in found:
+        # The rarest first: most sections fail there, and later terms' title sets (a common
+        # word's are thousands of ids) are seldom needed at all.
+        for p in sorted(postings, key=lambda p: p.df):  # type: ignore[union-attr]
+            titled = p.titled  # type: ignore[union-attr]
             kept = [cid for cid in kept if cid in titled]
             if not kept:
                 break
@@ -242,15 +253,7 @@ class Bm25Index:
         """Candidates -> the sum of the weights of the words each contains, added in the
         words' order (so the same sum, bit for bit, whatever the backend). Every section's
         sum is taken now, in one pass over the words' postings, and looked up when asked."""
-        import numpy as np
-
-        units = self._word_units(words)
-        found = [(u, w) for u, w in zip(units, weights, strict=True) if u is not None]
-        if not found:
-            return lambda candidates: np.zeros(len(candidates))
-        acc = np.bincount(np.concatenate([u.ids for u, _ in found]),
-                          weights=np.repeat([w for _, w in found], [u.df for u, _ in found]), minlength=self.n + 1)
-        return acc.__getitem__
+        return score_together([(self.n, self._word_units(words), weights)], 0).presence_of(0)
 
     def _word_units(self, words: Sequence[str]) -> list[Posting | None]:
         last = self._last
@@ -265,3 +268,75 @@ class _Query:
 
     key: tuple[tuple[str, ...], tuple[str, ...]]
     units: list[Posting | None]
+
+
+@dataclass
+class Together:
+    """BM25 over several packages' indexes at once: each one's best, best first (`row` says
+    whose), and every section's presence sum (`presence_of`)."""
+
+    row: np.ndarray  # which of the packages
+    cid: np.ndarray
+    score: np.ndarray
+    presence: np.ndarray  # (packages, width): per package and chunk id, the summed weights
+
+    def presence_of(self, k: int) -> Callable[[np.ndarray], np.ndarray]:
+        """Package k's candidates -> their presence sums (0 for an id the index lacks)."""
+        row = self.presence[k]
+        width = len(row)
+
+        def look(candidates: np.ndarray) -> np.ndarray:
+            inside = (candidates > 0) & (candidates < width)
+            return row[candidates] if inside.all() else row[candidates * inside]  # type: ignore[no-any-return]  # (row[0] is 0)
+
+        return look
+
+
+def score_together(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence[float]]], limit: int) -> Together:
+    """BM25 of one query in several packages at once: each part is a package's chunk count, its
+    query units' postings (None: not in the package) and the weight each unit adds to a
+    section's presence sum (missing weights: 0).
+
+    Each package's sums are one `bincount` over its own chunk ids (a few kilobytes, which stay
+    in the cache), in its units' order, as a package searched alone adds them. Laid out as
+    the rows of one array as wide as the largest, one partition then finds every row's
+    `limit`-th best. Each package's best are those at least as good as its `limit`-th (ties
+    kept), best first, among equal scores the lowest ids, cut at `limit`: FTS5's ranking.
+    """
+    import numpy as np
+
+    width = max((n for n, _, _ in parts), default=0) + 1
+    rows: list[np.ndarray] = []
+    weighed: list[np.ndarray] = []
+    for _, units, unit_weights in parts:
+        found = [(u, unit_weights[j] if j < len(unit_weights) else 0.0) for j, u in enumerate(units) if u is not None]
+        if found:
+            ids = np.concatenate([u.ids for u, _ in found]) if len(found) > 1 else found[0][0].ids
+            rows.append(np.bincount(ids, weights=np.concatenate([u.contrib for u, _ in found]) if len(found) > 1
+                                    else found[0][0].contrib, minlength=width))
+            weighed.append(np.bincount(ids, weights=np.repeat([w for _, w in found], [u.df for u, _ in found]),
+                                       minlength=width))
+        else:
+            rows.append(np.zeros(width))
+            weighed.append(rows[-1])
+    grid = np.vstack(rows) if len(rows) > 1 else rows[0][None, :] if rows else np.zeros((0, width))
+    presence = np.vstack(weighed) if len(weighed) > 1 else weighed[0][None, :] if weighed else np.zeros((0, width))
+    if limit <= 0 or not grid.any():
+        none = np.zeros(0, dtype=np.int64)
+        return Together(none, none, np.zeros(0), presence)
+    if len(parts) == 1:  # (one row: no rows to sort the best by)
+        acc = grid[0]
+        kth = np.partition(acc, width - limit)[width - limit] if width > limit else 0.0
+        cid = (acc >= kth).nonzero()[0] if kth > 0 else acc.nonzero()[0]
+        score = acc[cid]
+        best = (-score).argsort(kind="stable")[:limit]  # (ids came ascending: ties keep the lowest first)
+        return Together(np.zeros(len(best), dtype=np.int64), cid[best], score[best], presence)
+    kth = np.partition(grid, width - limit, axis=1)[:, width - limit] if width > limit else np.zeros(len(parts))
+    row, cid = ((grid > 0.0) & (grid >= kth[:, None])).nonzero()
+    score = grid[row, cid]
+    o = np.argsort(-score, kind="stable")  # (row, cid) came sorted: ties keep the lowest ids first
+    o = o[np.argsort(row[o].astype(np.int32), kind="stable")]
+    row, cid, score = row[o], cid[o], score[o]
+    first = np.searchsorted(row, np.arange(len(parts)))
+    keep = np.arange(len(row)) - first[row] < limit
+    return Together(row[keep], cid[keep], score[keep], presence)

@@ -21,8 +21,14 @@ class VectorIndex:
 
     @classmethod
     def load(cls, pkg: Package) -> VectorIndex:
-        """The package's vectors (finite unit rows, or MalformedVectors: never NaN at scoring)."""
+        """The package's vectors (finite unit rows, or MalformedVectors: never NaN at scoring),
+        one per chunk id."""
+        import numpy as np
+
         ids, matrix = pkg.vectors()
+        if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():  # (a hostile table may repeat an id: its first row counts)
+            first = np.concatenate(([True], ids[1:] != ids[:-1]))
+            ids, matrix = ids[first], matrix[first]
         return cls(ids=ids, matrix=matrix)
 
     @property
@@ -106,16 +112,34 @@ class Stack:
         return [rows[:min(k, b - a)] for rows, (a, b) in zip(best, self.cuts, strict=True)]
 
 
-def standardise(scores: np.ndarray, cuts: list[tuple[int, int]]) -> list[tuple[np.ndarray, bool]]:
-    """Each segment of `scores` as z-scores within that segment (float64), and whether they
-    are usable: a segment whose mean or deviation is not finite (NaN in a hostile package's
-    vectors) or whose cosines are all alike gives none. All segments in a dozen array
-    operations, so that many packages cost what one does."""
+@dataclass(frozen=True)
+class Spread:
+    """One package's cosines with a query as deviations from their mean, and the scale that
+    makes them z-scores (its deviation; 1.0 where there are none: not `usable`). A search
+    reads the z-scores of a hundred rows of thousands, so they are divided out when read."""
+
+    dev: np.ndarray  # float64
+    scale: float
+    usable: bool
+
+    def z(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """The z-scores of these rows (all when None)."""
+        return (self.dev if rows is None else self.dev[rows]) / self.scale
+
+    def z_at(self, row: int) -> float:
+        return float(self.dev[row]) / self.scale
+
+
+def standardise(scores: np.ndarray, cuts: list[tuple[int, int]]) -> list[Spread]:
+    """Each segment of `scores` as deviations from its mean and its scale (float64), and whether
+    they are usable: a segment whose mean or deviation is not finite (NaN in a hostile
+    package's vectors) or whose cosines are all alike gives none. All segments in a handful of
+    array operations, so that many packages cost what one does."""
     import numpy as np
 
     s = scores.astype(np.float64)
     live = [(a, b) for a, b in cuts if b > a]  # the segments cover `scores`, end to end
-    found: dict[tuple[int, int], tuple[np.ndarray, bool]] = {}
+    found: dict[tuple[int, int], Spread] = {}
     if live:
         starts, sizes = [a for a, _ in live], np.array([b - a for a, b in live])
         with np.errstate(invalid="ignore", over="ignore"):  # non-finite sums: not usable, no warning
@@ -123,9 +147,9 @@ def standardise(scores: np.ndarray, cuts: list[tuple[int, int]]) -> list[tuple[n
             s -= np.repeat(mean, sizes)
             std = np.sqrt(np.add.reduceat(s * s, starts) / sizes)
             usable = np.isfinite(mean) & np.isfinite(std) & (std > 1e-9) & (sizes > 1)
-            s /= np.repeat(np.where(usable, std, 1.0), sizes)
-        found = {(a, b): (s[a:b], ok) for (a, b), ok in zip(live, usable.tolist(), strict=True)}
-    return [found.get((a, b), (s[a:b], False)) for a, b in cuts]
+        scale = np.where(usable, std, 1.0).tolist()
+        found = {(a, b): Spread(s[a:b], k, ok) for (a, b), k, ok in zip(live, scale, usable.tolist(), strict=True)}
+    return [found.get((a, b), Spread(s[a:b], 1.0, False)) for a, b in cuts]
 
 
 _last: tuple[list[VectorIndex], Stack] | None = None

@@ -1,10 +1,11 @@
 """Hybrid search over one or many installed packages, answered as a context pack.
 
 Per package: BM25 (lexical) and cosine over the package's own vectors (dense), fused by
-a measured score mix (see `fuse`); packages without usable vectors are searched lexically
+a measured score mix (`joint.fuse`); packages without usable vectors are searched lexically
 and the answer says so. Candidates from all packages are then ranked together, judged, and
-packed into the token budget. The answer is typed (`answer.Answer`); docs/search.md
-describes every step and the JSON shape.
+packed into the token budget. Each step runs once for all the packages searched, on arrays
+(`joint.py`); this module gathers what each package says and makes the answer. The answer
+is typed (`answer.Answer`); docs/search.md describes every step and the JSON shape.
 """
 
 from __future__ import annotations
@@ -13,20 +14,20 @@ import functools
 import math
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from ..document import Chunk
 from ..errors import ContextError, InvalidPackage
-from .answer import Answer, Hit, Json, Page, finite
+from .answer import Answer, Hit, Json, Page
 from .fts import STOPWORDS, terms, without_library_name
 from .fts import words as query_words
 from .index import Searchable, open_searchable
+from .joint import Evidence, Found, Fused, PackageEvidence, Ranked, fuse, order
 from .pack import Candidate, choose, pack
-from .pages import heading_matcher, heading_weight, more_pages, title_matcher, with_page_evidence
+from .pages import heading_matcher, heading_weight, title_matcher
 from .verdict import Signals, judge, overall
 
 if TYPE_CHECKING:
@@ -34,8 +35,10 @@ if TYPE_CHECKING:
 
     from ..embed.model import Embedder
     from ..store.store import Installed
-    from .dense import VectorIndex
-    from .lexical import QueryTerms, TermStats
+    from .bm25 import Posting
+    from .dense import Spread, VectorIndex
+    from .lexical import QueryTerms
+    from .sections import Shelf
 
 DEFAULT_BUDGET = 2000
 DEFAULT_LIMIT = 10
@@ -46,14 +49,12 @@ POOL = 50  # candidates taken from each ranking
 PAGE_POOL = 3  # x the candidates judged per package: how many get page evidence (all, for one package)
 JUDGED = 30  # candidates that get signals and may enter the pack, shared among the packages
 MIN_JUDGED_PER_PACKAGE = 8
-# Fusion (chosen with bench/retrieval.py; see docs/search.md): a convex mix of BM25 scaled
-# by the query's best BM25 score and the cosine z-score capped at Z_CAP.
-LEXICAL_WEIGHT = 0.7
-Z_CAP = 6.0
 # Across packages, each package's scores are weighed by how close its best section comes to
 # the query (`_package_prior`; chosen with bench/retrieval.py --together: 2 to 7 all gain).
 PACKAGE_PRIOR = 3.0
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$.:-]*[\w$]\Z")
+_NOWHERE = ("", "")
+_NO_TOKENS: frozenset[str] = frozenset()
 
 
 class EmptyQuery(ContextError):
@@ -86,7 +87,7 @@ def answer(query: str, packages: Iterable[Installed], opts: SearchOptions | None
             break
         except _Unreadable as e:  # that package is skipped, as if it had failed while ranking
             run.skip(e.searchable, e.error)
-            scored = [c for c in scored if c.s is not e.searchable]
+            scored = scored.without(e.searchable)
     return _answer(query, searchables, chosen, opts, run.notes, run.modes)
 
 
@@ -110,10 +111,10 @@ def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
     scored, run = _ranking(query, searchables, mode)
     while True:
         try:
-            return _read(query, scored), run.notes, run.modes
+            return _read(query, scored.all()), run.notes, run.modes
         except _Unreadable as e:
             run.skip(e.searchable, e.error)
-            scored = [c for c in scored if c.s is not e.searchable]
+            scored = scored.without(e.searchable)
 
 
 @dataclass(slots=True)
@@ -157,48 +158,207 @@ class _Run:
             raise self.skipped[0]
 
 
-def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[list[_Scored], _Run]:
+def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[_Ranking, _Run]:
     """Every package's best sections, scored and ranked together, before any text is read."""
     run = _Run(searchables)
     if not terms(query):
         run.notes.append("the query has no searchable words")
-        return [], run
+        return _NOTHING, run
     # With many vectors the cosines run in a helper thread (a matrix product releases the GIL)
     # while this one ranks each package by BM25: on a second core they cost no time.
     cosines = _cosines_of(searchables, query, mode)
-    lexical = [_lexical(s, query, mode) for s in searchables]
-    candidates: list[_Scored] = []
+    lexical = _score_lexically([_lexical(s, query, mode) for s in searchables], mode)
     per_package = max(MIN_JUDGED_PER_PACKAGE, JUDGED // len(searchables))
     dense_all = cosines()
     prior = _package_prior(dense_all)
-    for s, lex, dense, weight in zip(searchables, lexical, dense_all, prior, strict=True):
-        try:  # each query against the package runs under its own deadline (2 s; one-time loads 10 s)
-            ranked = _rank_one(s, query, mode, per_package, lex, dense, run.notes, run.modes)
-        except PACKAGE_FAULTS as e:  # one bad or pathological package never breaks the others' answer
-            run.skip(s, e)
+    # Each query against a package runs under its own deadline (2 s; one-time loads 10 s), and
+    # one bad or pathological package never breaks the others' answer: it is skipped.
+    faults: dict[int, Exception] = {}
+    inputs: list[_Input] = []
+    for i, (s, lex, dense) in enumerate(zip(searchables, lexical, dense_all, strict=True)):
+        if isinstance(lex, Exception) or isinstance(dense, Exception):
+            faults[i] = lex if isinstance(lex, Exception) else dense  # type: ignore[assignment]
+        else:
+            inputs.append(_Input(i, s, without_library_name(query, s.pkg.id.name), lex[1], dense))
+    fused = fuse([_found(lexical[x.at], x.dense) for x in inputs], PAGE_POOL * per_package)  # type: ignore[arg-type]
+    evidence, failed = _evidence(inputs, query, fused)
+    faults.update((inputs[p].at, e) for p, e in failed.items())
+    reached = {x.at for x in inputs}  # (those whose BM25 and cosines came back)
+    for i, s in enumerate(searchables):  # notes in the packages' order, as each was searched
+        if i in faults and i not in reached:
+            run.skip(s, faults[i])
             continue
-        if len(searchables) > 1:
-            _damp(ranked, weight)
-        for c in ranked:
-            c.score = finite(c.score)  # a hostile package's NaN must not scramble the ranking
-        candidates.extend(ranked)
-    candidates.sort(key=lambda c: c.score, reverse=True)
-    return candidates, run
+        dense = dense_all[i]
+        if dense is not None:
+            run.modes[s.label] = "hybrid" if mode != "dense" else "dense"
+        else:
+            run.modes[s.label] = "lexical"
+            if s.note and mode != "lexical":
+                run.notes.append(f"{s.label}: {s.note}")
+        if i in faults:
+            run.skip(s, faults[i])
+    several = len(searchables) > 1
+    ranked = order(fused, evidence, per_package, [prior[x.at] for x in inputs] if several else None)
+    return _Ranking.of(inputs, fused, ranked), run
 
 
-def _damp(ranked: list[_Scored], weight: float) -> None:
-    """Scale one package's candidates for a search over several packages.
+@dataclass(slots=True)
+class _Input:
+    """One package searched for the question: its place in the search, the query's words
+    that choose among its pages, their statistics in it and its cosines."""
 
-    Fused scores are scaled per package (its best BM25 hit is 1.0), so across packages
-    they are damped by how much of the query a page actually covers (its best section)
-    (the coverage as the answer shows it, to 3 places, as this rule was tuned), and by the
-    package's `weight` (`_package_prior`)."""
-    best: dict[str, float] = {}
-    for c in ranked:  # (rounding each page's best is rounding each: `round` keeps order)
-        best[c.doc_path] = max(best.get(c.doc_path, 0.0), c.coverage)
-    damping = {path: (0.5 + 0.5 * round(coverage, 3)) * weight for path, coverage in best.items()}
-    for c in ranked:
-        c.score *= damping[c.doc_path]
+    at: int
+    s: Searchable
+    words: str
+    terms: QueryTerms
+    dense: _ZScores | None
+
+
+def _found(lexical: tuple[tuple[np.ndarray, np.ndarray], QueryTerms], dense: _ZScores | None) -> Found:
+    """The package's two rankings for the fusion (no cosines: searched lexically)."""
+    (lex_ids, lex_scores), _ = lexical
+    dense_ids, dense_z = dense.top(POOL) if dense is not None else _no_hits()
+    return Found(lex_ids, lex_scores, dense_ids, dense_z)
+
+
+def _evidence(inputs: list[_Input], query: str, fused: Fused) -> tuple[Evidence, dict[int, Exception]]:
+    """What the packages say of their fused candidates (`joint.Evidence`), and the packages that
+    failed, by place, with their error: all packages at once when each has its whole section
+    map as a table (`sections.Shelf`: a package searched before), else package by package."""
+    from .sections import shelf
+
+    tables = []
+    for x in inputs:
+        with x.s.lock:
+            tables.append(x.s.section_table())
+    if inputs and all(t is not None for t in tables):
+        return _evidence_together(inputs, query, fused, shelf(tables))  # type: ignore[arg-type]
+    parts: list[PackageEvidence | None] = []
+    failed: dict[int, Exception] = {}
+    for p, x in enumerate(inputs):
+        try:
+            parts.append(_package_evidence(x, query, fused.of(p)))
+        except PACKAGE_FAULTS as e:
+            failed[p] = e
+            parts.append(None)
+    return Evidence.joined(fused, parts), failed
+
+
+def _evidence_together(inputs: list[_Input], query: str, fused: Fused, books: Shelf) -> tuple[Evidence, dict[int, Exception]]:
+    """The evidence of every package's candidates, their pages and sizes read off one shelf."""
+    import numpy as np
+
+    page, found, chars = books.lookup(fused.pkg, fused.cid)
+    n = len(fused.cid)
+    gain, coverage, title = np.zeros(n), np.zeros(n), np.zeros(len(books.paths))
+    matchers: list[Callable[[frozenset[str]], float] | None] = []
+    failed: dict[int, Exception] = {}
+    for p, x in enumerate(inputs):
+        a, b = fused.bounds[p], fused.bounds[p + 1]
+        try:
+            with x.s.lock:
+                matchers.append(_heading_and_title(x, query, fused.cid[a:b], gain[a:b], coverage[a:b]))
+        except PACKAGE_FAULTS as e:
+            failed[p] = e
+            matchers.append(None)
+    for at in set(page.tolist()):
+        match = matchers[books.owner[at]]
+        if match is not None:
+            title[at] = match(books.tokens[at])
+    if failed:
+        keep = np.concatenate([np.arange(fused.bounds[p], fused.bounds[p + 1]) for p in range(len(inputs))
+                               if p not in failed] or [np.zeros(0, dtype=np.int64)])
+        return Evidence(at=keep, page=page[keep], found=found[keep], chars=chars[keep], gain=gain[keep],
+                        coverage=coverage[keep], paths=books.paths, title=title), failed
+    return Evidence(at=np.arange(n), page=page, found=found, chars=chars, gain=gain, coverage=coverage,
+                    paths=books.paths, title=title), failed
+
+
+def _heading_and_title(x: _Input, query: str, cids: np.ndarray, gain: np.ndarray, coverage: np.ndarray
+                       ) -> Callable[[frozenset[str]], float]:
+    """Fill in the package's candidates' heading gains and coverage of the query; its title
+    matcher. Call under the package's lock."""
+    term_stems, all_stems, query_stems = _query_stems(x.words)
+    if len(cids):
+        coverage[:] = x.terms.coverage(cids)
+    if query_stems and len(cids):  # only a section whose title holds every query term can have it as its heading
+        ids = cids.tolist()
+        heading = x.s.in_titles(query_stems, ids)
+        if heading:
+            gains = heading_matcher(query_stems, all_stems, x.s.heading_tokens(heading, query_stems), _filler_tokens(),
+                                    heading_weight(query))
+            at = {cid: i for i, cid in enumerate(ids)}
+            for cid in heading:
+                gain[at[cid]] = gains(cid)
+    return title_matcher(x.terms.idf, term_stems)
+
+
+def _package_evidence(x: _Input, query: str, cids: np.ndarray) -> PackageEvidence:
+    """What one package says of its fused candidates, read from its section map (a package
+    searched for the first time, or beside one: `_evidence`)."""
+    import numpy as np
+
+    s, ids, n = x.s, cids.tolist(), len(cids)
+    gain, coverage = np.zeros(n), np.zeros(n)
+    with s.lock:
+        known = s.sections_of(ids)  # (first: the headings below are of these sections)
+        where, sizes = known.pages, known.chars
+        match = _heading_and_title(x, query, cids, gain, coverage)
+        tokens = s.title_tokens(where[cid] for cid in ids if cid in where)
+        number: dict[str, int] = {}
+        page = np.fromiter((number.setdefault(where.get(cid, _NOWHERE)[0], len(number)) for cid in ids), np.int64, n)
+        paths = list(number)
+        return PackageEvidence(page=page, found=np.fromiter(map(where.__contains__, ids), bool, n),
+                               chars=np.fromiter((sizes.get(cid, 0) for cid in ids), np.int64, n), gain=gain,
+                               coverage=coverage, paths=paths,
+                               title=np.fromiter((match(tokens.get(path, _NO_TOKENS)) for path in paths), np.float64,
+                                                 len(paths)))
+
+
+class _Ranking:
+    """The judged candidates of all packages, best first, as columns: made into `_Scored` only
+    when they are taken (a pack plans from sizes and takes a dozen of the couple of hundred)."""
+
+    def __init__(self, inputs: list[_Input], pkg: list[int], cid: list[int], score: list[float], coverage: list[float],
+                 path: list[str], chars: list[int]) -> None:
+        self._inputs = inputs
+        self._pkg, self._cid, self._score, self._coverage = pkg, cid, score, coverage
+        self._path, self._chars = path, chars
+        self.tokens = [(c + 3) // 4 for c in chars]  # its text's tokens, as `estimate_tokens` counts them
+
+    @classmethod
+    def of(cls, inputs: list[_Input], fused: Fused, ranked: Ranked) -> _Ranking:
+        return cls(inputs, fused.pkg[ranked.at].tolist(), fused.cid[ranked.at].tolist(), ranked.score.tolist(),
+                   ranked.coverage.tolist(), ranked.path, ranked.chars.tolist())
+
+    def page_of(self, k: int) -> tuple[str, str]:
+        """The candidate's page, as the pack tells pages apart: (library, path)."""
+        return self._inputs[self._pkg[k]].s.label, self._path[k]
+
+    def __len__(self) -> int:
+        return len(self._cid)
+
+    def take(self, at: Iterable[int]) -> list[_Scored]:
+        """These candidates (by rank) as `_Scored`, in that order."""
+        out = []
+        for k in at:
+            x = self._inputs[self._pkg[k]]
+            cid = self._cid[k]
+            out.append(_Scored(x.s, cid, self._path[k], self._score[k], self._coverage[k],
+                               x.dense.z_at(cid) if x.dense is not None else None, x.terms.missing, self._chars[k]))
+        return out
+
+    def all(self) -> list[_Scored]:
+        return self.take(range(len(self)))
+
+    def without(self, s: Searchable) -> _Ranking:
+        """The ranking less one package's candidates (it failed while its text was read)."""
+        keep = [k for k, p in enumerate(self._pkg) if self._inputs[p].s is not s]
+        return _Ranking(self._inputs, *([col[k] for k in keep] for col in (self._pkg, self._cid, self._score,  # type: ignore[arg-type]
+                        self._coverage, self._path, self._chars)))
+
+
+_NOTHING = _Ranking([], [], [], [], [], [], [])
 
 
 def _package_prior(cosines: list[_ZScores | None | Exception]) -> list[float]:
@@ -229,6 +389,7 @@ def _as_package_error(label: str, e: Exception) -> InvalidPackage:
 # From this many vectors in all, the products run in a helper thread while this one ranks by
 # BM25 (below, the hand-over costs more than it hides).
 THREAD_ROWS = 16384
+START_WAIT_S = 0.002  # how long a search waits for a helper to take its product (`background.Pending.begun`)
 
 
 def _cosines_of(searchables: list[Searchable], query: str, mode: str) -> Callable[[], list[_ZScores | None | Exception]]:
@@ -263,6 +424,7 @@ def _stacked(searchables: list[Searchable], query: str) -> Callable[[], list[_ZS
     qv = model.encode([query])[0].astype("float32")
 
     pending = submit(lambda: stack.matrix @ qv)  # the one step that releases the GIL throughout
+    pending.begun(START_WAIT_S)
 
     def finish() -> list[_ZScores | None | Exception]:
         from .dense import standardise
@@ -290,7 +452,7 @@ def _all_cosines(searchables: list[Searchable], query: str, mode: str) -> list[_
 def _cosines(s: Searchable, query: str, mode: str, query_vectors: dict[int, np.ndarray]
              ) -> _ZScores | None | Exception:
     """The query's cosine with every section of the package (None: searched lexically), or
-    what went wrong, raised when the package's turn comes (`_rank_one`)."""
+    what went wrong, raised when the package's turn comes (`_ranking`)."""
     if mode == "lexical":
         return None
     try:
@@ -309,68 +471,61 @@ def _cosines(s: Searchable, query: str, mode: str, query_vectors: dict[int, np.n
     return _ZScores(index, standardise(scores, [(0, len(scores))])[0], model, float(scores.max()) if len(scores) else 0.0)
 
 
-def _lexical(s: Searchable, query: str, mode: str) -> tuple[list[tuple[int, float]], QueryTerms] | Exception:
-    """The package's BM25 top (empty in dense mode) and the query's term statistics in it,
-    or what went wrong, raised at its turn."""
+@dataclass(slots=True)
+class _Units:
+    """A package's query units from our own index, to be scored with the others' at once."""
+
+    n: int  # its sections
+    words: list[str]
+    units: list[Posting | None]  # the words', then the phrases'
+
+
+_Lexical = tuple[tuple["np.ndarray", "np.ndarray"], "QueryTerms"]  # the BM25 top and the query's terms
+
+
+def _lexical(s: Searchable, query: str, mode: str) -> _Units | _Lexical | Exception:
+    """What BM25 needs of the package for the query (the postings of our index, or FTS5's
+    top when it has none; nothing ranked in dense mode), or what went wrong, raised at its turn."""
     words = without_library_name(query, s.pkg.id.name)  # the words that choose among its pages
     try:
         with s.lock:
-            return (s.lexical(words, POOL) if mode != "dense" else []), s.query_terms(words)
+            units = s.bm25_units(words, with_phrases=mode != "dense")
+            if units is not None and s.bm25 is not None:
+                return _Units(s.bm25.n, terms(words), units)
+            return (s.lexical(words, POOL) if mode != "dense" else _no_hits()), s.query_terms(words)
     except PACKAGE_FAULTS as e:
         return e
 
 
-def _rank_one(s: Searchable, query: str, mode: str, per_package: int,
-              lexical: tuple[list[tuple[int, float]], QueryTerms] | Exception,
-              dense: _ZScores | None | Exception, notes: list[str], modes: dict[str, str]) -> list[_Scored]:
-    """One package's best candidates (fused, with page evidence and signals); notes its search mode."""
-    words = without_library_name(query, s.pkg.id.name)
-    if isinstance(lexical, Exception):
-        raise lexical
-    if isinstance(dense, Exception):
-        raise dense
-    lex, query_terms = lexical
-    dense_hits: list[tuple[int, float]] = []
-    z_of = dense
-    if z_of is not None:
-        dense_hits = z_of.top(POOL)
-        modes[s.label] = "hybrid" if mode != "dense" else "dense"
-    else:
-        modes[s.label] = "lexical"
-        if s.note and mode != "lexical":
-            notes.append(f"{s.label}: {s.note}")
-    fused = fuse(lex, dense_hits)
-    if not fused:
-        return []
-    if len(fused) > PAGE_POOL * per_package:  # many packages: page evidence for each one's best
-        # (A stable sort: ties keep their order, as heapq.nlargest keeps it.)
-        fused = dict(sorted(fused.items(), key=itemgetter(1), reverse=True)[:PAGE_POOL * per_package])
-    with s.lock:
-        stats = query_terms.stats(list(fused))  # for page evidence and for the verdicts
-        known = s.sections_of(fused)
-        where, chars = known.pages, known.chars
-        ordered = more_pages(_by_page(s, query, words, stats, fused, where), where, per_package)
-    coverage = dict(zip(stats.candidates.tolist(), stats.coverages().tolist(), strict=True))
-    z_map = z_of([cid for cid, _ in ordered]) if z_of else {}
-    missing = stats.missing
-    # In chunk id order, so that ties across the whole ranking fall as they always have.
-    return [_Scored(s, cid, where[cid][0], score, coverage[cid], z_map.get(cid), missing, chars[cid])
-            for cid, score in sorted(ordered) if cid in where]
+def _score_lexically(found: list[_Units | _Lexical | Exception], mode: str) -> list[_Lexical | Exception]:
+    """Every package's BM25 top and query terms: those with our index scored together, in one
+    pass over all their postings (`bm25.score_together`), the others as FTS5 ranked them."""
+    from .bm25 import score_together
+    from .lexical import QueryTerms, term_weights
+
+    ours = [(k, f) for k, f in enumerate(found) if isinstance(f, _Units)]
+    if not ours:
+        return found  # type: ignore[return-value]
+    weights = [term_weights(f.n, f.words, [u.df if u is not None else 0 for u in f.units[:len(f.words)]])
+               for _, f in ours]
+    together = score_together([(f.n, f.units, list(idf.values())) for (_, f), (idf, _) in zip(ours, weights, strict=True)],
+                              POOL if mode != "dense" else 0)
+    bounds = together.row.searchsorted(range(len(ours) + 1)).tolist()
+    scored: dict[int, _Lexical] = {}
+    for j, ((k, _), (idf, missing)) in enumerate(zip(ours, weights, strict=True)):
+        top = (together.cid[bounds[j]:bounds[j + 1]], together.score[bounds[j]:bounds[j + 1]])
+        scored[k] = (top, QueryTerms(idf=idf, missing=missing, presence=together.presence_of(j)))
+    return [scored[k] if k in scored else f for k, f in enumerate(found)]  # type: ignore[misc]
 
 
-def _by_page(s: Searchable, query: str, words: str, stats: TermStats, fused: dict[int, float],
-             where: Mapping[int, tuple[str, str]]) -> list[tuple[int, float]]:
-    """Fused candidates with their page's and their own heading's evidence added (see
-    `pages`), best first. `words` is the query without the library's name; `where` maps
-    them to their (path, title). Call under `s.lock`."""
-    term_stems, all_stems, query_stems = _query_stems(words)
-    match = title_matcher(stats.idf, term_stems, s.title_tokens(where[cid] for cid in fused if cid in where))
-    gain = heading_matcher(query_stems, all_stems, s.heading_tokens(fused, query_stems), _filler_tokens(),
-                           heading_weight(query))
-    return with_page_evidence(fused, where, match, gain)
+def _no_hits() -> tuple[np.ndarray, np.ndarray]:
+    """An empty ranking: (chunk ids, scores)."""
+    import numpy as np
+
+    return np.zeros(0, dtype=np.int64), np.zeros(0)
 
 
-@functools.lru_cache(maxsize=64)  # the same for every package searched with these words
+@functools.lru_cache(maxsize=1024)  # the same for every package searched with these words
 def _query_stems(words: str) -> tuple[Mapping[str, frozenset[str]], frozenset[str], frozenset[str]]:
     """The index tokens of each of the query's terms, all the tokens of its words (stopwords
     included), and the terms' tokens together: what titles and headings are matched against."""
@@ -391,87 +546,67 @@ def _filler_tokens() -> frozenset[str]:
     return frozenset(t for toks in stemmer().tokens(sorted(STOPWORDS)).values() for t in toks)
 
 
-def fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[int, float]:
-    """Mix BM25 (scaled by this query's best BM25) with cosine z-scores (capped, scaled).
-
-    Measured against reciprocal rank fusion on three question sets, this score fusion was
-    the only variant that beat BM25 alone on all of them: the static model is much weaker
-    than BM25, and RRF gives its ranks as much say as BM25's. A package with only one
-    ranking gets that ranking at full weight, so it competes fairly in a mixed search.
-    """
-    w_lex = LEXICAL_WEIGHT if lex and dense else 1.0
-    fused: dict[int, float] = {}
-    if lex:
-        top = lex[0][1] or 1.0
-        fused = {cid: w_lex * score / top for cid, score in lex}
-    if dense:
-        w_dense = 1.0 - w_lex if lex else 1.0
-        get = fused.get
-        for cid, z in dense:  # z capped to 0..Z_CAP
-            fused[cid] = get(cid, 0.0) + w_dense * (Z_CAP if z > Z_CAP else z if z > 0.0 else 0.0) / Z_CAP
-    return fused
-
-
 class _ZScores:
     """Chunk ids -> their cosine z-scores within this query's distribution over the package
-    (every row's, computed at once by `dense.standardise`: a search asks for the top ones and
-    then for a few more). Not `usable`: no z-scores at all (see `standardise`)."""
+    (`dense.standardise`: a search asks for the top ones and then for a few more). Not
+    `usable`: no z-scores at all (see `standardise`)."""
 
-    def __init__(self, index: VectorIndex, scored: tuple[np.ndarray, bool], model: Embedder, peak: float,
+    def __init__(self, index: VectorIndex, spread: Spread, model: Embedder, peak: float,
                  best: np.ndarray | None = None) -> None:
-        (self.z, self.usable), self.index = scored, index
+        self.spread, self.usable, self.index = spread, spread.usable, index
         self.first = index.first
         self.model, self.peak = model, peak  # what made the cosines, and the best of them
         self.best = best  # rows of the best cosines, best first, when a stack found them
 
-    def top(self, k: int) -> list[tuple[int, float]]:
-        """(chunk id, z) of the `k` best cosines, best first."""
+    def top(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, z) of the `k` best cosines, best first."""
+        best, n = self.best, len(self.spread.dev)
         if not self.usable:
-            return []
-        best = self.best
-        rows = best[:k] if best is not None and len(best) >= min(k, len(self.z)) else self.index.top_rows(self.z, k)
+            rows = self.spread.dev[:0].astype("int64")
+        elif best is not None and len(best) >= min(k, n):
+            rows = best[:k]
+        else:
+            rows = self.index.top_rows(self.spread.z(), k)
         ids = rows + self.first if self.first is not None else self.index.ids[rows]
-        return list(zip(ids.tolist(), self.z[rows].tolist(), strict=True))
+        return ids, self.spread.z(rows)
 
-    def __call__(self, ids: list[int]) -> dict[int, float]:
-        """Chunk id -> z for those of `ids` with a vector."""
-        if not self.usable or not ids:
-            return {}
-        z, first = self.z, self.first
+    def z_at(self, cid: int) -> float | None:
+        """The section's z (None: it has no vector, or there are no z-scores)."""
+        if not self.usable:
+            return None
+        first = self.first
         if first is not None:  # the usual package: a section's row is its id less the first
-            n = len(z)
-            return {cid: float(z[cid - first]) for cid in ids if 0 <= cid - first < n}
-        rows = self.index.positions(ids)
-        found = rows >= 0
-        return dict(zip((i for i, ok in zip(ids, found.tolist(), strict=True) if ok),
-                        z[rows[found]].tolist(), strict=True))
+            row = cid - first
+            return self.spread.z_at(row) if 0 <= row < len(self.spread.dev) else None
+        at = int(self.index.positions([cid])[0])
+        return self.spread.z_at(at) if at >= 0 else None
 
 
 class _NeedsText(ContextError):
     """The pack cannot be planned from sizes alone: a section must be trimmed (caught in this module)."""
 
 
-def _needs_text(x: _Scored, budget: int) -> _Scored | None:
+def _needs_text(x: int, budget: int) -> int | None:
     raise _NeedsText
 
 
-def _pack(query: str, scored: list[_Scored], opts: SearchOptions) -> list[Candidate]:
+def _pack(query: str, ranking: _Ranking, opts: SearchOptions) -> list[Candidate]:
     """The pack, planned from the sections' sizes and then made from the text of the chosen
     ones only. The pack reads ranked sections until one rule stops it, usually all of them;
     reading the text of only those it keeps gives the same pack, unless one must be trimmed or
     a text is not as long as its size said: then it is made from every ranked section's text."""
     try:
-        plan = choose(scored, opts.budget, opts.limit, size=lambda x: (x.chars + 3) // 4,  # = estimate_tokens
-                      page=lambda x: (x.s.label, x.doc_path), shrink=_needs_text)
+        plan = ranking.take(choose(range(len(ranking)), opts.budget, opts.limit, size=ranking.tokens.__getitem__,
+                                   page=ranking.page_of, shrink=_needs_text))
     except _NeedsText:
-        plan = scored
+        return pack(_read(query, ranking.all()), opts.budget, opts.limit)
     ranked = _read(query, plan)
-    if plan is not scored and any(len(c.content) != x.chars for c, x in zip(ranked, plan, strict=False)):
-        ranked = _read(query, scored)
+    if any(len(c.content) != x.chars for c, x in zip(ranked, plan, strict=False)):
+        ranked = _read(query, ranking.all())
     return pack(ranked, opts.budget, opts.limit)
 
 
-def _read(query: str, scored: list[_Scored]) -> list[Candidate]:
+def _read(query: str, scored: Sequence[_Scored]) -> list[Candidate]:
     """The ranked sections with their text and verdict (one query per package), in rank
     order. A package that fails raises `_Unreadable`."""
     q = query.strip()

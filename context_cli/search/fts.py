@@ -79,7 +79,15 @@ def build_match(query: str) -> str | None:
 
 @lru_cache(maxsize=256)
 def _tokens(query: str) -> frozenset[str]:
-    return frozenset(_TOKEN.findall(query))
+    """The query's distinct tokens, lower-cased."""
+    return frozenset(t.lower() for t in _TOKEN.findall(query))
+
+
+@lru_cache(maxsize=1024)
+def _name_rule(name: str) -> tuple[str, int]:
+    """A library name as one word, and how long a prefix of it must be to name it."""
+    whole = "".join(_TOKEN.findall(name.lower()))
+    return whole, max(4, (len(whole) + 1) // 2)
 
 
 @lru_cache(maxsize=4096)  # pure; asked once per package searched (ten a query), again for a repeated question
@@ -90,16 +98,16 @@ def without_library_name(query: str, name: str) -> str:
     name when it is the whole name or a prefix of at least half of it and 4 letters (separators
     ignored: `tailwind`, `next` for nextjs; not `tail`); the query is kept whole when nothing
     else would be left."""
-    whole = "".join(_TOKEN.findall(name.lower()))
+    whole, least = _name_rule(name)
     if not whole:
         return query
 
     def names_it(word: str) -> bool:
         w = word.lower()
-        return w == whole or (len(w) >= max(4, (len(whole) + 1) // 2) and whole.startswith(w))
+        return w == whole or (len(w) >= least and whole.startswith(w))
 
-    if not any(names_it(t) for t in _tokens(query)):  # the common case, once per package searched
-        return query
+    if not any(w == whole or (len(w) >= least and whole.startswith(w)) for w in _tokens(query)):
+        return query  # the common case, once per package searched
     words = _WORD.findall(query)
     kept = [w for w in words if not all(names_it(t) for t in _TOKEN.findall(w) or [w])]
     return " ".join(kept) if terms(" ".join(kept)) else query

@@ -22,11 +22,14 @@ from ..package.deadline import DEFAULT_DEADLINE_S, LOAD_DEADLINE_S, PackageTooSl
 from ..package.reader import Package, SectionMap, open_package
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..embed.model import Embedder
     from ..store.store import Installed
-    from .bm25 import Bm25Index
+    from .bm25 import Bm25Index, Posting
     from .dense import VectorIndex
     from .lexical import Postings, QueryTerms
+    from .sections import SectionTable
 
 
 # A bad row of our BM25 index met at search time: that package falls back to FTS5.
@@ -61,6 +64,8 @@ class Searchable:
     _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
     _heading_tokens: dict[int, tuple[frozenset[str], bool]] = field(default_factory=dict)
     _page_tokens: dict[str, int] = field(default_factory=dict)
+    _table: SectionTable | None = None
+    _table_made: bool = False
 
     def deadline(self, seconds: float = DEFAULT_DEADLINE_S) -> AbstractContextManager[None]:
         """`with s.deadline(seconds):` every query on this package in the block aborts once
@@ -98,8 +103,9 @@ class Searchable:
                 self._postings = Postings(self.pkg.db)
         return self._postings
 
-    def lexical(self, query: str, limit: int) -> list[tuple[int, float]]:
-        """BM25 top `limit` (our index when the package has a sound one, else FTS5). Call under `lock`."""
+    def lexical(self, query: str, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """BM25 top `limit` as (chunk ids, scores), best first (our index when the package has
+        a sound one, else FTS5). Call under `lock`."""
         from .lexical import lexical
 
         with self.pkg.deadline():
@@ -110,6 +116,22 @@ class Searchable:
                 except INDEX_FAULTS:
                     self._index_failed()
             return lexical(self.pkg.db, query, limit)
+
+    def bm25_units(self, query: str, with_phrases: bool = True) -> list[Posting | None] | None:
+        """Our index's postings of the query's words, then of its phrases (None: the package
+        is searched through FTS5), for scoring with other packages' (`bm25.score_together`).
+        Call under `lock`."""
+        from .fts import phrases, terms
+
+        with self.pkg.deadline():
+            index = self.bm25
+            if index is None:
+                return None
+            try:
+                return index.query(terms(query), [" ".join(p) for p in phrases(query)] if with_phrases else [])
+            except INDEX_FAULTS:
+                self._index_failed()
+                return None
 
     def query_terms(self, query: str) -> QueryTerms:
         """The verdict's term statistics, from the same data as `lexical`. Call under `lock`."""
@@ -153,7 +175,24 @@ class Searchable:
             known.chars.update(found.chars)
             absent.update(cid for cid in todo if cid not in found.pages)  # a vector or index row without a section
             self._whole_map = whole
+            if whole and self._bm25 is not None:  # (served, then: its BM25 rows too)
+                try:
+                    with self.pkg.deadline(LOAD_DEADLINE_S):
+                        self._bm25.keep_rows()
+                except (*INDEX_FAULTS, InvalidPackage):  # (too slow or damaged: its words are queried as before)
+                    pass
         return known
+
+    def section_table(self) -> SectionTable | None:
+        """The whole section map as arrays (`sections.SectionTable`), once it is read; None
+        before, or when the package's chunk ids are too sparse for it. Call under `lock`."""
+        if self._whole_map and not self._table_made:
+            from .sections import SectionTable
+
+            known = self._sections
+            self._table = SectionTable.of(known.pages, known.chars, self.title_tokens)
+            self._table_made = True
+        return self._table
 
     def title_tokens(self, pages: Iterable[tuple[str, str]]) -> Mapping[str, frozenset[str]]:
         """Index tokens of pages' titles and path words: a mapping from path that has at least
@@ -181,7 +220,7 @@ class Searchable:
         known = self._heading_tokens
         todo = [cid for cid in cids if cid not in known] if need else []
         if todo:
-            todo = self._in_titles(need, todo)
+            todo = self.in_titles(need, todo)
         if todo:
             from ..package.bm25 import stemmer
             from .pages import heading_words
@@ -193,8 +232,14 @@ class Searchable:
                 known[cid] = (frozenset(t for w in ws for t in stems[w]), any("_" in w for w in ws))
         return known
 
-    def _in_titles(self, tokens: frozenset[str], cids: list[int]) -> list[int]:
-        """Those of `cids` whose title may hold all these index tokens (all of them, without an index)."""
+    def in_titles(self, tokens: frozenset[str], cids: list[int]) -> list[int]:
+        """Those of `cids` whose title may hold all these index tokens (all of them, without an
+        index): the only ones whose heading can. Call under `lock`."""
+        index = self._bm25
+        if index is not None and self._bm25_checked:
+            known = index.in_titles_known(tokens, cids)  # (the search has just looked the tokens up: no query)
+            if known is not None:
+                return known
         with self.pkg.deadline():
             index = self.bm25
             if index is None:

@@ -32,38 +32,20 @@ def search_sql(limit: int) -> str:
 
 
 def lexical(db: sqlite3.Connection, query: str, limit: int = 50,
-            index: Bm25Index | None = None) -> list[tuple[int, float]]:
-    """(chunk id, BM25 score; higher is better), best first: from `index` when given,
+            index: Bm25Index | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(chunk ids, BM25 scores; higher is better), best first: from `index` when given,
     else from FTS5. The query units are the same either way (`fts.build_match`)."""
+    import numpy as np
+
     if index is not None:
         ts = terms(query)
-        if not ts:
-            return []
-        return index.search(ts, [" ".join(p) for p in phrases(query)], limit)
+        if ts:
+            return index.search(ts, [" ".join(p) for p in phrases(query)], limit)
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
     match = build_match(query)
-    if match is None:
-        return []
-    rows = db.execute(search_sql(limit), (match,)).fetchall()
-    return [(int(rowid), -float(score)) for rowid, score in rows]
-
-
-@dataclass
-class TermStats:
-    """How rare each query term is in a package, and how much of the query each candidate covers."""
-
-    idf: dict[str, float]
-    candidates: np.ndarray  # chunk ids (int64), in the order they were asked for
-    covered: np.ndarray  # per candidate: the summed IDF of the query terms it contains
-    missing: list[str]  # query terms found nowhere in the package
-
-    def coverages(self) -> np.ndarray:
-        """Each candidate's share of the query's IDF mass (0..1), in `candidates` order."""
-        import numpy as np
-
-        total = sum(self.idf.values())
-        if total <= 0:
-            return np.zeros(len(self.candidates))
-        return self.covered / total
+    rows = db.execute(search_sql(limit), (match,)).fetchall() if match is not None else []
+    return (np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows)),
+            np.fromiter((-float(r[1]) for r in rows), dtype=np.float64, count=len(rows)))
 
 
 @dataclass
@@ -75,11 +57,14 @@ class QueryTerms:
     missing: list[str]
     presence: Callable[[np.ndarray], np.ndarray]  # candidates -> the summed IDF of the terms each holds
 
-    def stats(self, candidates: Sequence[int]) -> TermStats:
+    def coverage(self, candidates: np.ndarray) -> np.ndarray:
+        """Each candidate's share of the query's IDF mass (0..1)."""
         import numpy as np
 
-        cand = np.asarray(candidates, dtype=np.int64).reshape(-1)
-        return TermStats(idf=self.idf, candidates=cand, covered=self.presence(cand), missing=self.missing)
+        total = sum(self.idf.values())
+        if total <= 0:
+            return np.zeros(len(candidates))
+        return self.presence(candidates) / total
 
 
 class Postings:
@@ -126,10 +111,13 @@ class Postings:
 
 def query_terms(postings: Postings | Bm25Index, query: str) -> QueryTerms:
     words = terms(query)
-    n = postings.n
-    dfs = postings.frequencies(words)
-    # Terms absent from the corpus weigh like the rarest possible term: the query asks
-    # for something this package does not have.
-    idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in zip(words, dfs, strict=True)}
-    missing = [t for t, df in zip(words, dfs, strict=True) if df == 0]
+    idf, missing = term_weights(postings.n, words, postings.frequencies(words))
     return QueryTerms(idf=idf, missing=missing, presence=postings.presence(words, list(idf.values())))
+
+
+def term_weights(n: int, words: Sequence[str], dfs: Sequence[int]) -> tuple[dict[str, float], list[str]]:
+    """Each query word's weight in a package of `n` sections where the words are in `dfs` of
+    them, and the words it lacks. Terms absent from the corpus weigh like the rarest possible
+    term: the query asks for something this package does not have."""
+    idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in zip(words, dfs, strict=True)}
+    return idf, [t for t, df in zip(words, dfs, strict=True) if df == 0]

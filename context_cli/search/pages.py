@@ -9,6 +9,9 @@ each page's sections follow one another in the answer (best section first).
 A section whose own heading *is* the query's subject (`get_or_create()`, a glossary's
 `queryset`) gains a little; a lot when the query asks what something is, because then that
 section is the definition, often a one-line glossary entry that page evidence would bury.
+
+The matchers here read a page's or a section's words; `page_scores` and `more_pages` apply
+the rules to all the packages' candidates at once, as arrays (`joint.order`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from operator import itemgetter
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Weights of a page's 2nd and 3rd best sections, and of its title/path match (chosen with
 # bench/retrieval.py on the tuning sets; see docs/search.md).
@@ -33,7 +39,6 @@ _PART = re.compile(r" \(part \d+\)$")
 MORE_PAGES = 10
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENT_WORDS = re.compile(r"\w+", re.UNICODE)
-_NOWHERE = ("", "")
 _NO_TOKENS: frozenset[str] = frozenset()
 _NO_HEADING = (_NO_TOKENS, False)
 
@@ -51,57 +56,18 @@ def heading_words(section_title: str) -> list[str]:
     return _IDENT_WORDS.findall(_PART.sub("", section_title.rsplit(" > ", 1)[-1]).lower())
 
 
-@lru_cache(maxsize=64)  # asked once per package searched
+@lru_cache(maxsize=1024)  # asked once per package searched
 def heading_weight(query: str) -> float:
     """What a section whose heading is the query's subject gains for this query."""
     return DEFINITION_WEIGHT if _DEFINITION.search(query) else HEADING_WEIGHT
 
 
-def with_page_evidence(
-    fused: Mapping[int, float],
-    where: Mapping[int, tuple[str, str]],
-    title_match: Callable[[str], float],
-    heading: Callable[[int], float],
-) -> list[tuple[int, float]]:
-    """Every candidate section with its page's evidence added, best first.
-
-    A page scores its best section, a share of its next ones (NEXT_SECTIONS) and how much of
-    the query its title and path carry; each section keeps its own score plus what its page
-    offers beyond its best section, so a section of a page about the topic rises above a
-    stray mention while sections of different pages stay comparable. `where` maps chunk id
-    -> (path, title); `title_match` gives what a page's title and path carry, `heading` what a
-    section gains for its own heading.
-    (One pass over the candidates and one over their pages: it runs for every package searched.)
-    """
-    pages: dict[str, list[float]] = {}
-    paths: list[str] = []
-    for cid, score in fused.items():
-        path = where.get(cid, _NOWHERE)[0]
-        paths.append(path)
-        scores = pages.get(path)
-        if scores is None:
-            pages[path] = [score]
-        else:
-            scores.append(score)
-    bonus: dict[str, float] = {}
-    for path, scores in pages.items():
-        extra: float = 0
-        if len(scores) > 1:
-            scores.sort(reverse=True)
-            extra = sum(w * s for w, s in zip(NEXT_SECTIONS, scores[1:], strict=False))
-        bonus[path] = extra + TITLE_WEIGHT * title_match(path)
-    out = [(cid, score + bonus[path] + heading(cid)) for (cid, score), path in zip(fused.items(), paths, strict=True)]
-    out.sort(key=itemgetter(1), reverse=True)
-    return out
-
-
-def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, frozenset[str]],
-                  page_tokens: Mapping[str, frozenset[str]]) -> Callable[[str], float]:
-    """A function page path -> share of the query's IDF mass found in its title and path.
+def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, frozenset[str]]) -> Callable[[frozenset[str]], float]:
+    """A function a page's title and path tokens -> the share of the query's IDF mass they carry.
 
     `idf` maps each query term to its weight; `query_stems` maps the terms to their index
-    tokens (a term missing from it is its own token) and `page_tokens` maps each page's
-    path to its title and path tokens, so `modes` in a title matches `mode` in a query.
+    tokens (a term missing from it is its own token), so `modes` in a title matches `mode`
+    in a query.
     """
     total = sum(idf.values())
     wanted = []
@@ -112,11 +78,11 @@ def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, frozenset[
         if need:
             wanted.append((need, w))
     if total <= 0 or not wanted:
-        return lambda path: 0.0
+        return lambda tokens: 0.0
     every = frozenset().union(*(need for need, _ in wanted))
 
-    def match(path: str) -> float:
-        have = every.intersection(page_tokens.get(path, _NO_TOKENS))  # (absent: a section missing from the chunks table)
+    def match(tokens: frozenset[str]) -> float:
+        have = every.intersection(tokens)
         if not have:  # most pages: none of the query's words in title or path
             return 0.0
         found: float = 0  # summed in the query's order, as `sum` would
@@ -154,22 +120,56 @@ def heading_matcher(query_stems: frozenset[str], query_all: frozenset[str],
     return gain
 
 
-def more_pages(ranked: list[tuple[int, float]], where: Mapping[int, tuple[str, str]], head: int,
-               extra: int = MORE_PAGES) -> list[tuple[int, float]]:
-    """The best `head` sections, then the best section of up to `extra` pages not among them.
+def page_scores(score: np.ndarray, page: np.ndarray, title: np.ndarray, gain: np.ndarray) -> np.ndarray:
+    """Every candidate section's score with its page's evidence added.
+
+    A page scores its best section, a share of its next ones (NEXT_SECTIONS) and how much of
+    the query its title and path carry (`title`, each candidate's page's `title_matcher`
+    value); each section keeps its own score plus what its page offers beyond its best
+    section, so a section of a page about the topic rises above a stray mention while
+    sections of different pages stay comparable. `gain` is what each section gains for its
+    own heading (`heading_matcher`). All arrays are per candidate; `page` numbers the pages
+    from 0 (a page of one package is one number).
+    """
+    import numpy as np
+
+    from .runs import grouped, ranks_in
+
+    counts = np.bincount(page)
+    o = grouped(page, (-score).argsort(kind="stable"))  # each page's sections, best first
+    by_page, ranked = page[o], score[o]
+    place = ranks_in(by_page, counts)
+    extra = np.zeros(len(counts))
+    for k, weight in enumerate(NEXT_SECTIONS, start=1):  # the 2nd's share, then the 3rd's added to it
+        at = place == k
+        extra[by_page[at]] += weight * ranked[at]  # (each page once: no repeated index)
+    return score + (extra[page] + TITLE_WEIGHT * title) + gain  # type: ignore[no-any-return]
+
+
+def more_pages(pkg: np.ndarray, page: np.ndarray, head: int, extra: int = MORE_PAGES) -> np.ndarray:
+    """Which candidates are judged, of each package's best first (`pkg` and `page` of each, so
+    grouped by package): its best `head`, then the best section of up to `extra` pages not
+    among them.
 
     One long page with many matching sections (a 120-section API reference whose every
     section names the query's word) can fill every judged slot, and the page about the topic,
     second best, then never reaches the answer. Its best section, after the others, keeps it
-    in the ranking without reordering what came before. `ranked` is best first.
+    in the ranking without reordering what came before.
     """
-    out = ranked[:head]
-    seen = {where.get(cid, _NOWHERE)[0] for cid, _ in out}
-    for cid, score in ranked[head:]:
-        if len(out) >= head + extra:
-            break
-        path = where.get(cid, _NOWHERE)[0]
-        if path not in seen:
-            seen.add(path)
-            out.append((cid, score))
-    return out
+    import numpy as np
+
+    from .runs import ranks_in
+
+    judged = ranks_in(pkg, np.bincount(pkg)) < head
+    pages = int(page.max()) + 1 if len(page) else 0
+    seen = np.zeros(pages, dtype=bool)
+    seen[page[judged]] = True
+    rest = (~judged).nonzero()[0]
+    rest_pages = page[rest]
+    first = np.full(pages, len(page))
+    np.minimum.at(first, rest_pages, rest)
+    new = (first[rest_pages] == rest) & ~seen[rest_pages]  # a page's best among the rest, not judged yet
+    so_far = new.cumsum()
+    before = np.concatenate(([0], so_far))[pkg[rest].searchsorted(pkg[rest])]  # (at its package's first)
+    judged[rest[new & (so_far - before <= extra)]] = True
+    return judged
