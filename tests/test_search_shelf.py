@@ -96,18 +96,23 @@ def test_a_shelf_reads_each_package_as_its_own_table(libraries) -> None:
     for k, t in enumerate(tables):
         cids = np.arange(t.first - 2, t.first + len(t.page) + 3)  # (ids before and after it too)
         page, found, chars = shelf.lookup(np.full(len(cids), k), cids)
-        own_page, own_found, own_chars = t.lookup(cids)
+        own_page, own_found, own_chars = Shelf.of([t]).lookup(np.zeros(len(cids), dtype=np.int64), cids)
         assert found.tolist() == own_found.tolist() and chars.tolist() == own_chars.tolist()
         assert [shelf.paths[p] for p in page.tolist()] == [t.paths[p] for p in own_page.tolist()]
         assert [shelf.tokens[p] for p in page[found].tolist()] == [t.tokens[p] for p in own_page[found].tolist()]
         assert {shelf.owner[p] for p in page.tolist()} == {k}
+        s = searchables[k]
+        known = s.sections_of([])  # (the whole map: every section's page, title and length)
+        assert [(t.paths[p] if f else None) for p, f in zip(own_page.tolist(), own_found.tolist(), strict=True)] == \
+            [known.pages[c][0] if c in known.pages else None for c in cids.tolist()]
+        assert own_chars.tolist() == [known.chars.get(c, 0) for c in cids.tolist()]
 
 
 def test_a_table_lays_out_the_sections_it_was_given() -> None:
     pages = {3: ("a.md", "A"), 4: ("a.md", "A"), 6: ("b.md", "B")}
     table = SectionTable.of(pages, {3: 30, 4: 40, 6: 60}, lambda titles: {p: frozenset([t.lower()]) for p, t in titles})
     assert table is not None and table.paths == ["a.md", "b.md", ""] and table.nowhere == 2
-    page, found, chars = table.lookup(np.array([3, 4, 5, 6, 7, 1]))
+    page, found, chars = Shelf.of([table]).lookup(np.zeros(6, dtype=np.int64), np.array([3, 4, 5, 6, 7, 1]))
     assert page.tolist() == [0, 0, 2, 1, 2, 2] and found.tolist() == [True, True, False, True, False, False]
     assert chars.tolist() == [30, 40, 0, 60, 0, 0] and table.tokens == [frozenset(["a"]), frozenset(["b"]), frozenset()]
     assert SectionTable.of({1: ("a.md", "A"), 10**6: ("b.md", "B")}, {}, lambda titles: {}) is None  # too sparse

@@ -266,8 +266,7 @@ def _evidence_together(inputs: list[_Input], query: str, fused: Fused, books: Sh
         if match is not None:
             title[at] = match(books.tokens[at])
     if failed:
-        keep = np.concatenate([np.arange(fused.bounds[p], fused.bounds[p + 1]) for p in range(len(inputs))
-                               if p not in failed] or [np.zeros(0, dtype=np.int64)])
+        keep = fused.places([p for p in range(len(inputs)) if p not in failed])
         return Evidence(at=keep, page=page[keep], found=found[keep], chars=chars[keep], gain=gain[keep],
                         coverage=coverage[keep], paths=books.paths, title=title), failed
     return Evidence(at=np.arange(n), page=page, found=found, chars=chars, gain=gain, coverage=coverage,

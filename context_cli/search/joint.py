@@ -56,6 +56,12 @@ class Fused:
         """Package `p`'s candidate chunk ids."""
         return self.cid[self.bounds[p]:self.bounds[p + 1]]
 
+    def places(self, packages: Sequence[int]) -> np.ndarray:
+        """Where these packages' candidates are in the arrays, in order."""
+        import numpy as np
+
+        return _joined([np.arange(self.bounds[p], self.bounds[p + 1]) for p in packages], np.int64)
+
 
 @dataclass
 class PackageEvidence:
@@ -94,9 +100,8 @@ class Evidence:
         candidates are left out)."""
         import numpy as np
 
-        shown = [(p, e) for p, e in enumerate(parts) if e is not None]
-        at = _joined([np.arange(fused.bounds[p], fused.bounds[p + 1]) for p, _ in shown], np.int64)
-        es = [e for _, e in shown]
+        at = fused.places([p for p, e in enumerate(parts) if e is not None])
+        es = [e for e in parts if e is not None]
         base = np.cumsum([0] + [len(e.paths) for e in es])
         page = _joined([e.page for e in es], np.int64) + np.repeat(base[:-1], [len(e.page) for e in es])
         return cls(at=at, page=page, found=_joined([e.found for e in es], np.bool_),

@@ -64,17 +64,6 @@ class SectionTable:
         return cls(first=first, page=page, chars=size, paths=list(number),
                    tokens=[found.get(path, no_tokens) for path in number], nowhere=nowhere)
 
-    def lookup(self, cids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each candidate's page number, whether the package has it, and its text's length."""
-        import numpy as np
-
-        rows = cids - self.first
-        inside = (rows >= 0) & (rows < len(self.page))
-        rows = np.where(inside, rows, 0)
-        page = np.where(inside, self.page[rows], -1)
-        found = page >= 0
-        return np.where(found, page, self.nowhere), found, np.where(found, self.chars[rows], 0)
-
 
 @dataclass(frozen=True)
 class Shelf:
