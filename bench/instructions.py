@@ -21,6 +21,7 @@ import collections
 import itertools
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -70,6 +71,8 @@ def main() -> None:
            "--callgrind-out-file=/dev/null", sys.executable, __file__, "--inside", "--pass", args.which,
            "--home", args.home, "--questions", str(args.questions), "--root", str(args.root)]
     env = {**os.environ, "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1"}
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not installed (Debian: apt-get install valgrind)")
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     found = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode or not found:
