@@ -215,9 +215,7 @@ class Bm25Index:
     def in_titles(self, tokens: Iterable[str], cids: Iterable[int]) -> list[int]:
         """Those of `cids` whose section title holds every one of these index tokens: the
         only sections whose own heading can hold them all (`pages.heading_matcher`)."""
-        tokens = list(tokens)
-        found = self.in_titles_known(tokens, cids)
-        return found if found is not None else self._in_titles(list(self.postings(tokens).values()), cids)
+        return self._in_titles(list(self.postings(list(tokens)).values()), cids)
 
     def in_titles_known(self, tokens: Iterable[str], cids: Iterable[int]) -> list[int] | None:
         """`in_titles` from the cached postings alone; None when one of the tokens is not cached."""

@@ -106,8 +106,8 @@ def without_library_name(query: str, name: str) -> str:
         w = word.lower()
         return w == whole or (len(w) >= least and whole.startswith(w))
 
-    if not any(w == whole or (len(w) >= least and whole.startswith(w)) for w in _tokens(query)):
-        return query  # the common case, once per package searched
+    if not any(map(names_it, _tokens(query))):  # the common case, once per package searched
+        return query
     words = _WORD.findall(query)
     kept = [w for w in words if not all(names_it(t) for t in _TOKEN.findall(w) or [w])]
     return " ".join(kept) if terms(" ".join(kept)) else query

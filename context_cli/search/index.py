@@ -236,7 +236,7 @@ class Searchable:
         """Those of `cids` whose title may hold all these index tokens (all of them, without an
         index): the only ones whose heading can. Call under `lock`."""
         index = self._bm25
-        if index is not None and self._bm25_checked:
+        if index is not None:
             known = index.in_titles_known(tokens, cids)  # (the search has just looked the tokens up: no query)
             if known is not None:
                 return known
