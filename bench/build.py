@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import DJANGO, Summary, bench_env, cache_dir, context_cmd, docs_tree
+from common import DJANGO, Summary, bench_env, cache_dir, context_cmd, docs_tree, package_stamp
 
 PROJECTS = {"django": DJANGO, "flask": "flask==3.1.0", "click": "click==8.1.8",
             "sqlalchemy": "SQLAlchemy==2.0.36"}
@@ -56,6 +56,7 @@ def django_builds(runs: int) -> tuple[Summary, Summary, float, Path]:
     docs = docs_tree(DJANGO)
     home = cache_dir() / "django-home"
     results = [timed_add(docs, home, "django", "5.1.4") for _ in range(runs)]
+    (home / "stamp").write_text(package_stamp())
     return (Summary.of([r.seconds for r in results]), Summary.of([r.peak_rss_mb for r in results]),
             results[-1].size_mb, home)
 
@@ -63,8 +64,10 @@ def django_builds(runs: int) -> tuple[Summary, Summary, float, Path]:
 def django_home() -> Path:
     """A home with the Django package installed: the cached one, else built once."""
     home = cache_dir() / "django-home"
-    if not list((home / "packages").glob("*.db")):
+    stamp = home / "stamp"
+    if not list((home / "packages").glob("*.db")) or not stamp.exists() or stamp.read_text() != package_stamp():
         timed_add(docs_tree(DJANGO), home, "django", "5.1.4")
+        stamp.write_text(package_stamp())
     return home
 
 

@@ -27,6 +27,21 @@ def cache_dir() -> Path:
     return base
 
 
+def package_stamp() -> str:
+    """The package formats that the `context_cli` this process imports writes (this checkout's,
+    unless a benchmark put another first: `instructions.py --root`): a cached home built
+    under other ones is built again, since its packages would lack what that code reads."""
+    if str(ROOT) not in sys.path:
+        sys.path.append(str(ROOT))
+    from context_cli.package import bm25, schema
+
+    try:
+        from context_cli.package import phrases
+    except ImportError:  # a checkout from before phrase postings
+        return f"package {schema.FORMAT_VERSION}, bm25 {bm25.FORMAT}\n"
+    return f"package {schema.FORMAT_VERSION}, bm25 {bm25.FORMAT}, phrases {phrases.FORMAT}\n"
+
+
 def sdist(requirement: str) -> Path:
     """The sdist of `requirement` (name==version), downloaded once with pip (registry only)."""
     dest = cache_dir() / "sdists"

@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import ROOT, Summary, bench_env, cache_dir, context_cmd
+from common import ROOT, Summary, bench_env, cache_dir, context_cmd, package_stamp
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does: see context_cli/surfaces/cli.py
 SHARED = Path(os.environ.get("CONTEXT_SHARED", ROOT.parent / "shared"))
@@ -73,14 +73,14 @@ def ten_packages_home() -> Path:
     """The home with ten 2,000-section packages, built once into the bench cache."""
     home = cache_dir() / "ten-packages-home"
     done = home / "complete"
-    if not done.exists():
+    if not done.exists() or done.read_text() != package_stamp():
         import shutil
 
         shutil.rmtree(home, ignore_errors=True)
         home.mkdir(parents=True)
         os.environ["CONTEXT_HOME"] = str(home)
         make_packages(home)
-        done.write_text("ok\n")
+        done.write_text(package_stamp())
     return home
 
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidPackage
+from .phrases import FORMAT as PHRASES_FORMAT
+from .phrases import phrase_postings
 from .schema import BM25_DDL
 
 if TYPE_CHECKING:
@@ -35,9 +37,11 @@ if TYPE_CHECKING:
 FORMAT = "1"
 FIELDS = ("doc_title", "section_title", "content")
 TABLES = {"bm25_terms": ["term", "df", "postings"], "bm25_lengths": ["field", "lengths"]}
+PHRASE_COLUMNS = ["phrase", "df", "postings"]  # bm25_phrases: optional (older packages lack it)
 TF_MAX = 255  # per-column term frequencies are stored as uint8, saturated here
 MAX_ID_FOR_U16 = 0xFFFF  # past this many chunks, id deltas are stored as uint32
 CHECK_BATCH = 1024  # rows decoded together when an installed index is checked
+MAX_SPLIT_PARTS = 8  # a split word of more parts is no phrase (as `search/fts.phrases` has it)
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # For ASCII text `_WORD` matches exactly the runs of [A-Za-z0-9]: blank everything else, split.
@@ -228,6 +232,11 @@ class TermCounts:
     chunk: np.ndarray  # int32, (k,)
     term: np.ndarray  # int32, (k,)
     tf: np.ndarray  # uint16 (int32 if a count needs it), (k, 3): compact, as workers send it back
+    # For phrase postings (`phrases.py`): every chunk's three fields' tokens in order, as
+    # indexes into `terms`, each field closed by -1; and the token sequences of the split
+    # words the chunks hold (`max_tokens`, `Claude's`), each once.
+    stream: np.ndarray  # int32
+    split_words: np.ndarray  # int32, (w, MAX_SPLIT_PARTS): one split word's tokens a row, -1 after them
 
 
 @dataclass
@@ -240,6 +249,7 @@ class Prepared:
     postings: Postings
     blobs: dict[str, bytes]
     sizes: dict[str, tuple[int, int]]  # term -> (chunks, occurrences): what FTS5's vocabulary says
+    phrases: Postings  # `phrases.phrase_postings`: phrase -> its chunk ids and counts
 
 
 Counted = Sequence[tuple[TermCounts, "np.ndarray"]]  # counted parts, each with its chunks' ids (merge_counts)
@@ -260,25 +270,28 @@ def prepare(rows: Sequence[tuple[int, str, str, str]], counted: Counted | None =
     terms = sorted(post)
     blobs = encode_postings([post[t] for t in terms], n > MAX_ID_FOR_U16)
     sizes = {t: (len(cids), int(tf.sum())) for t, (cids, tf) in post.items()}
-    return Prepared(n, post, dict(zip(terms, blobs, strict=True)), sizes)
+    found = phrase_postings(counted, n, {t: len(cids) for t, (cids, _) in post.items()})
+    return Prepared(n, post, dict(zip(terms, blobs, strict=True)), sizes, found)
 
 
 def write(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]],
           prepared: Prepared | None = None) -> dict[str, int]:
     """Fill `bm25_terms` and `bm25_lengths` from (id, doc_title, section_title, content) rows,
     ids 1..N, after `chunks_fts` is built; `prepared` is `prepare(rows)` made in advance.
-    Returns counts (terms, postings, terms rebuilt from FTS5 because Python's split disagreed)."""
+    Returns counts (terms, postings, terms rebuilt from FTS5 because Python's split disagreed,
+    phrases)."""
     n = len(rows)
     prep = prepared if prepared is not None else prepare(rows)
     if prep.n != n:
         raise ValueError("the prepared index is not of these rows")
     post, blobs = prep.postings, prep.blobs
-    changed = _agree_with_fts5(db, post, prep.sizes)
+    changed, unsure = _agree_with_fts5(db, post, prep.sizes)
     for term in changed:
         if term in post:
             blobs[term] = next(encode_postings([post[term]], n > MAX_ID_FOR_U16))
         else:
             blobs.pop(term, None)
+    found = _sure_phrases(prep.phrases, post, unsure)
     lengths = _fts_lengths(db, n)
     db.executescript(BM25_DDL)
     db.executemany(
@@ -289,7 +302,35 @@ def write(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]],
         "INSERT INTO bm25_terms(term, df, postings) VALUES (?, ?, ?)",
         ((term, len(post[term][0]), blobs[term]) for term in sorted(blobs)),
     )
-    return {"terms": len(post), "postings": sum(len(p[0]) for p in post.values()), "fixed": len(changed)}
+    names = sorted(found)
+    db.executemany(
+        "INSERT INTO bm25_phrases(phrase, df, postings) VALUES (?, ?, ?)",
+        ((p, len(found[p][0]), blob) for p, blob in zip(
+            names, encode_postings([found[p] for p in names], n > MAX_ID_FOR_U16), strict=True)),
+    )
+    return {"terms": len(post), "postings": sum(len(p[0]) for p in post.values()), "fixed": len(changed),
+            "phrases": len(found)}
+
+
+def _sure_phrases(found: Postings, post: Postings, unsure: np.ndarray) -> Postings:
+    """The phrases whose counts are FTS5's: all, unless some chunks' text split differently
+    in Python (`unsure`); then those a phrase might meet there (its words all in one of
+    them, by FTS5's postings, or counted there by Python) are left to FTS5."""
+    import numpy as np
+
+    if not len(unsure) or not found:
+        return found
+    out = {}
+    for phrase, (ids, tf) in found.items():
+        meets = np.intersect1d(ids, unsure).size > 0
+        if not meets:
+            rows = unsure
+            for t in phrase.split(" "):
+                rows = np.intersect1d(rows, post[t][0]) if t in post else rows[:0]
+            meets = rows.size > 0
+        if not meets:
+            out[phrase] = (ids, tf)
+    return out
 
 
 class _Terms:
@@ -355,7 +396,7 @@ def count_terms(texts: Sequence[Sequence[str | None]]) -> TermCounts:
                 spans.append(pos * 3 + f)
                 lengths.append(len(found))
     with _TERMS.lock:
-        term = _TERMS.ids_of(occurrences)
+        term = word_ids = _TERMS.ids_of(occurrences)
         where = np.repeat(np.asarray(spans, dtype=np.int64), lengths)
         if len(term) and term.min() < 0:
             odd = np.flatnonzero(term < 0)
@@ -374,8 +415,53 @@ def count_terms(texts: Sequence[Sequence[str | None]]) -> TermCounts:
         used, local = pair_term[first], np.cumsum(first) - 1
         names = _TERMS.names
         small = np.uint16 if not len(tf) or tf.max() <= np.iinfo(np.uint16).max else np.int32
+        stream, split_words = _stream(texts, word_ids, spans, lengths, used)
         return TermCounts(tuple(map(names.__getitem__, used.tolist())), (uniq % k).astype(np.int32),
-                          local.astype(np.int32), tf.astype(small))
+                          local.astype(np.int32), tf.astype(small), stream, split_words)
+
+
+def _stream(texts: Sequence[Sequence[str | None]], word_ids: np.ndarray, spans: list[int],
+            lengths: list[int], used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`TermCounts.stream` and `.split_words` of `count_terms`' texts (under `_TERMS.lock`),
+    from the `_TERMS` id of every word occurrence in order. `used` holds the sorted `_TERMS`
+    ids of the terms the texts hold, so a token's index in it is its index in `TermCounts.terms`."""
+    import numpy as np
+
+    ids = _TERMS.ids
+    slots = 3 * len(texts)
+    if not len(word_ids):
+        return np.full(slots, -1, dtype=np.int32), np.zeros((0, MAX_SPLIT_PARTS), dtype=np.int32)
+
+    def tokens_of(word_ids: Iterable[int]) -> list[int]:
+        return [t for w in word_ids for t in ((w,) if w >= 0 else _TERMS.split[-1 - w])]
+
+    if word_ids.min() < 0:  # a word FTS5 splits (or drops): its tokens in its place
+        per_word = np.where(word_ids >= 0, 1, 0)
+        odd = np.flatnonzero(word_ids < 0)
+        per_word[odd] = [len(_TERMS.split[-1 - int(word_ids[j])]) for j in odd.tolist()]
+        ends = np.cumsum(lengths)
+        lengths = np.add.reduceat(per_word, np.concatenate(([0], ends[:-1]))).tolist() if len(ends) else []
+        tokens = np.asarray(tokens_of(word_ids.tolist()), dtype=np.int64)
+    else:
+        tokens = word_ids
+    # Token i of the whole run lands after one -1 for every field before its own.
+    before = np.repeat(np.asarray(spans, dtype=np.int64), lengths)
+    stream = np.full(len(tokens) + slots, -1, dtype=np.int32)
+    stream[np.arange(len(tokens)) + before] = np.searchsorted(used, tokens)
+    found: set[str] = set()  # the texts' words with more than letters and digits
+    for fields in texts:
+        for text in fields:
+            if text:
+                found.update(w for w in text.split() if not w.isalnum())
+    split_words: set[tuple[int, ...]] = set()
+    for w in found:
+        parts = words(w)
+        if 1 < len(parts) <= MAX_SPLIT_PARTS:
+            toks = tuple(tokens_of(map(ids.__getitem__, parts)))
+            if 1 < len(toks) <= MAX_SPLIT_PARTS:  # (more tokens than parts: left to FTS5)
+                split_words.add(toks + (-1,) * (MAX_SPLIT_PARTS - len(toks)))
+    table = np.asarray(sorted(split_words), dtype=np.int64).reshape(-1, MAX_SPLIT_PARTS)
+    return stream, np.where(table >= 0, np.searchsorted(used, table), -1).astype(np.int32)
 
 
 def merge_counts(parts: Counted, n: int) -> Postings:
@@ -409,18 +495,21 @@ def merge_counts(parts: Counted, n: int) -> Postings:
     return post
 
 
-def _agree_with_fts5(db: sqlite3.Connection, post: Postings, sizes: Mapping[str, tuple[int, int]]) -> list[str]:
+def _agree_with_fts5(db: sqlite3.Connection, post: Postings,
+                     sizes: Mapping[str, tuple[int, int]]) -> tuple[list[str], np.ndarray]:
     """Make `post` equal FTS5's own index: drop terms it lacks, rebuild any whose `sizes`
-    (chunks, occurrences) differ. Returns the terms dropped or rebuilt."""
+    (chunks, occurrences) differ. Returns the terms dropped or rebuilt, and the chunks where
+    they were or are (where Python's split of the text may not be FTS5's)."""
     import numpy as np
 
     fixed = []
+    unsure = [np.zeros(0, dtype=np.int64)]
     db.execute("CREATE VIRTUAL TABLE temp.bm25_vrow USING fts5vocab(main, chunks_fts, row)")
     db.execute("CREATE VIRTUAL TABLE temp.bm25_vinst USING fts5vocab(main, chunks_fts, instance)")
     try:
         truth = {term: (docs, cnt) for term, docs, cnt in db.execute("SELECT term, doc, cnt FROM temp.bm25_vrow")}
         for term in [t for t in post if t not in truth]:
-            del post[term]
+            unsure.append(post.pop(term)[0])
             fixed.append(term)
         col_of = {name: i for i, name in enumerate(FIELDS)}
         for term, (docs, cnt) in truth.items():
@@ -433,11 +522,14 @@ def _agree_with_fts5(db: sqlite3.Connection, post: Postings, sizes: Mapping[str,
             ):
                 acc.setdefault(int(doc), [0, 0, 0])[col_of[col]] += int(k)
             ids = sorted(acc)
+            if term in post:
+                unsure.append(post[term][0])
             post[term] = (np.asarray(ids, dtype=np.int64), np.asarray([acc[i] for i in ids], dtype=np.int64))
+            unsure.append(post[term][0])
     finally:
         db.execute("DROP TABLE temp.bm25_vrow")
         db.execute("DROP TABLE temp.bm25_vinst")
-    return fixed
+    return fixed, np.unique(np.concatenate(unsure))
 
 
 def _fts_lengths(db: sqlite3.Connection, n: int) -> np.ndarray:
@@ -466,28 +558,34 @@ def _fts_lengths(db: sqlite3.Connection, n: int) -> np.ndarray:
 
 def present(db: sqlite3.Connection, objects: Mapping[str, tuple[str, str]], meta: Mapping[str, str]) -> bool:
     """Does the package declare our index, with both tables real and of our shape?"""
-    if meta.get("bm25_index") != FORMAT:
+    return meta.get("bm25_index") == FORMAT and all(_our_table(db, objects, t, c) for t, c in TABLES.items())
+
+
+def phrases_present(db: sqlite3.Connection, objects: Mapping[str, tuple[str, str]], meta: Mapping[str, str]) -> bool:
+    """Does the package (one with our index) declare its phrase postings, in a table of our shape?"""
+    return meta.get("bm25_phrases") == PHRASES_FORMAT and _our_table(db, objects, "bm25_phrases", PHRASE_COLUMNS)
+
+
+def _our_table(db: sqlite3.Connection, objects: Mapping[str, tuple[str, str]], table: str, cols: list[str]) -> bool:
+    kind, sql = objects.get(table, ("", ""))
+    if kind != "table" or sql.upper().startswith("CREATE VIRTUAL"):
         return False
-    for table, cols in TABLES.items():
-        kind, sql = objects.get(table, ("", ""))
-        if kind != "table" or sql.upper().startswith("CREATE VIRTUAL"):
-            return False
-        if [r[1] for r in db.execute(f"PRAGMA table_info({table})")] != cols:
-            return False
-    return True
+    return [r[1] for r in db.execute(f"PRAGMA table_info({table})")] == cols
 
 
-def check(db: sqlite3.Connection) -> None:
-    """Decode every row of the index (at install time); raise MalformedIndex on the first bad one."""
+def check(db: sqlite3.Connection, phrases: bool = False) -> None:
+    """Decode every row of the index, its phrase postings too when it has them (at install
+    time); raise MalformedIndex on the first bad one."""
     try:
         n_chunks = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
         n = read_lengths(db).shape[1]
         if n != n_chunks:
             raise MalformedIndex("bm25_lengths does not cover the chunks")
-        rows = db.execute("SELECT term, df, postings FROM bm25_terms")
-        while batch := rows.fetchmany(CHECK_BATCH):
-            if not all(isinstance(term, str) and term for term, _, _ in batch):
-                raise MalformedIndex("bm25_terms has a bad term")
-            decode_many([(df, blob) for _, df, blob in batch], n)
+        for table, key in [("bm25_terms", "term"), *([("bm25_phrases", "phrase")] if phrases else [])]:
+            rows = db.execute(f"SELECT {key}, df, postings FROM {table}")
+            while batch := rows.fetchmany(CHECK_BATCH):
+                if not all(isinstance(name, str) and name for name, _, _ in batch):
+                    raise MalformedIndex(f"{table} has a bad {key}")
+                decode_many([(df, blob) for _, df, blob in batch], n)
     except sqlite3.Error as e:
         raise MalformedIndex(str(e)) from None

@@ -78,6 +78,7 @@ class Package:
     guard: QueryGuard = field(repr=False)
     has_vectors: bool = False
     has_bm25: bool = False  # our compact BM25 index is present and well-formed (else FTS5 is used)
+    has_bm25_phrases: bool = False  # that index has its phrase postings (else phrases go to FTS5)
     has_url: bool = False  # chunks carry our `url` column (Context's packages do not)
     has_pages: bool = False  # our `pages` table (content hashes for incremental rebuilds)
 
@@ -219,7 +220,8 @@ def open_package(path: Path, *, registry: str | None = None, deep: bool = False,
         db.close()
         raise
     pkg = Package(path=path, meta=found.meta, id=pid, db=db, guard=guard, has_vectors=found.has_vectors,
-                  has_bm25=found.has_bm25, has_url=found.has_url, has_pages=found.has_pages)
+                  has_bm25=found.has_bm25, has_bm25_phrases=found.has_bm25_phrases, has_url=found.has_url,
+                  has_pages=found.has_pages)
     guard.label = pkg.label
     return pkg
 

@@ -45,6 +45,7 @@ PAGE_TOKENS_DDL = "CREATE INDEX chunks_page_tokens ON chunks(doc_path, tokens);"
 BM25_DDL = """
 CREATE TABLE bm25_terms (term TEXT PRIMARY KEY, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE bm25_lengths (field TEXT PRIMARY KEY, lengths BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE bm25_phrases (phrase TEXT PRIMARY KEY, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
 """
 
 REQUIRED_CHUNK_COLUMNS = ("id", "doc_path", "doc_title", "section_title", "content", "tokens")

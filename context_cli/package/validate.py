@@ -45,6 +45,7 @@ class Found:
     meta: dict[str, str]
     has_vectors: bool
     has_bm25: bool
+    has_bm25_phrases: bool
     has_url: bool
     has_pages: bool
 
@@ -61,12 +62,13 @@ def check(db: sqlite3.Connection, label: str, deep: bool) -> Found:
     meta = _read_meta(db, label)
     has_vectors = _check_vectors(db, objects, meta, label)
     has_bm25 = bm25.present(db, objects, meta)
+    has_phrases = has_bm25 and bm25.phrases_present(db, objects, meta)
     # The FTS index must answer (a broken shadow table fails here, not at query time).
     db.execute(f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH '\"the\"' LIMIT 1").fetchall()
     if deep:
-        _deep(db, label, meta, has_vectors, has_bm25, "url" in columns)
-    return Found(meta=meta, has_vectors=has_vectors, has_bm25=has_bm25, has_url="url" in columns,
-                 has_pages=_real_table(objects, "pages"))
+        _deep(db, label, meta, has_vectors, has_bm25, has_phrases, "url" in columns)
+    return Found(meta=meta, has_vectors=has_vectors, has_bm25=has_bm25, has_bm25_phrases=has_phrases,
+                 has_url="url" in columns, has_pages=_real_table(objects, "pages"))
 
 
 def _schema(db: sqlite3.Connection, label: str) -> dict[str, tuple[str, str]]:
@@ -226,7 +228,7 @@ _TYPED_COLUMNS = {
 
 
 def _deep(db: sqlite3.Connection, label: str, meta: Mapping[str, str], has_vectors: bool,
-          has_bm25: bool, has_url: bool) -> None:
+          has_bm25: bool, has_phrases: bool, has_url: bool) -> None:
     result = db.execute("PRAGMA quick_check").fetchone()[0]
     if result != "ok":
         raise InvalidPackage(f"{label}: database is corrupt ({result})")
@@ -240,13 +242,15 @@ def _deep(db: sqlite3.Connection, label: str, meta: Mapping[str, str], has_vecto
         sized["vectors"] = ["vector"]
     if has_bm25:
         sized.update({"bm25_terms": ["term", "postings"], "bm25_lengths": ["lengths"]})
+    if has_phrases:
+        sized["bm25_phrases"] = ["phrase", "postings"]
     for table, names in sized.items():
         _check_sizes(db, label, table, names)
     if has_vectors:
         _deep_vectors(db, label, meta)
     if has_bm25:
         try:
-            bm25.check(db)
+            bm25.check(db, has_phrases)
         except bm25.MalformedIndex as e:
             raise InvalidPackage(f"{label}: BM25 index is malformed ({e})") from None
 

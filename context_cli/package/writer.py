@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..atomic import atomic_path
 from ..document import Chunk
 from ..version import __version__
-from . import bm25
+from . import bm25, phrases
 from . import vectors as vec
 from .identity import check_identity
 from .schema import CORE_DDL, EXTRA_DDL, FORMAT_VERSION, PAGE_TOKENS_DDL, PageRecord
@@ -123,7 +123,8 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
         )
         db.execute(PAGE_TOKENS_DDL)
         bm25.write(db, rows, prepared_index)
-        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bm25_index', ?)", (bm25.FORMAT,))
+        db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                       (("bm25_index", bm25.FORMAT), ("bm25_phrases", phrases.FORMAT)))
         db.commit()
         free, total = (db.execute(f"PRAGMA {p}").fetchone()[0] for p in ("freelist_count", "page_count"))
         if free > total * MAX_FREE:

@@ -9,7 +9,9 @@ The score is FTS5's BM25 (k1 = 1.2, b = 0.75, column weights applied to each occ
 document length = all columns, IDF floored at 1e-6). BM25 over an OR of terms and phrases is a sum
 of per-unit parts, so each term's part is precomputed once per process from its posting
 list, and each phrase (a split identifier such as `max_tokens` or `Claude's`) gets its part
-from FTS5 searched for that phrase alone, then cached. Scores match FTS5's to ~1e-15.
+from the package's stored phrase postings (`package/phrases.py`: its own split words of common
+words) or else from FTS5 searched for that phrase alone, then cached. Scores match FTS5's
+to ~1e-15.
 The user's words reach SQLite only as bound parameters (terms to look up, quoted phrases).
 """
 
@@ -65,11 +67,13 @@ class Bm25Index:
 
     MAX_CACHED_POSTINGS = 2_000_000  # ids held across cached terms and phrases
 
-    def __init__(self, db: sqlite3.Connection, n: int, doc_len: np.ndarray, weights: Sequence[float]) -> None:
+    def __init__(self, db: sqlite3.Connection, n: int, doc_len: np.ndarray, weights: Sequence[float],
+                 phrases: bool = False) -> None:
         import numpy as np
 
         self.db = db
         self.n = n
+        self.has_phrases = phrases  # the package stores its split words' phrase postings
         self.weights = np.asarray(weights, dtype=np.float64)
         total = float(doc_len.sum())
         avgdl = total / n if n else 1.0
@@ -81,9 +85,9 @@ class Bm25Index:
         self._rows: dict[str, tuple[object, object]] | None = None  # every term's row, once kept (`keep_rows`)
 
     @classmethod
-    def load(cls, db: sqlite3.Connection, weights: Sequence[float]) -> Bm25Index:
+    def load(cls, db: sqlite3.Connection, weights: Sequence[float], phrases: bool = False) -> Bm25Index:
         lengths = read_lengths(db)
-        return cls(db, lengths.shape[1], lengths.sum(axis=0), weights)
+        return cls(db, lengths.shape[1], lengths.sum(axis=0), weights, phrases)
 
     def idf(self, df: int) -> float:
         v = math.log((self.n - df + 0.5) / (df + 0.5))
@@ -149,7 +153,8 @@ class Bm25Index:
         self._rows = {term: (df, blob) for term, df, blob in self.db.execute("SELECT term, df, postings FROM bm25_terms")}
 
     def phrase(self, text: str, tokens: tuple[str, ...]) -> Posting | None:
-        """A phrase's rows and BM25 contributions, from FTS5 itself (exact), cached.
+        """A phrase's rows and BM25 contributions, cached: from the package's phrase postings
+        when it stores this phrase, else from FTS5 itself. Both are exact.
 
         BM25 over an OR of phrases is a sum of per-phrase parts, so the part FTS5 gives a
         phrase searched alone is exactly its part in the full query. Skipped (no rows)
@@ -161,6 +166,10 @@ class Bm25Index:
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
+        stored = self._stored_phrase(tokens) if self.has_phrases else None
+        if stored is not None:
+            self._remember(key, stored)
+            return stored
         parts = self.postings(list(tokens))
         result = None
         if tokens and all(p is not None for p in parts.values()):
@@ -176,6 +185,19 @@ class Bm25Index:
                 result = Posting(ids=ids[ok], tfs=None, contrib=contrib[ok])
         self._remember(key, result)
         return result
+
+    def _stored_phrase(self, tokens: tuple[str, ...]) -> Posting | None:
+        """The phrase's part from `bm25_phrases`, computed in the order FTS5's `bm25()` computes
+        it (so the same bits); None when the package does not store the phrase."""
+        import numpy as np
+
+        row = self.db.execute("SELECT df, postings FROM bm25_phrases WHERE phrase = ?", (" ".join(tokens),)).fetchone()
+        if row is None:
+            return None
+        ids, tfs, _ = decode_many([row], self.n)
+        f = self.weights @ tfs.astype(np.float64)
+        contrib = self.idf(len(ids)) * ((f * (K1 + 1)) / (f + self._k[ids]))
+        return Posting(ids=ids, tfs=None, contrib=contrib)
 
     def units(self, words: Sequence[str], phrases: Sequence[str]) -> list[Posting | None]:
         """Postings of each query unit: quoted words (a word FTS5 splits is a phrase) and phrases."""

@@ -82,7 +82,7 @@ class Searchable:
 
                 try:
                     with self.pkg.deadline(LOAD_DEADLINE_S):
-                        index = Bm25Index.load(self.pkg.db, WEIGHTS)
+                        index = Bm25Index.load(self.pkg.db, WEIGHTS, self.pkg.has_bm25_phrases)
                     self._bm25 = index if index.n >= 1 else None
                 except PackageTooSlow:
                     raise

@@ -56,7 +56,7 @@ def edit(path: Path, *sql: str, params: tuple[object, ...] = ()) -> Path:
 
 def lexical_only(path: Path) -> Path:
     """Drop our compact BM25 index so searches use FTS5 (as for a Neuledge Context package)."""
-    return edit(path, "DROP TABLE IF EXISTS bm25_terms", "DROP TABLE IF EXISTS bm25_lengths",
+    return edit(path, "DROP TABLE IF EXISTS bm25_terms", "DROP TABLE IF EXISTS bm25_lengths", "DROP TABLE IF EXISTS bm25_phrases",
                 "DELETE FROM meta WHERE key = 'bm25_index'")
 
 
