@@ -189,8 +189,8 @@ def test_phrases_counted_page_by_page_are_the_whole_count(monkeypatch):
     whole = [t for page, ids in zip(pages, keep, strict=True) for t, i in zip(page, ids, strict=True) if i]
     parts = [(bm25_format.count_terms(page), np.asarray(ids)) for page, ids in zip(pages, keep, strict=True)]
     df = {t: len(ids) for t, (ids, _) in bm25_format.merge_counts(parts, 3).items()}
-    want = phrases.phrase_postings([(bm25_format.count_terms(whole), np.arange(1, 4))], 3, df)
-    got = phrases.phrase_postings(parts, 3, df)
+    want = phrases.phrase_postings([(bm25_format.count_terms(whole), np.arange(1, 4))], 3, df, bm25_format.TF_MAX)
+    got = phrases.phrase_postings(parts, 3, df, bm25_format.TF_MAX)
     assert {"3 5x", "max token"} <= got.keys() and got.keys() == want.keys()
     for name, (ids, tfs) in want.items():
         assert ids.tolist() == got[name][0].tolist() and tfs.tolist() == got[name][1].tolist()

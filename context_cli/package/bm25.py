@@ -41,7 +41,7 @@ PHRASE_COLUMNS = ["phrase", "df", "postings"]  # bm25_phrases: optional (older p
 TF_MAX = 255  # per-column term frequencies are stored as uint8, saturated here
 MAX_ID_FOR_U16 = 0xFFFF  # past this many chunks, id deltas are stored as uint32
 CHECK_BATCH = 1024  # rows decoded together when an installed index is checked
-MAX_SPLIT_PARTS = 8  # a split word of more parts is no phrase (as `search/fts.phrases` has it)
+MAX_SPLIT_PARTS = 8  # a split word of more parts is no phrase (a question's too: `search/fts.phrases`)
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # For ASCII text `_WORD` matches exactly the runs of [A-Za-z0-9]: blank everything else, split.
@@ -270,7 +270,7 @@ def prepare(rows: Sequence[tuple[int, str, str, str]], counted: Counted | None =
     terms = sorted(post)
     blobs = encode_postings([post[t] for t in terms], n > MAX_ID_FOR_U16)
     sizes = {t: (len(cids), int(tf.sum())) for t, (cids, tf) in post.items()}
-    found = phrase_postings(counted, n, {t: len(cids) for t, (cids, _) in post.items()})
+    found = phrase_postings(counted, n, {t: len(cids) for t, (cids, _) in post.items()}, TF_MAX)
     return Prepared(n, post, dict(zip(terms, blobs, strict=True)), sizes, found)
 
 
@@ -396,16 +396,17 @@ def count_terms(texts: Sequence[Sequence[str | None]]) -> TermCounts:
                 spans.append(pos * 3 + f)
                 lengths.append(len(found))
     with _TERMS.lock:
-        term = word_ids = _TERMS.ids_of(occurrences)
+        term = _TERMS.ids_of(occurrences)  # one id a word, in order; `where`: the field each is in
         where = np.repeat(np.asarray(spans, dtype=np.int64), lengths)
-        if len(term) and term.min() < 0:
+        if len(term) and term.min() < 0:  # a word FTS5 splits (or drops): its tokens in its place
             odd = np.flatnonzero(term < 0)
-            extra = [(t, where[j]) for j in odd.tolist() for t in _TERMS.split[-1 - int(term[j])]]
-            keep = term >= 0
-            term, where = term[keep], where[keep]
-            if extra:
-                term = np.concatenate([term, np.asarray([t for t, _ in extra], dtype=np.int64)])
-                where = np.concatenate([where, np.asarray([w for _, w in extra], dtype=np.int64)])
+            split = [_TERMS.split[-1 - w] for w in term[odd].tolist()]
+            per_word = np.ones(len(term), dtype=np.int64)
+            per_word[odd] = [len(t) for t in split]
+            at = np.cumsum(per_word) - per_word  # where each word's tokens begin
+            term, where = np.repeat(term, per_word), np.repeat(where, per_word)
+            for j, tokens in zip(at[odd].tolist(), split, strict=True):
+                term[j:j + len(tokens)] = tokens
         # One row per (term, chunk); three columns of term frequency.
         uniq, inv = np.unique(term * k + where // 3, return_inverse=True)
         tf = np.bincount(inv * 3 + where % 3, minlength=3 * len(uniq)).reshape(-1, 3)
@@ -415,49 +416,33 @@ def count_terms(texts: Sequence[Sequence[str | None]]) -> TermCounts:
         used, local = pair_term[first], np.cumsum(first) - 1
         names = _TERMS.names
         small = np.uint16 if not len(tf) or tf.max() <= np.iinfo(np.uint16).max else np.int32
-        stream, split_words = _stream(texts, word_ids, spans, lengths, used)
+        stream, split_words = _stream(texts, term, where, used)
         return TermCounts(tuple(map(names.__getitem__, used.tolist())), (uniq % k).astype(np.int32),
                           local.astype(np.int32), tf.astype(small), stream, split_words)
 
 
-def _stream(texts: Sequence[Sequence[str | None]], word_ids: np.ndarray, spans: list[int],
-            lengths: list[int], used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _stream(texts: Sequence[Sequence[str | None]], tokens: np.ndarray, where: np.ndarray,
+            used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`TermCounts.stream` and `.split_words` of `count_terms`' texts (under `_TERMS.lock`),
-    from the `_TERMS` id of every word occurrence in order. `used` holds the sorted `_TERMS`
-    ids of the terms the texts hold, so a token's index in it is its index in `TermCounts.terms`."""
+    from the `_TERMS` id of every token in order and the field (chunk position * 3 + field)
+    it is in. `used` holds the sorted `_TERMS` ids of the terms the texts hold, so a token's
+    index in it is its index in `TermCounts.terms`."""
     import numpy as np
 
-    ids = _TERMS.ids
-    slots = 3 * len(texts)
-    if not len(word_ids):
-        return np.full(slots, -1, dtype=np.int32), np.zeros((0, MAX_SPLIT_PARTS), dtype=np.int32)
-
-    def tokens_of(word_ids: Iterable[int]) -> list[int]:
-        return [t for w in word_ids for t in ((w,) if w >= 0 else _TERMS.split[-1 - w])]
-
-    if word_ids.min() < 0:  # a word FTS5 splits (or drops): its tokens in its place
-        per_word = np.where(word_ids >= 0, 1, 0)
-        odd = np.flatnonzero(word_ids < 0)
-        per_word[odd] = [len(_TERMS.split[-1 - int(word_ids[j])]) for j in odd.tolist()]
-        ends = np.cumsum(lengths)
-        lengths = np.add.reduceat(per_word, np.concatenate(([0], ends[:-1]))).tolist() if len(ends) else []
-        tokens = np.asarray(tokens_of(word_ids.tolist()), dtype=np.int64)
-    else:
-        tokens = word_ids
-    # Token i of the whole run lands after one -1 for every field before its own.
-    before = np.repeat(np.asarray(spans, dtype=np.int64), lengths)
-    stream = np.full(len(tokens) + slots, -1, dtype=np.int32)
-    stream[np.arange(len(tokens)) + before] = np.searchsorted(used, tokens)
+    # Token i lands after one -1 for every field before its own.
+    stream = np.full(len(tokens) + 3 * len(texts), -1, dtype=np.int32)
+    stream[np.arange(len(tokens)) + where] = np.searchsorted(used, tokens)
     found: set[str] = set()  # the texts' words with more than letters and digits
     for fields in texts:
         for text in fields:
             if text:
                 found.update(w for w in text.split() if not w.isalnum())
+    ids, split = _TERMS.ids, _TERMS.split
     split_words: set[tuple[int, ...]] = set()
     for w in found:
         parts = words(w)
         if 1 < len(parts) <= MAX_SPLIT_PARTS:
-            toks = tuple(tokens_of(map(ids.__getitem__, parts)))
+            toks = tuple(t for i in map(ids.__getitem__, parts) for t in ((i,) if i >= 0 else split[-1 - i]))
             if 1 < len(toks) <= MAX_SPLIT_PARTS:  # (more tokens than parts: left to FTS5)
                 split_words.add(toks + (-1,) * (MAX_SPLIT_PARTS - len(toks)))
     table = np.asarray(sorted(split_words), dtype=np.int64).reshape(-1, MAX_SPLIT_PARTS)

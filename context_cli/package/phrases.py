@@ -37,14 +37,15 @@ class Counts(Protocol):
 
 FORMAT = "1"
 MIN_DF = 16  # a phrase whose rarest word is in fewer chunks is cheap for FTS5: not stored
-TF_MAX = 255  # the encoding's per-column limit; a phrase counted past it is left to FTS5
 _MIX = 0x9E3779B97F4A7C15  # odd: windows of more than two tokens are hashed, then compared whole
 
 
-def phrase_postings(parts: Sequence[tuple[Counts, np.ndarray]], n: int, df: Mapping[str, int]) -> Postings:
+def phrase_postings(parts: Sequence[tuple[Counts, np.ndarray]], n: int, df: Mapping[str, int],
+                    tf_max: int) -> Postings:
     """Each stored phrase ("tok tok", FTS5's tokens) -> (chunk ids, (k, 3) counts), from the
     counted parts of a package of `n` chunks (each part with the package id of each of its
-    chunks, 0 for one left out) and the document frequency of every term."""
+    chunks, 0 for one left out) and the document frequency of every term. A phrase counted
+    past `tf_max` in some column (the encoding's limit) is left to FTS5."""
     import numpy as np
 
     vocab: dict[str, int] = {}
@@ -73,7 +74,7 @@ def phrase_postings(parts: Sequence[tuple[Counts, np.ndarray]], n: int, df: Mapp
     tf = np.bincount(inv * 3 + field, minlength=3 * len(uniq)).reshape(-1, 3)
     rows = uniq // (n + 1)
     bounds = np.searchsorted(rows, np.arange(len(table) + 1)).tolist()
-    past = set(rows[tf.max(axis=1) > TF_MAX].tolist())
+    past = set(rows[tf.max(axis=1) > tf_max].tolist())
     out: Postings = {}
     for i, row in enumerate(table.tolist()):
         lo, hi = bounds[i], bounds[i + 1]

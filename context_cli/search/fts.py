@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..package.bm25 import MAX_SPLIT_PARTS
+
 MAX_TERMS = 32
 MAX_TERM_CHARS = 64
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -58,7 +60,7 @@ def _phrases(query: str) -> tuple[tuple[str, ...], ...]:
     out = []
     for word in _WORD.findall(query):
         parts = tuple(t.lower() for t in _TOKEN.findall(word))
-        if 1 < len(parts) <= 8:
+        if 1 < len(parts) <= MAX_SPLIT_PARTS:
             out.append(parts)
     return tuple(out[:8])
 
