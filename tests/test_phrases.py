@@ -166,7 +166,7 @@ def test_a_bad_phrase_row_is_refused_at_install_and_falls_back_at_search(anthrop
     with sqlite3.connect(installed.path) as c:
         assert c.execute("SELECT df FROM bm25_phrases WHERE phrase = 'claud s'").fetchone()[0] > 2
     bad = _tampered(installed, tmp_path, *tamper)
-    with pytest.raises(InvalidPackage, match="BM25 index is malformed"):
+    with pytest.raises(InvalidPackage, match=r"BM25 index is malformed \(bm25_phrases"):
         open_package(bad, deep=True)
     # Tampered after it was installed: the search meets the row, drops our index, asks FTS5.
     shutil.copy(bad, installed.path)

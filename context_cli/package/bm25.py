@@ -154,8 +154,9 @@ def encode_postings(lists: Sequence[tuple[np.ndarray, np.ndarray]], wide: bool) 
 
 
 def decode_many(rows: Sequence[tuple[object, object]], n: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """`bm25_terms` rows (df, postings) of a package of `n` chunks -> every row's chunk ids one
-    after another (each row's sorted), their (3, total) uint8 tfs, and each row's length.
+    """`bm25_terms` or `bm25_phrases` rows (df, postings) of a package of `n` chunks -> every
+    row's chunk ids one after another (each row's sorted), their (3, total) uint8 tfs, and
+    each row's length.
 
     Every size is checked before it is trusted: no blob inflates past what its `df` says.
     Only the inflating runs per row; the numpy steps run once for all the rows. A question's
@@ -170,15 +171,15 @@ def decode_many(rows: Sequence[tuple[object, object]], n: int) -> tuple[np.ndarr
     sizes: list[int] = []
     for df, blob in rows:
         if not isinstance(df, int) or not isinstance(blob, bytes) or not 0 < df <= n:
-            raise MalformedIndex("bm25_terms row has a bad df or postings")
+            raise MalformedIndex("a row has a bad df or postings")
         want = df * (width + 3)
         d = zlib.decompressobj()
         try:
             raw = d.decompress(blob, want + 1)
         except zlib.error:
-            raise MalformedIndex("bm25_terms postings do not decompress") from None
+            raise MalformedIndex("postings do not decompress") from None
         if len(raw) != want or not d.eof or d.unconsumed_tail:
-            raise MalformedIndex("bm25_terms postings have the wrong size")
+            raise MalformedIndex("postings have the wrong size")
         id_parts.append(raw[:df * width])
         tf_parts.append(raw[df * width:])
         sizes.append(df)
@@ -186,7 +187,7 @@ def decode_many(rows: Sequence[tuple[object, object]], n: int) -> tuple[np.ndarr
         return np.zeros(0, dtype=np.int64), np.zeros((3, 0), dtype=np.uint8), sizes
     delta = np.frombuffer(b"".join(id_parts), dtype="<u4" if wide else "<u2")
     if np.count_nonzero(delta) < len(delta):  # a row's first delta is its first id (>= 1), the rest steps up
-        raise MalformedIndex("bm25_terms postings are not increasing chunk ids")
+        raise MalformedIndex("postings are not increasing chunk ids")
     # Each row's ids are the running sum of its deltas: one running sum for all the rows, less
     # what the rows before each one added up to.
     ids = delta.cumsum(dtype=np.int64)
@@ -194,7 +195,7 @@ def decode_many(rows: Sequence[tuple[object, object]], n: int) -> tuple[np.ndarr
         ends = np.cumsum(sizes)
         ids -= np.repeat(np.concatenate(([0], ids[ends[:-1] - 1])), sizes)
     if ids.max() > n:
-        raise MalformedIndex("bm25_terms postings name chunks that do not exist")
+        raise MalformedIndex("postings name chunks that do not exist")
     # (3, total): the rows' first columns, then their second, then their third
     tfs = np.concatenate([np.frombuffer(t, dtype=np.uint8).reshape(3, df) for t, df in zip(tf_parts, sizes, strict=True)],
                          axis=1) if len(sizes) > 1 else np.frombuffer(tf_parts[0], dtype=np.uint8).reshape(3, sizes[0])
@@ -571,6 +572,9 @@ def check(db: sqlite3.Connection, phrases: bool = False) -> None:
             while batch := rows.fetchmany(CHECK_BATCH):
                 if not all(isinstance(name, str) and name for name, _, _ in batch):
                     raise MalformedIndex(f"{table} has a bad {key}")
-                decode_many([(df, blob) for _, df, blob in batch], n)
+                try:
+                    decode_many([(df, blob) for _, df, blob in batch], n)
+                except MalformedIndex as e:
+                    raise MalformedIndex(f"{table}: {e}") from None
     except sqlite3.Error as e:
         raise MalformedIndex(str(e)) from None

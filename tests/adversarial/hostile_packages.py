@@ -9,6 +9,8 @@ attacker would (the file is theirs, so anything SQLite accepts is fair).
 from __future__ import annotations
 
 import sqlite3
+import struct
+import zlib
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
@@ -277,6 +279,35 @@ def chunks_is_view(path: Path) -> Path:
     return edit(path, "ALTER TABLE chunks RENAME TO real_chunks", "CREATE VIEW chunks AS SELECT * FROM real_chunks")
 
 
+def _phrase_row(path: Path, df: int, postings: bytes) -> Path:
+    """The package with one `bm25_phrases` row for `foo.bar` (FTS5 tokens `foo bar`)."""
+    base_package(path)
+    return edit(path, "INSERT OR REPLACE INTO bm25_phrases(phrase, df, postings) VALUES ('foo bar', ?, ?)",
+                params=(df, postings))
+
+
+def phrase_bomb(path: Path) -> Path:
+    """A phrase row that inflates to 64 MiB of zeros while its df claims one chunk."""
+    return _phrase_row(path, 1, zlib.compress(b"\0" * (64 << 20), 9))
+
+
+def phrase_past_chunks(path: Path) -> Path:
+    """A phrase row that decodes, naming a chunk the package does not have."""
+    return _phrase_row(path, 1, zlib.compress(struct.pack("<H", 60_000) + b"\1\1\1"))
+
+
+def phrase_liar(path: Path) -> Path:
+    """A phrase row that decodes but lies: `foo bar` in chunk 2 (it is in 1), 255 times a column."""
+    return _phrase_row(path, 1, zlib.compress(struct.pack("<H", 2) + b"\xff\xff\xff"))
+
+
+def phrases_as_view(path: Path) -> Path:
+    """`bm25_phrases` as a view over the chunks (a query that reads their text)."""
+    base_package(path)
+    return edit(path, "DROP TABLE bm25_phrases",
+                "CREATE VIEW bm25_phrases AS SELECT content AS phrase, 1 AS df, x'00' AS postings FROM chunks")
+
+
 Generator = Callable[[Path], Path]
 
 # Tricks the reader refuses today: installing them must fail in one line, store unchanged.
@@ -295,6 +326,9 @@ REFUSED: dict[str, Generator] = {
     "no_fts": no_fts,
     "chunks_is_view": chunks_is_view,
     "huge_page_count": huge_page_count,
+    "phrase_bomb": phrase_bomb,
+    "phrase_past_chunks": phrase_past_chunks,
+    "phrases_as_view": phrases_as_view,
 }
 
 # Tricks that may be installed or refused; either way every search stays healthy.

@@ -72,6 +72,15 @@ def test_detail_none_cannot_break_phrase_queries(home: Path, tmp_path: Path) -> 
     _refused_or_search_survives(home, hp.fts_detail_none(tmp_path / "detail.db"), "streaming foo.bar cancellation")
 
 
+def test_a_lying_phrase_row_only_misranks_its_own_package(home: Path, tmp_path: Path) -> None:
+    """A phrase row that decodes but is wrong passes the install check; the shared search that
+    reads it (its question holds `foo.bar`) still answers, the good package found."""
+    o = add(home, hp.phrase_liar(tmp_path / "liar.db"))
+    assert_ok(o)
+    answer = assert_good_package_searchable(home, query="streaming foo.bar cancellation")
+    assert any(r["library"].startswith("evil@") for r in answer["results"])
+
+
 def test_value_over_64_mib_is_refused_or_skipped(home: Path, tmp_path: Path) -> None:
     _refused_or_search_survives(home, hp.huge_value(tmp_path / "huge.db"), "streaming cancellation")
 
