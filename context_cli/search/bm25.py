@@ -334,7 +334,7 @@ def score_together(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence
             ids = np.concatenate([u.ids for u, _ in found]) if len(found) > 1 else found[0][0].ids
             rows.append(np.bincount(ids, weights=np.concatenate([u.contrib for u, _ in found]) if len(found) > 1
                                     else found[0][0].contrib, minlength=width))
-            weighed.append(np.bincount(ids, weights=np.repeat([w for _, w in found], [u.df for u, _ in found]),
+            weighed.append(np.bincount(ids, weights=np.array([w for _, w in found]).repeat([u.df for u, _ in found]),
                                        minlength=width))
         else:
             rows.append(np.zeros(width))
@@ -352,7 +352,8 @@ def score_together(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence
         best = (-score).argsort(kind="stable")[:limit]  # (ids came ascending: ties keep the lowest first)
         return Together(np.zeros(len(best), dtype=np.int64), cid[best], score[best], presence)
     kth = np.partition(grid, width - limit, axis=1)[:, width - limit] if width > limit else np.zeros(len(parts))
-    row, cid = ((grid > 0.0) & (grid >= kth[:, None])).nonzero()
+    # (A flat nonzero, split into row and id, is the 2-D one's result at a third of its cost.)
+    row, cid = np.divmod(((grid > 0.0) & (grid >= kth[:, None])).ravel().nonzero()[0], width)
     score = grid[row, cid]
     o = np.argsort(-score, kind="stable")  # (row, cid) came sorted: ties keep the lowest ids first
     o = o[np.argsort(row[o].astype(np.int32), kind="stable")]

@@ -148,10 +148,10 @@ def fuse(found: Sequence[Found], cap: int) -> Fused:
         packages = np.arange(len(found))
         pkg_lex, pkg_dense = packages.repeat(n_lex), packages.repeat(n_dense)
         lex_ids, dense_ids = _joined([f.lex_ids for f in found], np.int64), _joined([f.dense_ids for f in found], np.int64)
-        lex = np.repeat(w_lex, n_lex) * _joined([f.lex_scores for f in found], np.float64) / np.repeat(top, n_lex)
+        lex = np.array(w_lex).repeat(n_lex) * _joined([f.lex_scores for f in found], np.float64) / np.array(top).repeat(n_lex)
         z = _joined([f.dense_z for f in found], np.float64)
     z = np.where(z > Z_CAP, Z_CAP, np.where(z > 0.0, z, 0.0))  # (NaN: 0, as `z > 0` is false)
-    dense = (w_dense[0] if one else np.repeat(w_dense, n_dense)) * z / Z_CAP
+    dense = (w_dense[0] if one else np.array(w_dense).repeat(n_dense)) * z / Z_CAP
     # A chunk both rankings found gets the cosine's part added to its BM25 part.
     lex_key, dense_key = (lex_ids, dense_ids) if one else _keys(pkg_lex, lex_ids, pkg_dense, dense_ids)
     by_key = lex_key.argsort()
