@@ -84,12 +84,15 @@ def test_writer_adds_the_index_and_it_round_trips(lib):
             truth.setdefault((term, doc), [0, 0, 0])[bm25_format.FIELDS.index(col)] += 1
         terms = sorted({t for t, _ in truth})
         got = index.postings(terms)
+        rows = {t: (df, blob) for t, df, blob in pkg.db.execute("SELECT term, df, postings FROM bm25_terms")}
         for term in terms:
             p = got[term]
-            assert p is not None
-            for cid, tf in zip(p.ids.tolist(), p.tfs.T.tolist(), strict=True):
+            ids, tfs, _ = bm25_format.decode_many([rows[term]], n)
+            assert p is not None and p.ids.tolist() == ids.tolist()
+            for cid, tf in zip(ids.tolist(), tfs.T.tolist(), strict=True):
                 assert truth[(term, cid)] == tf
             assert p.df == sum(1 for (t, _) in truth if t == term)
+            assert sorted(p.titled) == [cid for cid, tf in zip(ids.tolist(), tfs[1].tolist(), strict=True) if tf]
         assert index.postings(["zzznotaterm"]) == {"zzznotaterm": None}
 
 
@@ -177,6 +180,64 @@ def test_malformed_index_is_refused_at_install_and_falls_back_at_search(lib, tmp
     with s.lock:
         assert _pairs(lexical(s.pkg.db, "pipeline", 50)) == _pairs(s.lexical("pipeline", 50))
         assert s.bm25 is None  # the bad row was met: FTS5 from then on
+
+
+def _served(inst) -> bm25.Bm25Index:
+    """The index of a package being served: searched twice, its postings are kept in memory."""
+    search("how do I start?", [inst])
+    search("what comes next?", [inst])
+    index = open_searchable(inst)._bm25
+    assert index is not None and index._kept is not None
+    return index
+
+
+def test_a_served_package_keeps_its_postings_and_ranks_bit_for_bit_as_before():
+    """Kept postings are sliced, not read: no question's words query the table, and every
+    ranking, frequency, presence sum and title match is the one read rows give, to the bit."""
+    from context_cli.search.fts import phrases, terms
+
+    inst = _add(EVAL_CORPUS, "anthropic")
+    kept = _served(inst)
+    reads: list[str] = []
+    kept.db.set_trace_callback(lambda sql: reads.append(sql) if "bm25_terms" in sql else None)
+    with open_package(inst.path) as pkg:
+        fresh = bm25.Bm25Index.load(pkg.db, WEIGHTS, pkg.has_bm25_phrases)
+        everyone = np.arange(kept.n + 2)
+        for q in EVAL_QUERIES + QUERIES + HOSTILE:
+            words, split = terms(q), [" ".join(p) for p in phrases(q)]
+            a, b = kept.search(words, split, 50), fresh.search(words, split, 50)
+            assert (a[0].tolist(), a[1].tolist()) == (b[0].tolist(), b[1].tolist())
+            assert kept.frequencies(words) == fresh.frequencies(words)
+            weights = [1.0 + k for k in range(len(words))]
+            assert kept.presence(words, weights)(everyone).tolist() == fresh.presence(words, weights)(everyone).tolist()
+            tokens = [t for w in words for t in bm25_format.stemmer().tokens([w])[w]][:2]
+            assert kept.in_titles(tokens, everyone.tolist()) == fresh.in_titles(tokens, everyone.tolist())
+    assert reads == []
+
+
+def test_a_package_with_more_postings_than_kept_reads_its_rows(lib, monkeypatch):
+    monkeypatch.setattr(bm25, "MAX_KEPT_POSTINGS", 10)
+    first = search("how can I stop my pipeline halfway through?", [lib])
+    search("retries with exponential backoff", [lib])
+    index = open_searchable(lib)._bm25
+    assert index is not None and index._kept is None
+    assert search("how can I stop my pipeline halfway through?", [lib]) == first
+
+
+@pytest.mark.parametrize("tamper", [t for t in TAMPERING if "bm25_terms" in t[0]])
+def test_a_damaged_row_met_when_postings_are_kept_keeps_none(lib, tmp_path, tamper):
+    """Tampered with after install: the search that would keep the postings meets the row,
+    keeps none and answers; the search that needs the row falls back to FTS5, as before."""
+    expected = search("how can I stop my pipeline halfway through?", [lib])
+    shutil.copy(_tampered(lib, tmp_path, *tamper), lib.path)
+    assert search("timeouts", [lib])["results"]
+    assert search("sinks flushed", [lib])["results"]  # (the whole map is read: the rows are met here)
+    s = open_searchable(lib)
+    assert s._bm25 is not None and s._bm25._kept is None
+    answer = search("how can I stop my pipeline halfway through?", [lib])
+    assert [r["title"] for r in answer["results"]] == [r["title"] for r in expected["results"]]
+    with s.lock:
+        assert s.bm25 is None
 
 
 def test_index_as_a_view_is_refused(lib, tmp_path):

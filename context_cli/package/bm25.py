@@ -153,7 +153,7 @@ def encode_postings(lists: Sequence[tuple[np.ndarray, np.ndarray]], wide: bool) 
         yield z.compress(id_bytes[lo * width:hi * width] + cols[0][lo:hi] + cols[1][lo:hi] + cols[2][lo:hi]) + z.flush()
 
 
-def decode_many(rows: Sequence[tuple[object, object]], n: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+def decode_many(rows: Iterable[tuple[object, object]], n: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """`bm25_terms` or `bm25_phrases` rows (df, postings) of a package of `n` chunks -> every
     row's chunk ids one after another (each row's sorted), their (3, total) uint8 tfs, and
     each row's length.

@@ -10,7 +10,8 @@ document length = all columns, IDF floored at 1e-6). BM25 over an OR of terms an
 of per-unit parts, so each term's part is precomputed once per process from its posting
 list, and each phrase (a split identifier such as `max_tokens` or `Claude's`) gets its part
 from the package's stored phrase postings (`package/phrases.py`: its own split words of common
-words) or else from FTS5 searched for that phrase alone, then cached. Scores match FTS5's
+words) or else from FTS5 searched for that phrase alone, then cached. A package being served
+keeps every term's postings decoded and scored (`keep_postings`). Scores match FTS5's
 to ~1e-15.
 The user's words reach SQLite only as bound parameters (terms to look up, quoted phrases).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 K1 = 1.2
 B = 0.75
 MAX_PHRASE_ROWS = 1_000_000
+MAX_KEPT_POSTINGS = 2_000_000  # a served package keeps its postings in memory up to this many (11 bytes each)
 
 
 # --- searching -------------------------------------------------------------------------------
@@ -45,9 +48,9 @@ def _unit_tokens(units: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:
 
 @dataclass(slots=True)
 class Posting:
-    ids: np.ndarray  # sorted chunk ids (int64)
-    tfs: np.ndarray | None  # (3, df) uint8: doc_title, section_title, content (None for a phrase)
+    ids: np.ndarray  # sorted chunk ids (int64; uint16 or uint32 where kept: `_Kept`)
     contrib: np.ndarray  # this term's BM25 contribution to each of those chunks
+    in_title: np.ndarray | None = None  # bool per chunk: its section title holds the term (None for a phrase)
     _titled: frozenset[int] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -58,7 +61,7 @@ class Posting:
     def titled(self) -> frozenset[int]:
         """The chunks whose section title holds this term (worked out once)."""
         if self._titled is None:
-            self._titled = frozenset(self.ids[self.tfs[1] > 0].tolist() if self.tfs is not None else ())
+            self._titled = frozenset(self.ids[self.in_title].tolist() if self.in_title is not None else ())
         return self._titled
 
 
@@ -82,7 +85,7 @@ class Bm25Index:
         self._cache: OrderedDict[object, Posting | None] = OrderedDict()
         self._held = 0
         self._last: _Query | None = None
-        self._rows: dict[str, tuple[object, object]] | None = None  # every term's row, once kept (`keep_rows`)
+        self._kept: _Kept | None = None  # every term's postings, inflated once served (`keep_postings`)
 
     @classmethod
     def load(cls, db: sqlite3.Connection, weights: Sequence[float], phrases: bool = False) -> Bm25Index:
@@ -97,21 +100,26 @@ class Bm25Index:
         """`bm25_terms` rows (df, postings) -> their postings, decoded and scored together.
 
         (Each posting's arrays are views of the batch's: a batch is freed with its last term.)"""
-        import numpy as np
-
         ids, tfs, sizes = decode_many(rows, self.n)
         if not sizes:
             return []
-        idf: float | np.ndarray = (self.idf(sizes[0]) if len(sizes) == 1
-                                   else np.repeat([self.idf(n) for n in sizes], sizes))
-        f = self.weights @ tfs.astype(np.float64)  # whole numbers: exact
-        contrib = idf * f * (K1 + 1) / (f + self._k[ids])
+        contrib, in_title = self._parts(ids, tfs, sizes)
         out, start = [], 0
         for n in sizes:
             end = start + n
-            out.append(Posting(ids=ids[start:end], tfs=tfs[:, start:end], contrib=contrib[start:end]))
+            out.append(Posting(ids=ids[start:end], contrib=contrib[start:end], in_title=in_title[start:end]))
             start = end
         return out
+
+    def _parts(self, ids: np.ndarray, tfs: np.ndarray, sizes: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Terms' postings one after another (chunk ids, (3, total) tfs, each term's count) ->
+        each posting's BM25 part, and whether its section title holds the term."""
+        import numpy as np
+
+        idf: float | np.ndarray = (self.idf(sizes[0]) if len(sizes) == 1
+                                   else np.array([self.idf(n) for n in sizes]).repeat(sizes))
+        f = self.weights @ tfs.astype(np.float64)  # whole numbers: exact
+        return idf * f * (K1 + 1) / (f + self._k[ids]), tfs[1] > 0
 
     def _remember(self, key: object, value: Posting | None) -> None:
         self._cache[key] = value
@@ -131,26 +139,48 @@ class Bm25Index:
             else:
                 todo.append(t)
         if todo:
-            rows = self._rows
-            if rows is not None:
-                found = {t: rows[t] for t in todo if t in rows}
+            kept = self._kept
+            if kept is not None:
+                decoded = {t: kept.posting(j) for t in todo if (j := kept.at.get(t)) is not None}
             else:
                 marks = ",".join("?" * len(todo))
                 found = {term: (df, blob) for term, df, blob in self.db.execute(
                     f"SELECT term, df, postings FROM bm25_terms WHERE term IN ({marks})", todo)}
-            hits = [t for t in todo if t in found]
-            decoded = dict(zip(hits, self._decode([found[t] for t in hits]), strict=True))
+                hits = [t for t in todo if t in found]
+                decoded = dict(zip(hits, self._decode([found[t] for t in hits]), strict=True))
             for t in todo:
                 p = decoded.get(t)
                 self._remember(t, p)
                 out[t] = p
         return out
 
-    def keep_rows(self) -> None:
-        """Read every term's row now, into memory (the compressed postings: about 0.2 MB for a
-        2,000-section package, 1 MB with Python's objects): a package searched again is being
-        served, and a question's new words then cost no query."""
-        self._rows = {term: (df, blob) for term, df, blob in self.db.execute("SELECT term, df, postings FROM bm25_terms")}
+    def keep_postings(self) -> None:
+        """Read, inflate and score every term's postings now, and keep them: a package searched
+        again is being served, and a question's new words are then slices of memory, not rows
+        read, inflated and scored (a sixth of a new question's cost). A 2,000-section package's
+        192,000 postings take 2.1 MB (11 bytes each) and 26 ms, once. A package of more than
+        MAX_KEPT_POSTINGS keeps none. A damaged row raises here (`MalformedIndex`), as it would
+        when its word is searched."""
+        import numpy as np
+
+        # (Three lists, not a list of rows: 5,490 tuples alive through a garbage collection reach
+        # its oldest generation, and a later search then pays for a full collection, 11 ms.)
+        terms, dfs, blobs, total = [], [], [], 0
+        for term, df, blob in self.db.execute("SELECT term, df, postings FROM bm25_terms"):
+            total += abs(df) if isinstance(df, int) else 0  # (a bad df fails in `decode_many`, after this cap)
+            if total > MAX_KEPT_POSTINGS:
+                return
+            terms.append(term)
+            dfs.append(df)
+            blobs.append(blob)
+        ids, tfs, sizes = decode_many(zip(dfs, blobs, strict=True), self.n)
+        if not sizes:
+            return
+        contrib, in_title = self._parts(ids, tfs, sizes)
+        self._kept = _Kept(at={term: j for j, term in enumerate(terms)},
+                           bounds=array("q", [0, *np.cumsum(sizes).tolist()]),
+                           ids=ids.astype(np.uint16 if self.n < 1 << 16 else np.uint32), contrib=contrib,
+                           in_title=in_title)
 
     def phrase(self, text: str, tokens: tuple[str, ...]) -> Posting | None:
         """A phrase's rows and BM25 contributions, cached: from the package's phrase postings
@@ -182,7 +212,7 @@ class Bm25Index:
                 ids = np.fromiter((r[0] for r in found), dtype=np.int64, count=len(found))
                 contrib = -np.fromiter((r[1] for r in found), dtype=np.float64, count=len(found))
                 ok = (ids >= 1) & (ids <= self.n)
-                result = Posting(ids=ids[ok], tfs=None, contrib=contrib[ok])
+                result = Posting(ids=ids[ok], contrib=contrib[ok])
         self._remember(key, result)
         return result
 
@@ -197,7 +227,7 @@ class Bm25Index:
         ids, tfs, _ = decode_many([row], self.n)
         f = self.weights @ tfs.astype(np.float64)
         contrib = self.idf(len(ids)) * ((f * (K1 + 1)) / (f + self._k[ids]))
-        return Posting(ids=ids, tfs=None, contrib=contrib)
+        return Posting(ids=ids, contrib=contrib)
 
     def units(self, words: Sequence[str], phrases: Sequence[str]) -> list[Posting | None]:
         """Postings of each query unit: quoted words (a word FTS5 splits is a phrase) and phrases."""
@@ -280,6 +310,22 @@ class Bm25Index:
         if last is not None and last.key[0] == tuple(words):
             return last.units[:len(words)]
         return self.units(words, ())
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """A served package's postings, inflated and scored (`Bm25Index.keep_postings`): each
+    term's are a span of three arrays."""
+
+    at: dict[str, int]  # term -> its place j: its postings are [bounds[j]:bounds[j + 1]] of the arrays
+    bounds: array[int]  # (a fifth of a list's memory; its items are ints, as slices want)
+    ids: np.ndarray  # uint16 (uint32 past 65,535 chunks): every term's sorted chunk ids, term after term
+    contrib: np.ndarray  # float64: their BM25 parts
+    in_title: np.ndarray  # bool
+
+    def posting(self, j: int) -> Posting:
+        a, b = self.bounds[j], self.bounds[j + 1]
+        return Posting(ids=self.ids[a:b], contrib=self.contrib[a:b], in_title=self.in_title[a:b])
 
 
 @dataclass(slots=True)

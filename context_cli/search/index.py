@@ -175,10 +175,10 @@ class Searchable:
             known.chars.update(found.chars)
             absent.update(cid for cid in todo if cid not in found.pages)  # a vector or index row without a section
             self._whole_map = whole
-            if whole and self._bm25 is not None:  # (served, then: its BM25 rows too)
+            if whole and self._bm25 is not None:  # (served, then: its BM25 postings too)
                 try:
                     with self.pkg.deadline(LOAD_DEADLINE_S):
-                        self._bm25.keep_rows()
+                        self._bm25.keep_postings()
                 except (*INDEX_FAULTS, InvalidPackage):  # (too slow or damaged: its words are queried as before)
                     pass
         return known
