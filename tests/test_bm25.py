@@ -186,9 +186,9 @@ def _served(inst) -> bm25.Bm25Index:
     """The index of a package being served: searched twice, its postings are kept in memory."""
     search("how do I start?", [inst])
     search("what comes next?", [inst])
-    index = open_searchable(inst)._bm25
-    assert index is not None and index._kept is not None
-    return index
+    s = open_searchable(inst)
+    assert s._whole_map and s._bm25 is not None and s._bm25._kept is not None
+    return s._bm25
 
 
 def test_a_served_package_keeps_its_postings_and_ranks_bit_for_bit_as_before():
@@ -200,28 +200,56 @@ def test_a_served_package_keeps_its_postings_and_ranks_bit_for_bit_as_before():
     kept = _served(inst)
     reads: list[str] = []
     kept.db.set_trace_callback(lambda sql: reads.append(sql) if "bm25_terms" in sql else None)
-    with open_package(inst.path) as pkg:
-        fresh = bm25.Bm25Index.load(pkg.db, WEIGHTS, pkg.has_bm25_phrases)
-        everyone = np.arange(kept.n + 2)
-        for q in EVAL_QUERIES + QUERIES + HOSTILE:
-            words, split = terms(q), [" ".join(p) for p in phrases(q)]
-            a, b = kept.search(words, split, 50), fresh.search(words, split, 50)
-            assert (a[0].tolist(), a[1].tolist()) == (b[0].tolist(), b[1].tolist())
-            assert kept.frequencies(words) == fresh.frequencies(words)
-            weights = [1.0 + k for k in range(len(words))]
-            assert kept.presence(words, weights)(everyone).tolist() == fresh.presence(words, weights)(everyone).tolist()
-            tokens = [t for w in words for t in bm25_format.stemmer().tokens([w])[w]][:2]
-            assert kept.in_titles(tokens, everyone.tolist()) == fresh.in_titles(tokens, everyone.tolist())
+    try:
+        with open_package(inst.path) as pkg:
+            fresh = bm25.Bm25Index.load(pkg.db, WEIGHTS, pkg.has_bm25_phrases)
+            _same_as_read(kept, fresh, [(terms(q), [" ".join(p) for p in phrases(q)])
+                                        for q in EVAL_QUERIES + QUERIES + HOSTILE])
+    finally:
+        kept.db.set_trace_callback(None)
     assert reads == []
 
 
-def test_a_package_with_more_postings_than_kept_reads_its_rows(lib, monkeypatch):
-    monkeypatch.setattr(bm25, "MAX_KEPT_POSTINGS", 10)
+def _same_as_read(kept: bm25.Bm25Index, fresh: bm25.Bm25Index, queries: list[tuple[list[str], list[str]]]) -> None:
+    everyone = np.arange(kept.n + 2)
+    for words, split in queries:
+        a, b = kept.search(words, split, 50), fresh.search(words, split, 50)
+        assert (a[0].tolist(), a[1].tolist()) == (b[0].tolist(), b[1].tolist())
+        assert kept.frequencies(words) == fresh.frequencies(words)
+        weights = [1.0 + k for k in range(len(words))]
+        assert kept.presence(words, weights)(everyone).tolist() == fresh.presence(words, weights)(everyone).tolist()
+        tokens = [t for w in words for t in bm25_format.stemmer().tokens([w])[w]][:2]
+        assert kept.in_titles(tokens, everyone.tolist()) == fresh.in_titles(tokens, everyone.tolist())
+
+
+def test_postings_of_a_package_past_65535_chunks_are_kept_as_read():
+    """Ids past uint16 are kept as uint32 (an index of 70,000 chunks, its rows made here)."""
+    n = 70_000
+    lists = {"alpha": [3, 9, 400, 65_536, 69_999], "beta": [1, 65_535, 70_000], "gamma": [2, 5, 65_537]}
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE bm25_terms (term TEXT PRIMARY KEY, df INTEGER, postings BLOB) WITHOUT ROWID")
+    db.executemany("INSERT INTO bm25_terms VALUES (?, ?, ?)", [(t, *_row(ids, wide=True)) for t, ids in lists.items()])
+    lengths = np.arange(n, dtype=np.float64) % 97 + 3.0
+    kept, fresh = (bm25.Bm25Index(db, n, lengths, WEIGHTS) for _ in range(2))
+    kept.keep_postings()
+    assert kept._kept is not None and kept._kept.ids.dtype == np.uint32
+    _same_as_read(kept, fresh, [(["alpha", "beta"], []), (["gamma", "beta", "delta"], []), (["beta"], [])])
+
+
+@pytest.mark.parametrize("cap", ["MAX_KEPT_POSTINGS", "MAX_KEPT_TERMS"])
+def test_a_package_with_more_postings_than_kept_reads_its_rows(lib, monkeypatch, cap):
+    monkeypatch.setattr(bm25, cap, 10)
     first = search("how can I stop my pipeline halfway through?", [lib])
     search("retries with exponential backoff", [lib])
-    index = open_searchable(lib)._bm25
-    assert index is not None and index._kept is None
-    assert search("how can I stop my pipeline halfway through?", [lib]) == first
+    s = open_searchable(lib)
+    assert s._whole_map and s._bm25 is not None and s._bm25._kept is None
+    reads: list[str] = []
+    s.pkg.db.set_trace_callback(lambda sql: reads.append(sql) if "FROM bm25_terms" in sql else None)
+    try:
+        assert search("sinks flushed", [lib])["results"]
+    finally:
+        s.pkg.db.set_trace_callback(None)
+    assert reads and search("how can I stop my pipeline halfway through?", [lib]) == first
 
 
 @pytest.mark.parametrize("tamper", [t for t in TAMPERING if "bm25_terms" in t[0]])
@@ -233,7 +261,7 @@ def test_a_damaged_row_met_when_postings_are_kept_keeps_none(lib, tmp_path, tamp
     assert search("timeouts", [lib])["results"]
     assert search("sinks flushed", [lib])["results"]  # (the whole map is read: the rows are met here)
     s = open_searchable(lib)
-    assert s._bm25 is not None and s._bm25._kept is None
+    assert s._whole_map and s._bm25 is not None and s._bm25._kept is None
     answer = search("how can I stop my pipeline halfway through?", [lib])
     assert [r["title"] for r in answer["results"]] == [r["title"] for r in expected["results"]]
     with s.lock:

@@ -36,7 +36,10 @@ if TYPE_CHECKING:
 K1 = 1.2
 B = 0.75
 MAX_PHRASE_ROWS = 1_000_000
-MAX_KEPT_POSTINGS = 2_000_000  # a served package keeps its postings in memory up to this many (11 bytes each)
+# A served package keeps its postings in memory up to this many (14 bytes each with the terms'
+# index, Django's; keeping them peaks at 56 bytes each), and up to this many terms.
+MAX_KEPT_POSTINGS = 1_000_000
+MAX_KEPT_TERMS = 100_000
 
 
 # --- searching -------------------------------------------------------------------------------
@@ -158,17 +161,22 @@ class Bm25Index:
         """Read, inflate and score every term's postings now, and keep them: a package searched
         again is being served, and a question's new words are then slices of memory, not rows
         read, inflated and scored (a sixth of a new question's cost). A 2,000-section package's
-        192,000 postings take 2.1 MB (11 bytes each) and 26 ms, once. A package of more than
-        MAX_KEPT_POSTINGS keeps none. A damaged row raises here (`MalformedIndex`), as it would
-        when its word is searched."""
+        5,490 terms and 192,000 postings take 2.6 MB (11 bytes a posting, and the terms' index)
+        and 25 ms, once. A package of more than MAX_KEPT_POSTINGS or MAX_KEPT_TERMS keeps none.
+        A damaged row raises here (`MalformedIndex`), as it would when its word is searched.
+        (Kept postings are cached as read ones are: at most MAX_KEPT_POSTINGS, well within
+        MAX_CACHED_POSTINGS, so they never push a phrase out.)"""
         import numpy as np
 
         # (Three lists, not a list of rows: 5,490 tuples alive through a garbage collection reach
         # its oldest generation, and a later search then pays for a full collection, 11 ms.)
-        terms, dfs, blobs, total = [], [], [], 0
+        terms: list[str] = []
+        dfs: list[object] = []
+        blobs: list[object] = []
+        total = 0
         for term, df, blob in self.db.execute("SELECT term, df, postings FROM bm25_terms"):
             total += abs(df) if isinstance(df, int) else 0  # (a bad df fails in `decode_many`, after this cap)
-            if total > MAX_KEPT_POSTINGS:
+            if total > MAX_KEPT_POSTINGS or len(terms) >= MAX_KEPT_TERMS:
                 return
             terms.append(term)
             dfs.append(df)
@@ -178,7 +186,7 @@ class Bm25Index:
             return
         contrib, in_title = self._parts(ids, tfs, sizes)
         self._kept = _Kept(at={term: j for j, term in enumerate(terms)},
-                           bounds=array("q", [0, *np.cumsum(sizes).tolist()]),
+                           bounds=array("q", [0, *np.array(sizes).cumsum().tolist()]),
                            ids=ids.astype(np.uint16 if self.n < 1 << 16 else np.uint32), contrib=contrib,
                            in_title=in_title)
 
@@ -284,15 +292,15 @@ class Bm25Index:
     def _in_titles(postings: list[Posting | None], cids: Iterable[int]) -> list[int]:
         if not postings or any(p is None for p in postings):
             return []
-        kept = list(cids)
+        left = list(cids)
         # The rarest first: most sections fail there, and later terms' title sets (a common
         # word's are thousands of ids) are seldom needed at all.
         for p in sorted(postings, key=lambda p: p.df):  # type: ignore[union-attr]
             titled = p.titled  # type: ignore[union-attr]
-            kept = [cid for cid in kept if cid in titled]
-            if not kept:
+            left = [cid for cid in left if cid in titled]
+            if not left:
                 break
-        return kept
+        return left
 
     def frequencies(self, words: Sequence[str]) -> list[int]:
         """Each query word's document frequency (0: not in the package)."""
