@@ -371,30 +371,38 @@ def score_together(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence
     query units' postings (None: not in the package) and the weight each unit adds to a
     section's presence sum (missing weights: 0).
 
-    Each package's sums are one `bincount` over its own chunk ids (a few kilobytes, which stay
-    in the cache), in its units' order, as a package searched alone adds them. Laid out as
-    the rows of one array as wide as the largest, one partition then finds every row's
-    `limit`-th best. Each package's best are those at least as good as its `limit`-th (ties
-    kept), best first, among equal scores the lowest ids, cut at `limit`: FTS5's ranking.
+    The packages' sums are the rows of one array as wide as the largest package, made by one
+    `bincount` over every package's chunk ids (package k's shifted by k rows), in the packages'
+    and then their units' order: each section's sum adds its package's units in their order,
+    as a package searched alone adds them. One partition then finds every row's `limit`-th
+    best. Each package's best are those at least as good as its `limit`-th (ties kept), best
+    first, among equal scores the lowest ids, cut at `limit`: FTS5's ranking.
     """
     import numpy as np
 
     width = max((n for n, _, _ in parts), default=0) + 1
-    rows: list[np.ndarray] = []
-    weighed: list[np.ndarray] = []
+    found: list[Posting] = []
+    weights: list[float] = []
+    sizes: list[int] = []  # postings per package
     for _, units, unit_weights in parts:
-        found = [(u, unit_weights[j] if j < len(unit_weights) else 0.0) for j, u in enumerate(units) if u is not None]
-        if found:
-            ids = np.concatenate([u.ids for u, _ in found]) if len(found) > 1 else found[0][0].ids
-            rows.append(np.bincount(ids, weights=np.concatenate([u.contrib for u, _ in found]) if len(found) > 1
-                                    else found[0][0].contrib, minlength=width))
-            weighed.append(np.bincount(ids, weights=np.array([w for _, w in found]).repeat([u.df for u, _ in found]),
-                                       minlength=width))
-        else:
-            rows.append(np.zeros(width))
-            weighed.append(rows[-1])
-    grid = np.vstack(rows) if len(rows) > 1 else rows[0][None, :] if rows else np.zeros((0, width))
-    presence = np.vstack(weighed) if len(weighed) > 1 else weighed[0][None, :] if weighed else np.zeros((0, width))
+        before = len(found)
+        for j, u in enumerate(units):
+            if u is not None:
+                found.append(u)
+                weights.append(unit_weights[j] if j < len(unit_weights) else 0.0)
+        sizes.append(sum(len(u.ids) for u in found[before:]))
+    cells = len(parts) * width
+    grid: np.ndarray
+    presence: np.ndarray
+    if found:
+        ids = np.concatenate([u.ids for u in found])
+        if len(parts) > 1:
+            ids = ids + (np.arange(len(parts)) * width).repeat(sizes)
+        grid = np.bincount(ids, weights=np.concatenate([u.contrib for u in found]), minlength=cells)
+        presence = np.bincount(ids, weights=np.array(weights).repeat([len(u.ids) for u in found]), minlength=cells)
+    else:
+        grid = presence = np.zeros(cells)
+    grid, presence = grid.reshape(len(parts), width), presence.reshape(len(parts), width)
     if limit <= 0 or not grid.any():
         none = np.zeros(0, dtype=np.int64)
         return Together(none, none, np.zeros(0), presence)
