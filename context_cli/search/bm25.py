@@ -383,14 +383,16 @@ def score_together(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence
     width = max((n for n, _, _ in parts), default=0) + 1
     found: list[Posting] = []
     weights: list[float] = []
+    lengths: list[int] = []  # postings per unit found
     sizes: list[int] = []  # postings per package
     for _, units, unit_weights in parts:
-        before = len(found)
+        before = len(lengths)
         for j, u in enumerate(units):
             if u is not None:
                 found.append(u)
                 weights.append(unit_weights[j] if j < len(unit_weights) else 0.0)
-        sizes.append(sum(len(u.ids) for u in found[before:]))
+                lengths.append(len(u.ids))
+        sizes.append(sum(lengths[before:]))
     cells = len(parts) * width
     grid: np.ndarray
     presence: np.ndarray
@@ -399,7 +401,7 @@ def score_together(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence
         if len(parts) > 1:
             ids = ids + (np.arange(len(parts)) * width).repeat(sizes)
         grid = np.bincount(ids, weights=np.concatenate([u.contrib for u in found]), minlength=cells)
-        presence = np.bincount(ids, weights=np.array(weights).repeat([len(u.ids) for u in found]), minlength=cells)
+        presence = np.bincount(ids, weights=np.array(weights).repeat(lengths), minlength=cells)
     else:
         grid = presence = np.zeros(cells)
     grid, presence = grid.reshape(len(parts), width), presence.reshape(len(parts), width)
