@@ -86,10 +86,14 @@ def _tokens(query: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=1024)
-def _name_rule(name: str) -> tuple[str, int]:
-    """A library name as one word, and how long a prefix of it must be to name it."""
+def _name_forms(name: str) -> frozenset[str]:
+    """The words that name a library: its name as one word (separators ignored), and each
+    prefix of that of at least half of it and 4 letters."""
     whole = "".join(_TOKEN.findall(name.lower()))
-    return whole, max(4, (len(whole) + 1) // 2)
+    if not whole:
+        return frozenset()
+    least = max(4, (len(whole) + 1) // 2)
+    return frozenset((whole, *(whole[:k] for k in range(least, len(whole)))))
 
 
 @lru_cache(maxsize=4096)  # pure; asked once per package searched (ten a query), again for a repeated question
@@ -100,16 +104,9 @@ def without_library_name(query: str, name: str) -> str:
     name when it is the whole name or a prefix of at least half of it and 4 letters (separators
     ignored: `tailwind`, `next` for nextjs; not `tail`); the query is kept whole when nothing
     else would be left."""
-    whole, least = _name_rule(name)
-    if not whole:
-        return query
-
-    def names_it(word: str) -> bool:
-        w = word.lower()
-        return w == whole or (len(w) >= least and whole.startswith(w))
-
-    if not any(map(names_it, _tokens(query))):  # the common case, once per package searched
+    forms = _name_forms(name)
+    if forms.isdisjoint(_tokens(query)):  # the common case, once per package searched
         return query
     words = _WORD.findall(query)
-    kept = [w for w in words if not all(names_it(t) for t in _TOKEN.findall(w) or [w])]
+    kept = [w for w in words if not all(t.lower() in forms for t in _TOKEN.findall(w) or [w])]
     return " ".join(kept) if terms(" ".join(kept)) else query
