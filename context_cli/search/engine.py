@@ -321,6 +321,7 @@ class _Ranking:
     def __init__(self, inputs: list[_Input], pkg: list[int], cid: list[int], score: list[float], coverage: list[float],
                  path: list[str], chars: list[int]) -> None:
         self._inputs = inputs
+        self._labels = [x.s.label for x in inputs]
         self._pkg, self._cid, self._score, self._coverage = pkg, cid, score, coverage
         self._path, self._chars = path, chars
         self.tokens = [(c + 3) // 4 for c in chars]  # its text's tokens, as `estimate_tokens` counts them
@@ -332,7 +333,7 @@ class _Ranking:
 
     def page_of(self, k: int) -> tuple[str, str]:
         """The candidate's page, as the pack tells pages apart: (library, path)."""
-        return self._inputs[self._pkg[k]].s.label, self._path[k]
+        return self._labels[self._pkg[k]], self._path[k]
 
     def __len__(self) -> int:
         return len(self._cid)
