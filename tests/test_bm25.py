@@ -198,15 +198,81 @@ def test_a_served_package_keeps_its_postings_and_ranks_bit_for_bit_as_before():
 
     inst = _add(EVAL_CORPUS, "anthropic")
     kept = _served(inst)
+    queries = [(terms(q), [" ".join(p) for p in phrases(q)]) for q in EVAL_QUERIES + QUERIES + HOSTILE]
+    stored = kept._kept_phrases
+    assert stored is not None and any(" ".join(bm25._unit_tokens((p,))[p]) in stored.at for _, ps in queries for p in ps)
     reads: list[str] = []
-    kept.db.set_trace_callback(lambda sql: reads.append(sql) if "bm25_terms" in sql else None)
+    kept.db.set_trace_callback(lambda sql: reads.append(sql) if "bm25_" in sql else None)
     try:
         with open_package(inst.path) as pkg:
             fresh = bm25.Bm25Index.load(pkg.db, WEIGHTS, pkg.has_bm25_phrases)
-            _same_as_read(kept, fresh, [(terms(q), [" ".join(p) for p in phrases(q)])
-                                        for q in EVAL_QUERIES + QUERIES + HOSTILE])
+            _same_as_read(kept, fresh, queries)
     finally:
         kept.db.set_trace_callback(None)
+    assert reads == []
+
+
+def test_a_served_package_keeps_its_phrases_only_within_the_cap(monkeypatch):
+    """Its terms fill the cap: its phrases are not kept, and are read (and rank) as before."""
+    from context_cli.search.fts import phrases, terms
+
+    inst = _add(EVAL_CORPUS, "anthropic")
+    with open_package(inst.path) as pkg:
+        (postings,) = pkg.db.execute("SELECT sum(df) FROM bm25_terms").fetchone()
+    monkeypatch.setattr(bm25, "MAX_KEPT_POSTINGS", postings)
+    kept = _served(inst)
+    assert kept._kept_phrases is None
+    reads: list[str] = []
+    kept.db.set_trace_callback(lambda sql: reads.append(sql) if "bm25_phrases" in sql else None)
+    try:
+        with open_package(inst.path) as pkg:
+            fresh = bm25.Bm25Index.load(pkg.db, WEIGHTS, pkg.has_bm25_phrases)
+            _same_as_read(kept, fresh, [(terms(q), [" ".join(p) for p in phrases(q)]) for q in EVAL_QUERIES])
+    finally:
+        kept.db.set_trace_callback(None)
+    assert reads
+
+
+def test_a_damaged_phrase_row_met_when_postings_are_kept_keeps_the_terms_alone(tmp_path):
+    """A stored phrase's row damaged after install: the terms are kept, the phrases not; the
+    question with that phrase falls back to FTS5 and gets the answer it got before."""
+    inst = _add(EVAL_CORPUS, "anthropic")
+    question = "What is the max_tokens parameter?"
+    expected = search(question, [inst])
+    with open_package(inst.path) as pkg:
+        assert pkg.db.execute("SELECT 1 FROM bm25_phrases WHERE phrase = 'max token'").fetchone()
+    shutil.copy(_tampered(inst, tmp_path, "UPDATE bm25_phrases SET postings = x'00' WHERE phrase = 'max token'"),
+                inst.path)
+    from context_cli.search.index import clear_cache
+
+    clear_cache()
+    kept = _served(inst)
+    assert kept._kept_phrases is None
+    answer = search(question, [inst])
+    assert [r["title"] for r in answer["results"]] == [r["title"] for r in expected["results"]]
+    with open_searchable(inst).lock:
+        assert open_searchable(inst).bm25 is None  # (the bad row was met: FTS5 from then on)
+
+
+def test_a_served_package_keeps_its_pages_tokens():
+    """savedPercent's page totals are read in one scan once a package is served: the same
+    answers as totals read page by page, and no more reads of them."""
+    from context_cli.search.index import clear_cache
+
+    inst = _add(EVAL_CORPUS, "anthropic")
+    fresh = {}
+    for q in EVAL_QUERIES:  # (each a first search: totals read page by page)
+        clear_cache()
+        fresh[q] = search(q, [inst])
+    clear_cache()
+    _served(inst)
+    reads: list[str] = []
+    s = open_searchable(inst)
+    s.pkg.db.set_trace_callback(lambda sql: reads.append(sql) if "sum(tokens)" in sql else None)
+    try:
+        assert {q: search(q, [inst]) for q in EVAL_QUERIES} == fresh
+    finally:
+        s.pkg.db.set_trace_callback(None)
     assert reads == []
 
 

@@ -143,16 +143,20 @@ class Package:
         with self.deadline(DEFAULT_DEADLINE_S if ids is not None else LOAD_DEADLINE_S):
             return self.db.execute(sql + " ORDER BY id", params).fetchall()
 
-    def tokens_per_page(self, paths: Iterable[str]) -> dict[str, int]:
+    def tokens_per_page(self, paths: Iterable[str] | None) -> dict[str, int]:
         """Doc path -> tokens of all its sections together (what reading the page whole
-        costs), for these pages (found through our `chunks_page_tokens` index)."""
-        params = sorted(set(paths))
-        if not params:
-            return {}
-        with self.deadline():
+        costs), for these pages (found through our `chunks_page_tokens` index), or for every
+        page whose path is text, in one scan, when None."""
+        if paths is None:
+            sql, params, seconds = "WHERE typeof(doc_path) = 'text'", [], LOAD_DEADLINE_S
+        else:
+            params, seconds = sorted(set(paths)), DEFAULT_DEADLINE_S
+            if not params:
+                return {}
+            sql = f"WHERE doc_path IN ({','.join('?' * len(params))})"
+        with self.deadline(seconds):
             return {str(dp): int(n) for dp, n in self.db.execute(
-                f"SELECT doc_path, coalesce(sum(tokens), 0) FROM chunks WHERE doc_path IN "
-                f"({','.join('?' * len(params))}) GROUP BY doc_path", params)}
+                f"SELECT doc_path, coalesce(sum(tokens), 0) FROM chunks {sql} GROUP BY doc_path", params)}
 
     def pages(self) -> list[PageRecord]:
         """Our `pages` rows (none in packages from elsewhere)."""

@@ -89,6 +89,7 @@ class Bm25Index:
         self._held = 0
         self._last: _Query | None = None
         self._kept: _Kept | None = None  # every term's postings, inflated once served (`keep_postings`)
+        self._kept_phrases: _Kept | None = None  # and every stored phrase's
 
     @classmethod
     def load(cls, db: sqlite3.Connection, weights: Sequence[float], phrases: bool = False) -> Bm25Index:
@@ -158,37 +159,50 @@ class Bm25Index:
         return out
 
     def keep_postings(self) -> None:
-        """Read, inflate and score every term's postings now, and keep them: a package searched
-        again is being served, and a question's new words are then slices of memory, not rows
-        read, inflated and scored (a sixth of a new question's cost). A 2,000-section package's
-        5,490 terms and 192,000 postings take 2.6 MB (11 bytes a posting, and the terms' index)
-        and 25 ms, once. A package of more than MAX_KEPT_POSTINGS or MAX_KEPT_TERMS keeps none.
-        A damaged row raises here (`MalformedIndex`), as it would when its word is searched.
+        """Read, inflate and score every term's postings now, and keep them, and the stored
+        phrases' too: a package searched again is being served, and a question's new words
+        are then slices of memory, not rows read, inflated and scored (a sixth of a new
+        question's cost). A 2,000-section package's 5,490 terms and 192,000 postings take
+        2.6 MB (11 bytes a posting, and the terms' index) and 25 ms, once; its 1,076 phrases
+        0.4 MB more. A package of more than MAX_KEPT_POSTINGS or MAX_KEPT_TERMS keeps none,
+        and its phrases are kept only within what its terms leave of those. A damaged row
+        raises here (`MalformedIndex`), as it would when its word is searched: its terms
+        then keep none, its phrases none.
         (Kept postings are cached as read ones are: at most MAX_KEPT_POSTINGS, well within
-        MAX_CACHED_POSTINGS, so they never push a phrase out.)"""
-        import numpy as np
+        MAX_CACHED_POSTINGS, so they never push a phrase FTS5 found out.)"""
+        found = self._all_rows("SELECT term, df, postings FROM bm25_terms", MAX_KEPT_POSTINGS, MAX_KEPT_TERMS)
+        if found is None:
+            return
+        terms, ids, tfs, sizes = found
+        if not sizes:
+            return
+        self._kept = _Kept.of(terms, ids, sizes, *self._parts(ids, tfs, sizes), wide=self.n >= 1 << 16)
+        if self.has_phrases:
+            held = len(ids)
+            found = self._all_rows("SELECT phrase, df, postings FROM bm25_phrases", MAX_KEPT_POSTINGS - held,
+                                   MAX_KEPT_TERMS - len(terms))
+            if found is not None:
+                phrases, ids, tfs, sizes = found
+                self._kept_phrases = _Kept.of(phrases, ids, sizes, self._phrase_parts(ids, tfs, sizes), None,
+                                              wide=self.n >= 1 << 16)
 
+    def _all_rows(self, sql: str, most: int, rows: int) -> tuple[list[str], np.ndarray, np.ndarray, list[int]] | None:
+        """Every row of an index table (key, df, postings), decoded: the keys, and the postings
+        one after another (`decode_many`); None past `most` postings or `rows` rows."""
         # (Three lists, not a list of rows: 5,490 tuples alive through a garbage collection reach
         # its oldest generation, and a later search then pays for a full collection, 11 ms.)
-        terms: list[str] = []
+        keys: list[str] = []
         dfs: list[object] = []
         blobs: list[object] = []
         total = 0
-        for term, df, blob in self.db.execute("SELECT term, df, postings FROM bm25_terms"):
+        for key, df, blob in self.db.execute(sql):
             total += abs(df) if isinstance(df, int) else 0  # (a bad df fails in `decode_many`, after this cap)
-            if total > MAX_KEPT_POSTINGS or len(terms) >= MAX_KEPT_TERMS:
-                return
-            terms.append(term)
+            if total > most or len(keys) >= rows:
+                return None
+            keys.append(key)
             dfs.append(df)
             blobs.append(blob)
-        ids, tfs, sizes = decode_many(zip(dfs, blobs, strict=True), self.n)
-        if not sizes:
-            return
-        contrib, in_title = self._parts(ids, tfs, sizes)
-        self._kept = _Kept(at={term: j for j, term in enumerate(terms)},
-                           bounds=array("q", [0, *np.array(sizes).cumsum().tolist()]),
-                           ids=ids.astype(np.uint16 if self.n < 1 << 16 else np.uint32), contrib=contrib,
-                           in_title=in_title)
+        return (keys, *decode_many(zip(dfs, blobs, strict=True), self.n))
 
     def phrase(self, text: str, tokens: tuple[str, ...]) -> Posting | None:
         """A phrase's rows and BM25 contributions, cached: from the package's phrase postings
@@ -225,17 +239,26 @@ class Bm25Index:
         return result
 
     def _stored_phrase(self, tokens: tuple[str, ...]) -> Posting | None:
-        """The phrase's part from `bm25_phrases`, computed in the order FTS5's `bm25()` computes
-        it (so the same bits); None when the package does not store the phrase."""
-        import numpy as np
-
+        """The phrase's part from `bm25_phrases` (or kept from it: `keep_postings`); None when
+        the package does not store the phrase."""
+        kept = self._kept_phrases
+        if kept is not None:
+            j = kept.at.get(" ".join(tokens))
+            return kept.posting(j) if j is not None else None
         row = self.db.execute("SELECT df, postings FROM bm25_phrases WHERE phrase = ?", (" ".join(tokens),)).fetchone()
         if row is None:
             return None
-        ids, tfs, _ = decode_many([row], self.n)
+        ids, tfs, sizes = decode_many([row], self.n)
+        return Posting(ids=ids, contrib=self._phrase_parts(ids, tfs, sizes))
+
+    def _phrase_parts(self, ids: np.ndarray, tfs: np.ndarray, sizes: list[int]) -> np.ndarray:
+        """Phrases' postings one after another (as `_parts` has terms') -> each posting's BM25
+        part, computed in the order FTS5's `bm25()` computes a phrase's (so the same bits)."""
+        import numpy as np
+
+        idf = np.array([self.idf(n) for n in sizes]).repeat(sizes)
         f = self.weights @ tfs.astype(np.float64)
-        contrib = self.idf(len(ids)) * ((f * (K1 + 1)) / (f + self._k[ids]))
-        return Posting(ids=ids, contrib=contrib)
+        return idf * ((f * (K1 + 1)) / (f + self._k[ids]))  # type: ignore[no-any-return]
 
     def units(self, words: Sequence[str], phrases: Sequence[str]) -> list[Posting | None]:
         """Postings of each query unit: quoted words (a word FTS5 splits is a phrase) and phrases."""
@@ -323,17 +346,26 @@ class Bm25Index:
 @dataclass(frozen=True)
 class _Kept:
     """A served package's postings, inflated and scored (`Bm25Index.keep_postings`): each
-    term's are a span of three arrays."""
+    term's (or stored phrase's) are a span of three arrays."""
 
     at: dict[str, int]  # term -> its place j: its postings are [bounds[j]:bounds[j + 1]] of the arrays
     bounds: array[int]  # (a fifth of a list's memory; its items are ints, as slices want)
     ids: np.ndarray  # uint16 (uint32 past 65,535 chunks): every term's sorted chunk ids, term after term
     contrib: np.ndarray  # float64: their BM25 parts
-    in_title: np.ndarray  # bool
+    in_title: np.ndarray | None  # bool (None for phrases)
+
+    @classmethod
+    def of(cls, keys: list[str], ids: np.ndarray, sizes: list[int], contrib: np.ndarray, in_title: np.ndarray | None,
+           wide: bool) -> _Kept:
+        import numpy as np
+
+        return cls(at={key: j for j, key in enumerate(keys)}, bounds=array("q", [0, *np.array(sizes).cumsum().tolist()]),
+                   ids=ids.astype(np.uint32 if wide else np.uint16), contrib=contrib, in_title=in_title)
 
     def posting(self, j: int) -> Posting:
         a, b = self.bounds[j], self.bounds[j + 1]
-        return Posting(ids=self.ids[a:b], contrib=self.contrib[a:b], in_title=self.in_title[a:b])
+        in_title = self.in_title
+        return Posting(ids=self.ids[a:b], contrib=self.contrib[a:b], in_title=in_title[a:b] if in_title is not None else None)
 
 
 @dataclass(slots=True)
@@ -383,29 +415,28 @@ def score_together(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence
     width = max((n for n, _, _ in parts), default=0) + 1
     found: list[Posting] = []
     weights: list[float] = []
-    lengths: list[int] = []  # postings per unit found
-    sizes: list[int] = []  # postings per package
+    ends: list[int] = []  # where each package's units end in `found`
     for _, units, unit_weights in parts:
-        before = len(lengths)
-        for j, u in enumerate(units):
-            if u is not None:
-                found.append(u)
-                weights.append(unit_weights[j] if j < len(unit_weights) else 0.0)
-                lengths.append(len(u.ids))
-        sizes.append(sum(lengths[before:]))
+        words, phrases = units[:len(unit_weights)], [u for u in units[len(unit_weights):] if u is not None]
+        found += [u for u in words if u is not None]
+        weights += [w for u, w in zip(words, unit_weights, strict=False) if u is not None]  # (fewer units: weights to spare)
+        found += phrases
+        weights += [0.0] * len(phrases)
+        ends.append(len(found))
     cells = len(parts) * width
     grid: np.ndarray
     presence: np.ndarray
     if found:
-        ids = np.concatenate([u.ids for u in found])
+        lengths = [len(u.ids) for u in found]
+        ids = np.concatenate([u.ids for u in found], dtype=np.intp)
         if len(parts) > 1:
-            ids = ids + (np.arange(len(parts)) * width).repeat(sizes)
+            ids += (np.arange(len(parts)) * width).repeat([sum(lengths[a:b]) for a, b in zip([0, *ends[:-1]], ends, strict=True)])
         grid = np.bincount(ids, weights=np.concatenate([u.contrib for u in found]), minlength=cells)
         presence = np.bincount(ids, weights=np.array(weights).repeat(lengths), minlength=cells)
     else:
         grid = presence = np.zeros(cells)
     grid, presence = grid.reshape(len(parts), width), presence.reshape(len(parts), width)
-    if limit <= 0 or not grid.any():
+    if limit <= 0:  # (with no score above 0, the steps below find none)
         none = np.zeros(0, dtype=np.int64)
         return Together(none, none, np.zeros(0), presence)
     if len(parts) == 1:  # (one row: no rows to sort the best by)
@@ -419,8 +450,7 @@ def score_together(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence
     # (A flat nonzero, split into row and id, is the 2-D one's result at a third of its cost.)
     row, cid = np.divmod(((grid > 0.0) & (grid >= kth[:, None])).ravel().nonzero()[0], width)
     score = grid[row, cid]
-    o = np.argsort(-score, kind="stable")  # (row, cid) came sorted: ties keep the lowest ids first
-    o = o[np.argsort(row[o].astype(np.int32), kind="stable")]
+    o = np.lexsort((-score, row))  # (stable, and (row, cid) came sorted: ties keep the lowest ids first)
     row, cid, score = row[o], cid[o], score[o]
     first = np.searchsorted(row, np.arange(len(parts)))
     keep = np.arange(len(row)) - first[row] < limit

@@ -175,13 +175,24 @@ class Searchable:
             known.chars.update(found.chars)
             absent.update(cid for cid in todo if cid not in found.pages)  # a vector or index row without a section
             self._whole_map = whole
-            if whole and self._bm25 is not None:  # (served, then: its BM25 postings too)
-                try:
-                    with self.pkg.deadline(LOAD_DEADLINE_S):
-                        self._bm25.keep_postings()
-                except (*INDEX_FAULTS, InvalidPackage):  # (too slow or damaged: its words are queried as before)
-                    pass
+            if whole:
+                self._keep_served()
         return known
+
+    def _keep_served(self) -> None:
+        """A package being served keeps, once, what new questions would otherwise read row by
+        row: every page's tokens (for savedPercent) and its BM25 postings. Either one too slow
+        or damaged is left out, and read as before."""
+        try:
+            self._page_tokens.update(self.pkg.tokens_per_page(None))
+        except (InvalidPackage, ValueError, OverflowError):  # (a hostile total: NaN, infinite)
+            pass
+        if self._bm25 is not None:
+            try:
+                with self.pkg.deadline(LOAD_DEADLINE_S):
+                    self._bm25.keep_postings()
+            except (*INDEX_FAULTS, InvalidPackage):
+                pass
 
     def section_table(self) -> SectionTable | None:
         """The whole section map as arrays (`sections.SectionTable`), once it is read; None
@@ -252,7 +263,8 @@ class Searchable:
 
     def page_tokens(self, doc_paths: list[str]) -> int:
         """Tokens of these pages read whole (for savedPercent), each page's total read once
-        per process. Call under `lock`."""
+        per process (all of them at once for a package being served: `_keep_served`). Call
+        under `lock`."""
         totals = self._page_tokens
         todo = {p for p in doc_paths if p not in totals}
         if todo:
