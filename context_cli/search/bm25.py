@@ -25,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,7 @@ MAX_PHRASE_ROWS = 1_000_000
 # index, Django's; keeping them peaks at 56 bytes each), and up to this many terms.
 MAX_KEPT_POSTINGS = 1_000_000
 MAX_KEPT_TERMS = 100_000
+_DF = attrgetter("df")
 
 
 # --- searching -------------------------------------------------------------------------------
@@ -53,12 +55,9 @@ def _unit_tokens(units: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:
 class Posting:
     ids: np.ndarray  # sorted chunk ids (int64; uint16 or uint32 where kept: `_Kept`)
     contrib: np.ndarray  # this term's BM25 contribution to each of those chunks
+    df: int  # how many (len(ids): a field, as a search reads it a few hundred times)
     in_title: np.ndarray | None = None  # bool per chunk: its section title holds the term (None for a phrase)
     _titled: frozenset[int] | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def df(self) -> int:
-        return len(self.ids)
 
     @property
     def titled(self) -> frozenset[int]:
@@ -111,7 +110,7 @@ class Bm25Index:
         out, start = [], 0
         for n in sizes:
             end = start + n
-            out.append(Posting(ids=ids[start:end], contrib=contrib[start:end], in_title=in_title[start:end]))
+            out.append(Posting(ids=ids[start:end], contrib=contrib[start:end], df=n, in_title=in_title[start:end]))
             start = end
         return out
 
@@ -136,12 +135,14 @@ class Bm25Index:
         """Posting lists of FTS5 terms (None: not in the package), one indexed query for all."""
         out: dict[str, Posting | None] = {}
         todo = []
+        cache = self._cache
         for t in dict.fromkeys(terms):
-            if t in self._cache:
-                self._cache.move_to_end(t)
-                out[t] = self._cache[t]
-            else:
+            p = cache.get(t, cache)  # (`cache` itself: not cached; None: not in the package)
+            if p is cache:
                 todo.append(t)
+            else:
+                cache.move_to_end(t)
+                out[t] = p  # type: ignore[assignment]
         if todo:
             kept = self._kept
             if kept is not None:
@@ -234,7 +235,8 @@ class Bm25Index:
                 ids = np.fromiter((r[0] for r in found), dtype=np.int64, count=len(found))
                 contrib = -np.fromiter((r[1] for r in found), dtype=np.float64, count=len(found))
                 ok = (ids >= 1) & (ids <= self.n)
-                result = Posting(ids=ids[ok], contrib=contrib[ok])
+                ids = ids[ok]
+                result = Posting(ids=ids, contrib=contrib[ok], df=len(ids))
         self._remember(key, result)
         return result
 
@@ -249,7 +251,7 @@ class Bm25Index:
         if row is None:
             return None
         ids, tfs, sizes = decode_many([row], self.n)
-        return Posting(ids=ids, contrib=self._phrase_parts(ids, tfs, sizes))
+        return Posting(ids=ids, contrib=self._phrase_parts(ids, tfs, sizes), df=len(ids))
 
     def _phrase_parts(self, ids: np.ndarray, tfs: np.ndarray, sizes: list[int]) -> np.ndarray:
         """Phrases' postings one after another (as `_parts` has terms') -> each posting's BM25
@@ -266,14 +268,10 @@ class Bm25Index:
         singles = [toks[w][0] for w in words if len(toks[w]) == 1]
         plist = self.postings(singles) if singles else {}
         out: list[Posting | None] = []
-        for w in list(words) + list(phrases):
+        for w in words:  # (a word of several tokens is a phrase)
             t = toks[w]
-            if not t:
-                out.append(None)
-            elif len(t) == 1 and w in words:
-                out.append(plist[t[0]])
-            else:
-                out.append(self.phrase(w, t))
+            out.append(plist[t[0]] if len(t) == 1 else self.phrase(w, t) if t else None)
+        out += [self.phrase(p, toks[p]) if toks[p] else None for p in phrases]
         return out
 
     def _units_cached(self, words: Sequence[str], phrases: Sequence[str]) -> _Query:
@@ -318,7 +316,7 @@ class Bm25Index:
         left = list(cids)
         # The rarest first: most sections fail there, and later terms' title sets (a common
         # word's are thousands of ids) are seldom needed at all.
-        for p in sorted(postings, key=lambda p: p.df):  # type: ignore[union-attr]
+        for p in sorted(postings, key=_DF):
             titled = p.titled  # type: ignore[union-attr]
             left = [cid for cid in left if cid in titled]
             if not left:
@@ -365,7 +363,8 @@ class _Kept:
     def posting(self, j: int) -> Posting:
         a, b = self.bounds[j], self.bounds[j + 1]
         in_title = self.in_title
-        return Posting(ids=self.ids[a:b], contrib=self.contrib[a:b], in_title=in_title[a:b] if in_title is not None else None)
+        return Posting(ids=self.ids[a:b], contrib=self.contrib[a:b], df=b - a,
+                       in_title=in_title[a:b] if in_title is not None else None)
 
 
 @dataclass(slots=True)

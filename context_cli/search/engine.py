@@ -261,10 +261,11 @@ def _evidence_together(inputs: list[_Input], query: str, fused: Fused, books: Sh
         except PACKAGE_FAULTS as e:
             failed[p] = e
             matchers.append(None)
+    tokens, owner = books.tokens, books.owner
     for at in set(page.tolist()):
-        match = matchers[books.owner[at]]
-        if match is not None:
-            title[at] = match(books.tokens[at])
+        match = matchers[owner[at]]
+        if match is not None and (value := match(tokens[at])):  # (most pages: none of the query's words)
+            title[at] = value
     if failed:
         keep = fused.places([p for p in range(len(inputs)) if p not in failed])
         return Evidence(at=keep, page=page[keep], found=found[keep], chars=chars[keep], gain=gain[keep],
