@@ -12,6 +12,7 @@ import statistics
 import subprocess
 import sys
 import tarfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,6 +108,22 @@ class Summary:
         if self.n < 10:
             return f"range {self.low:{fmt}}–{self.high:{fmt}} {unit}, n={self.n}"
         return f"IQR {self.q1:{fmt}}–{self.q3:{fmt}} {unit}, n={self.n}"
+
+
+def pace_ms() -> float:
+    """How fast this host runs Python right now: a fixed piece of interpreter work (dicts,
+    strings, a sort), best of three, in ms. A shared host's pace swings by 1.7x within a
+    minute, and warm search times follow it (correlation 0.77 over 40 blocks of questions),
+    so a warm figure is given with the pace it ran at (`latency.warm`)."""
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        d: dict[int, int] = {}
+        for i in range(20_000):
+            d[i % 977] = d.get(i % 511, 0) + i
+        sorted(str(i) for i in range(5_000))
+        best = min(best, time.perf_counter() - t)
+    return best * 1000
 
 
 def rss_mb(pid: int) -> tuple[float, float]:

@@ -71,8 +71,10 @@ def main() -> None:
     say("ten 2,000-section packages")
     ten = latency.ten_packages_home()
     warm = latency.warm(ten)
-    rows += [row("warm search, 10 × 2,000 sections, hybrid", f"{warm.p50:.1f} ms (p95 {warm.p95:.1f})",
-                 warm.spread("ms"), "≤ 5 ms p50, ≤ 8 ms p95")]
+    rows += [row("warm search, 10 × 2,000 sections, hybrid", f"{warm.all.p50:.1f} ms (p95 {warm.all.p95:.1f})",
+                 warm.all.spread("ms"), "≤ 5 ms p50, ≤ 8 ms p95"),
+             row("the same at the host's fastest pace (`common.pace_ms`)", f"{warm.quiet.p50:.1f} ms (p95 {warm.quiet.p95:.1f})",
+                 f"n={warm.quiet.n}, pace {warm.pace.low:.1f}-{warm.pace.high:.1f} ms", "≤ 5 ms p50, ≤ 8 ms p95")]
     say("serve RSS")
     rss_now, rss_peak = bench_mcp.serve_rss(ten, QUESTIONS[:5])
     rows += [row("RSS of `context serve`, 10 packages loaded", f"{rss_now:.0f} MB", f"peak {rss_peak:.0f} MB",
