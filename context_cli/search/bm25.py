@@ -387,14 +387,24 @@ class Together:
 
     def presence_of(self, k: int) -> Callable[[np.ndarray], np.ndarray]:
         """Package k's candidates -> their presence sums (0 for an id the index lacks)."""
-        row = self.presence[k]
-        width = len(row)
+        presence = self.presence
 
         def look(candidates: np.ndarray) -> np.ndarray:
+            row = presence[k]
+            width = len(row)
             inside = (candidates > 0) & (candidates < width)
             return row[candidates] if inside.all() else row[candidates * inside]  # type: ignore[no-any-return]  # (row[0] is 0)
 
         return look
+
+    def presence_at(self, rows: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+        """Candidates of several packages (each one's row) -> their presence sums, as
+        `presence_of` gives them package by package."""
+        import numpy as np
+
+        width = self.presence.shape[1]
+        inside = (candidates > 0) & (candidates < width)
+        return self.presence[rows, np.where(inside, candidates, 0)]  # type: ignore[no-any-return]  # (column 0 is 0)
 
 
 def score_together(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence[float]]], limit: int) -> Together:

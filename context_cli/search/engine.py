@@ -250,14 +250,16 @@ def _evidence_together(inputs: list[_Input], query: str, fused: Fused, books: Sh
 
     page, found, chars = books.lookup(fused.pkg, fused.cid)
     n = len(fused.cid)
-    gain, coverage, title = np.zeros(n), np.zeros(n), np.zeros(len(books.paths))
+    joint = _coverage_together(inputs, fused)
+    gain, coverage, title = np.zeros(n), joint if joint is not None else np.zeros(n), np.zeros(len(books.paths))
     matchers: list[Callable[[frozenset[str]], float] | None] = []
     failed: dict[int, Exception] = {}
     for p, x in enumerate(inputs):
         a, b = fused.bounds[p], fused.bounds[p + 1]
         try:
             with x.s.lock:
-                matchers.append(_heading_and_title(x, query, fused.cid[a:b], gain[a:b], coverage[a:b]))
+                matchers.append(_heading_and_title(x, query, fused.cid[a:b], gain[a:b],
+                                                   coverage[a:b] if joint is None else None))
         except PACKAGE_FAULTS as e:
             failed[p] = e
             matchers.append(None)
@@ -274,12 +276,27 @@ def _evidence_together(inputs: list[_Input], query: str, fused: Fused, books: Sh
                     paths=books.paths, title=title), failed
 
 
-def _heading_and_title(x: _Input, query: str, cids: np.ndarray, gain: np.ndarray, coverage: np.ndarray
+def _coverage_together(inputs: list[_Input], fused: Fused) -> np.ndarray | None:
+    """Every candidate's coverage of the query (`QueryTerms.coverage`), all packages' at once
+    when all were scored together (None: package by package)."""
+    import numpy as np
+
+    joint = [x.terms.joint for x in inputs]
+    if not joint or any(j is None for j in joint) or len({id(j[0]) for j in joint}) > 1:  # type: ignore[index]
+        return None
+    together = joint[0][0]  # type: ignore[index]
+    totals = np.array([sum(x.terms.idf.values()) for x in inputs])[fused.pkg]
+    rows = np.array([j[1] for j in joint])[fused.pkg]  # type: ignore[index]
+    sums = together.presence_at(rows, fused.cid)
+    return np.divide(sums, totals, out=np.zeros(len(sums)), where=totals > 0)  # type: ignore[no-any-return]
+
+
+def _heading_and_title(x: _Input, query: str, cids: np.ndarray, gain: np.ndarray, coverage: np.ndarray | None
                        ) -> Callable[[frozenset[str]], float]:
-    """Fill in the package's candidates' heading gains and coverage of the query; its title
-    matcher. Call under the package's lock."""
+    """Fill in the package's candidates' heading gains and coverage of the query (None: it is
+    known); its title matcher. Call under the package's lock."""
     term_stems, all_stems, query_stems = _query_stems(x.words)
-    if len(cids):
+    if len(cids) and coverage is not None:
         coverage[:] = x.terms.coverage(cids)
     if query_stems and len(cids):  # only a section whose title holds every query term can have it as its heading
         ids = cids.tolist()
@@ -515,7 +532,7 @@ def _score_lexically(found: list[_Units | _Lexical | Exception], mode: str) -> l
     scored: dict[int, _Lexical] = {}
     for j, ((k, _), (idf, missing)) in enumerate(zip(ours, weights, strict=True)):
         top = (together.cid[bounds[j]:bounds[j + 1]], together.score[bounds[j]:bounds[j + 1]])
-        scored[k] = (top, QueryTerms(idf=idf, missing=missing, presence=together.presence_of(j)))
+        scored[k] = (top, QueryTerms(idf=idf, missing=missing, presence=together.presence_of(j), joint=(together, j)))
     return [scored[k] if k in scored else f for k, f in enumerate(found)]  # type: ignore[misc]
 
 

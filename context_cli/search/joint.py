@@ -168,14 +168,14 @@ def fuse(found: Sequence[Found], cap: int) -> Fused:
             cid, value = cid[best], value[best]
         return Fused(pkg=np.zeros(len(cid), dtype=np.int64), cid=cid, score=value, bounds=[0, len(cid)])
     pkg = np.concatenate((pkg_lex, pkg_dense[alone]))
-    o = grouped(pkg)
+    o = grouped(pkg, groups=len(found))
     pkg, cid, value = pkg[o], cid[o], value[o]
     counts = np.bincount(pkg, minlength=len(found))
     cut = counts > cap
     if cut.any():  # those packages keep their `cap` best, best first (ties in the order found)
-        best = grouped(pkg, (-value).argsort(kind="stable"))
+        best = grouped(pkg, (-value).argsort(kind="stable"), len(found))
         kept = best[cut[pkg[best]] & (ranks_in(pkg[best], counts) < cap)]
-        o = grouped(pkg, np.concatenate((kept, (~cut[pkg]).nonzero()[0])))
+        o = grouped(pkg, np.concatenate((kept, (~cut[pkg]).nonzero()[0])), len(found))
         pkg, cid, value = pkg[o], cid[o], value[o]
         counts = np.minimum(counts, cap)
     return Fused(pkg=pkg, cid=cid, score=value, bounds=[0, *counts.cumsum().tolist()])

@@ -18,7 +18,7 @@ from .fts import build_match, phrases, terms
 if TYPE_CHECKING:
     import numpy as np
 
-    from .bm25 import Bm25Index
+    from .bm25 import Bm25Index, Together
 
 # bm25() column weights: doc_title, section_title, content (tuned with bench/retrieval.py).
 WEIGHTS = (5.0, 10.0, 1.0)
@@ -56,6 +56,7 @@ class QueryTerms:
     idf: dict[str, float]
     missing: list[str]
     presence: Callable[[np.ndarray], np.ndarray]  # candidates -> the summed IDF of the terms each holds
+    joint: tuple[Together, int] | None = None  # where `presence` comes from: row k of packages scored together
 
     def coverage(self, candidates: np.ndarray) -> np.ndarray:
         """Each candidate's share of the query's IDF mass (0..1)."""

@@ -136,7 +136,7 @@ def page_scores(score: np.ndarray, page: np.ndarray, title: np.ndarray, gain: np
     from .runs import grouped, ranks_in
 
     counts = np.bincount(page)
-    o = grouped(page, (-score).argsort(kind="stable"))  # each page's sections, best first
+    o = grouped(page, (-score).argsort(kind="stable"), len(counts))  # each page's sections, best first
     by_page, ranked = page[o], score[o]
     place = ranks_in(by_page, counts)
     extra = np.zeros(len(counts))

@@ -25,7 +25,7 @@ def grouped(keys: np.ndarray, order: np.ndarray | None = None, groups: int | Non
     if order is None:
         order = np.arange(len(keys))
     k = keys[order]
-    if len(k) and k.max() < 2 ** 15:
+    if groups is not None and groups <= 2 ** 15 or groups is None and len(k) and k.max() < 2 ** 15:
         k = k.astype(np.int16)
     return order[k.argsort(kind="stable")]
 
