@@ -87,3 +87,35 @@ def test_a_stack_finds_each_packages_best_rows_as_each_package_alone(sizes):
     for k in (1, 5, 50):
         for best, index, matrix in zip(stack.best_rows(cosines, k), indexes, alone, strict=True):
             assert best.tolist() == index.top_rows(matrix @ query, k).tolist()
+
+
+@pytest.mark.parametrize("sizes", [[60, 60, 60], [7, 0, 120, 3, 51], [1]])
+def test_a_stacks_tops_are_each_packages_own(sizes):
+    """`Stack.tops` works out every package's best rows, their ids and z-scores and its best
+    cosine at once: the same, to the bit, as each package's spread gives them alone (ids with
+    gaps and a package whose cosines are all alike among them)."""
+    import numpy as np
+
+    from context_cli.search.dense import Stack, VectorIndex, standardise
+
+    rng = np.random.default_rng(len(sizes))
+    indexes = []
+    for p, n in enumerate(sizes):
+        ids = np.arange(1, n + 1) * (3 if p == 1 else 1)  # (package 1's ids have gaps)
+        matrix = rng.standard_normal((n, 8)).astype(np.float32)
+        if p == 2:
+            matrix[:] = matrix[:1]  # all alike: no z-scores
+        indexes.append(VectorIndex(ids=ids, matrix=matrix))
+    stack = Stack(indexes)
+    cosines = stack.matrix @ rng.standard_normal(8).astype(np.float32)
+    for k in (1, 5, 50):
+        for top, index, spread, (a, b) in zip(stack.tops(cosines, k), indexes, standardise(cosines, stack.cuts),
+                                              stack.cuts, strict=True):
+            assert top.first == index.first and top.spread.usable == spread.usable
+            assert top.peak == (float(cosines[a:b].max()) if b > a else 0.0)
+            if not spread.usable:  # (all alike: any rows are its best)
+                assert len(top.rows) == min(k, b - a)
+                continue
+            rows = index.top_rows(cosines[a:b], k)
+            assert top.rows.tolist() == rows.tolist() and top.ids.tolist() == index.ids[rows].tolist()
+            assert top.z.tolist() == spread.z(rows).tolist()

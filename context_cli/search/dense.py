@@ -83,6 +83,8 @@ class Stack:
             i.matrix = self.matrix[start:end]
             self.cuts.append((start, end))
             start = end
+        self.firsts = [i.first for i in indexes]  # (worked out once: a search reads them for every package)
+        self._ids = [i.ids for i in indexes]
         # `best_rows` lays the packages' scores out as the rows of one matrix, padded to the
         # longest (None: all are as long, and a reshape does it).
         sizes = [b - a for a, b in self.cuts]
@@ -94,12 +96,18 @@ class Stack:
     def best_rows(self, scores: np.ndarray, k: int) -> list[np.ndarray]:
         """Each package's rows of its `k` best `scores` (one per stacked row), best first: one
         partition for all packages, not one each (ten small calls cost five times as much)."""
+        best = self._best(scores, k)
+        return [rows[:min(k, b - a)] for rows, (a, b) in zip(best, self.cuts, strict=True)]
+
+    def _best(self, scores: np.ndarray, k: int) -> np.ndarray:
+        """(packages, min(k, width)): each package's best rows, best first (a package shorter
+        than `k` ends its row with pads' rows, past its own)."""
         import numpy as np
 
         n, width = len(self.cuts), self.width
         k = min(k, width)
         if not n or not k:
-            return [np.zeros(0, dtype=np.int64) for _ in self.cuts]
+            return np.zeros((n, 0), dtype=np.int64)
         if self._pads is None:
             grid = scores.reshape(n, width)
         else:
@@ -108,8 +116,42 @@ class Stack:
             grid = padded.reshape(n, width)
         part = np.argpartition(grid, width - k, axis=1)[:, width - k:]
         rows = np.arange(n)[:, None]  # (indexing as `take_along_axis` does, without its Python steps)
-        best = part[rows, np.argsort(-grid[rows, part], axis=1)]
-        return [rows[:min(k, b - a)] for rows, (a, b) in zip(best, self.cuts, strict=True)]
+        return part[rows, np.argsort(-grid[rows, part], axis=1)]
+
+    def tops(self, scores: np.ndarray, k: int) -> list[Top]:
+        """Each package's spread of `scores` (`standardise`), its `k` best rows, their chunk ids
+        and z-scores, and its best score: all packages' in a few array steps, not a few each."""
+        import numpy as np
+
+        spreads, s = _standardised(scores, self.cuts)
+        best = self._best(scores, k)
+        if not best.shape[1]:
+            empty = np.zeros(0, dtype=np.int64)
+            return [Top(spread, empty, empty, np.zeros(0), 0.0, first)
+                    for spread, first in zip(spreads, self.firsts, strict=True)]
+        at = np.minimum(np.array([a for a, _ in self.cuts])[:, None] + best, max(len(scores) - 1, 0))
+        z = s[at] / np.array([spread.scale for spread in spreads])[:, None]
+        ids = best + np.array([f or 0 for f in self.firsts])[:, None]
+        peaks = scores[at[:, 0]].tolist()
+        out = []
+        for p, (spread, (a, b), first) in enumerate(zip(spreads, self.cuts, self.firsts, strict=True)):
+            m = min(k, b - a)
+            rows = best[p, :m]
+            out.append(Top(spread, rows, ids[p, :m] if first is not None else self._ids[p][rows], z[p, :m],
+                           peaks[p] if m else 0.0, first))
+        return out
+
+
+@dataclass(slots=True)
+class Top:
+    """One package's part of a stack's cosines (`Stack.tops`)."""
+
+    spread: Spread
+    rows: np.ndarray  # its best rows, best first
+    ids: np.ndarray  # their chunk ids
+    z: np.ndarray  # their z-scores (meaningless where the spread is not usable)
+    peak: float  # its best cosine
+    first: int | None  # its vectors' first chunk id (`VectorIndex.first`)
 
 
 @dataclass(frozen=True)
@@ -135,6 +177,12 @@ def standardise(scores: np.ndarray, cuts: list[tuple[int, int]]) -> list[Spread]
     they are usable: a segment whose mean or deviation is not finite (NaN in a hostile
     package's vectors) or whose cosines are all alike gives none. All segments in a handful of
     array operations, so that many packages cost what one does."""
+    return _standardised(scores, cuts)[0]
+
+
+def _standardised(scores: np.ndarray, cuts: list[tuple[int, int]]) -> tuple[list[Spread], np.ndarray]:
+    """`standardise`, and the deviations of all segments as one array (each spread's are a
+    view of it)."""
     import numpy as np
 
     s = scores.astype(np.float64)
@@ -149,7 +197,7 @@ def standardise(scores: np.ndarray, cuts: list[tuple[int, int]]) -> list[Spread]
             usable = np.isfinite(mean) & np.isfinite(std) & (std > 1e-9) & (sizes > 1)
         scale = np.where(usable, std, 1.0).tolist()
         found = {(a, b): Spread(s[a:b], k, ok) for (a, b), k, ok in zip(live, scale, usable.tolist(), strict=True)}
-    return [found.get((a, b), Spread(s[a:b], 1.0, False)) for a, b in cuts]
+    return [found.get((a, b), Spread(s[a:b], 1.0, False)) for a, b in cuts], s
 
 
 _last: tuple[list[VectorIndex], Stack] | None = None

@@ -445,18 +445,15 @@ def _stacked(searchables: list[Searchable], query: str) -> Callable[[], list[_ZS
     pending.begun(START_WAIT_S)
 
     def finish() -> list[_ZScores | None | Exception]:
-        from .dense import standardise
-
-        cosines = pending()
         # (A package's best cosines are its best z-scores: they are scaled by its mean and deviation.)
-        found = iter(zip(standardise(cosines, stack.cuts), stack.best_rows(cosines, POOL), stack.cuts, strict=True))
+        found = iter(stack.tops(pending(), POOL))
         out: list[_ZScores | None | Exception] = []
         for d in dense:
             if d is None:
                 out.append(None)
                 continue
-            scored, best, (start, _) = next(found)
-            out.append(_ZScores(d[1], scored, model, float(cosines[start + best[0]]) if len(best) else 0.0, best))
+            top = next(found)
+            out.append(_ZScores(d[1], top.spread, model, top.peak, top.first, (top.ids, top.z)))
         return out
 
     return finish
@@ -486,7 +483,8 @@ def _cosines(s: Searchable, query: str, mode: str, query_vectors: dict[int, np.n
     from .dense import standardise
 
     scores = index.scores(qv)
-    return _ZScores(index, standardise(scores, [(0, len(scores))])[0], model, float(scores.max()) if len(scores) else 0.0)
+    return _ZScores(index, standardise(scores, [(0, len(scores))])[0], model, float(scores.max()) if len(scores) else 0.0,
+                    index.first)
 
 
 @dataclass(slots=True)
@@ -569,20 +567,19 @@ class _ZScores:
     (`dense.standardise`: a search asks for the top ones and then for a few more). Not
     `usable`: no z-scores at all (see `standardise`)."""
 
-    def __init__(self, index: VectorIndex, spread: Spread, model: Embedder, peak: float,
-                 best: np.ndarray | None = None) -> None:
+    def __init__(self, index: VectorIndex, spread: Spread, model: Embedder, peak: float, first: int | None,
+                 best: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.spread, self.usable, self.index = spread, spread.usable, index
-        self.first = index.first
+        self.first = first  # (`index.first`, known)
         self.model, self.peak = model, peak  # what made the cosines, and the best of them
-        self.best = best  # rows of the best cosines, best first, when a stack found them
+        self.best = best  # (chunk ids, z) of the POOL best cosines, best first, when a stack found them
 
     def top(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, z) of the `k` best cosines, best first."""
-        best, n = self.best, len(self.spread.dev)
         if not self.usable:
             rows = self.spread.dev[:0].astype("int64")
-        elif best is not None and len(best) >= min(k, n):
-            rows = best[:k]
+        elif self.best is not None and k == POOL:
+            return self.best
         else:
             rows = self.index.top_rows(self.spread.z(), k)
         ids = rows + self.first if self.first is not None else self.index.ids[rows]
