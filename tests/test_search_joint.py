@@ -16,7 +16,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from context_cli.search.joint import LEXICAL_WEIGHT, Z_CAP, Evidence, Found, PackageEvidence, fuse, order
+from context_cli.search.joint import LEXICAL_WEIGHT, Z_CAP, Evidence, Found, PackageEvidence, fuse, order, round3
 from context_cli.search.pages import MORE_PAGES, NEXT_SECTIONS, TITLE_WEIGHT
 from context_cli.search.runs import grouped, ranks_in
 
@@ -164,3 +164,15 @@ def test_a_cut_keeps_the_first_found_among_equal_scores() -> None:
         assert joint(packages, 30, 30, several) == oracle(packages, 30, 30, several)
         fused = fuse([Found(np.arange(1, 61), np.ones(60), np.zeros(0, dtype=np.int64), np.zeros(0))] * len(packages), 30)
         assert fused.of(0).tolist() == list(range(1, 31))
+
+
+def test_round3_is_pythons_round_to_the_bit():
+    """Near a half, numpy's rint(x * 1000) / 1000 is not Python's round(x, 3) (0.0005 -> 0.0
+    against 0.001): round3 is Python's everywhere, halves, their neighbours, 0, 1, inf, NaN."""
+    halves = np.arange(0, 20_001) / 2000.0
+    values = np.concatenate((np.random.default_rng(3).random(100_000), halves, np.nextafter(halves, 2),
+                             np.nextafter(halves, -1), [0.0, 1.0, 0.0625, math.inf, math.nan]))
+    ours = round3(values)
+    python = np.array([round(x, 3) for x in values.tolist()])
+    assert np.array_equal(ours.view(np.int64), python.view(np.int64))
+    assert not np.array_equal(np.rint(halves * 1000) / 1000, python[100_000:120_001])  # (so the halves matter)

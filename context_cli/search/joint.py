@@ -224,10 +224,27 @@ def damp(page: np.ndarray, coverage: np.ndarray, weight: np.ndarray) -> np.ndarr
     used = np.zeros(pages, dtype=bool)
     used[page] = True
     at = used.nonzero()[0]
-    # Python's `round` (correctly rounded), not numpy's (scaled, then rounded): they differ.
     rounded = np.zeros(pages)
-    rounded[at] = [round(x, 3) for x in best[at].tolist()]
+    rounded[at] = round3(best[at])
     return (0.5 + 0.5 * rounded[page]) * weight  # type: ignore[no-any-return]
+
+
+def round3(values: np.ndarray) -> np.ndarray:
+    """Python's `round(x, 3)` of each value (correctly rounded: the double nearest the exact
+    value's 3-place decimal, ties to even), without a Python call each.
+
+    numpy's `rint(x * 1000) / 1000` is that same double unless x * 1000 lies within 1e-6 of
+    a half, where its product's error (< 1e-13) could put it on the other side: those few
+    are rounded by Python. (A call each cost 2,000 instructions of `snprintf` a page.)"""
+    import numpy as np
+
+    scaled = values * 1000
+    out = np.rint(scaled) / 1000
+    with np.errstate(invalid="ignore"):  # (an infinite or NaN value: numpy's is Python's)
+        near = np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6
+    if near.any():
+        out[near] = [round(x, 3) for x in values[near].tolist()]
+    return out  # type: ignore[no-any-return]
 
 
 def _keys(pkg_a: np.ndarray, cid_a: np.ndarray, pkg_b: np.ndarray, cid_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
