@@ -12,7 +12,9 @@ are built once into the bench cache (see common.py) and reused.
     python bench/latency.py              # both
     python bench/latency.py --warm-only  # only 1., e.g. to compare two checkouts run by turns
 
-Each line ends with the 1-minute load average: on a busy machine the times are upper bounds.
+Each warm line gives the 1-minute load average and the host's pace (`common.pace_ms`, timed
+before each block of questions), and the figure of the blocks run at the fastest pace seen:
+on a busy machine the times are upper bounds.
 """
 
 from __future__ import annotations
