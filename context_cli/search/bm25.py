@@ -167,8 +167,8 @@ class Bm25Index:
         2.6 MB (11 bytes a posting, and the terms' index) and 25 ms, once; its 1,076 phrases
         0.4 MB more. A package of more than MAX_KEPT_POSTINGS or MAX_KEPT_TERMS keeps none,
         and its phrases are kept only within what its terms leave of those. A damaged row
-        raises here (`MalformedIndex`), as it would when its word is searched: its terms
-        then keep none, its phrases none.
+        raises here (`MalformedIndex`), as it would when its word is searched: a term's keeps
+        nothing, a phrase's keeps the terms alone.
         (Kept postings are cached as read ones are: at most MAX_KEPT_POSTINGS, well within
         MAX_CACHED_POSTINGS, so they never push a phrase FTS5 found out.)"""
         found = self._all_rows("SELECT term, df, postings FROM bm25_terms", MAX_KEPT_POSTINGS, MAX_KEPT_TERMS)
