@@ -11,13 +11,14 @@ of per-unit parts, so each term's part is precomputed once per process from its 
 list, and each phrase (a split identifier such as `max_tokens` or `Claude's`) gets its part
 from the package's stored phrase postings (`package/phrases.py`: its own split words of common
 words) or else from FTS5 searched for that phrase alone, then cached. A package being served
-keeps every term's postings decoded and scored (`keep_postings`). Scores match FTS5's
-to ~1e-15.
+keeps every term's and stored phrase's postings decoded and scored (`keep_postings`).
+Scores match FTS5's to ~1e-15.
 The user's words reach SQLite only as bound parameters (terms to look up, quoted phrases).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import sqlite3
 from array import array
@@ -29,7 +30,7 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from ..package.bm25 import decode_many, read_lengths, stemmer
+from ..package.bm25 import MAX_ID_FOR_U16, decode_many, read_lengths, stemmer
 
 if TYPE_CHECKING:
     import numpy as np
@@ -177,15 +178,15 @@ class Bm25Index:
         terms, ids, tfs, sizes = found
         if not sizes:
             return
-        self._kept = _Kept.of(terms, ids, sizes, *self._parts(ids, tfs, sizes), wide=self.n >= 1 << 16)
+        wide = self.n > MAX_ID_FOR_U16  # (as the package stores them)
+        self._kept = _Kept.of(terms, ids, sizes, *self._parts(ids, tfs, sizes), wide=wide)
         if self.has_phrases:
             held = len(ids)
             found = self._all_rows("SELECT phrase, df, postings FROM bm25_phrases", MAX_KEPT_POSTINGS - held,
                                    MAX_KEPT_TERMS - len(terms))
             if found is not None:
                 phrases, ids, tfs, sizes = found
-                self._kept_phrases = _Kept.of(phrases, ids, sizes, self._phrase_parts(ids, tfs, sizes), None,
-                                              wide=self.n >= 1 << 16)
+                self._kept_phrases = _Kept.of(phrases, ids, sizes, self._phrase_parts(ids, tfs, sizes), None, wide=wide)
 
     def _all_rows(self, sql: str, most: int, rows: int) -> tuple[list[str], np.ndarray, np.ndarray, list[int]] | None:
         """Every row of an index table (key, df, postings), decoded: the keys, and the postings
@@ -243,11 +244,11 @@ class Bm25Index:
     def _stored_phrase(self, tokens: tuple[str, ...]) -> Posting | None:
         """The phrase's part from `bm25_phrases` (or kept from it: `keep_postings`); None when
         the package does not store the phrase."""
-        kept = self._kept_phrases
+        phrase, kept = " ".join(tokens), self._kept_phrases
         if kept is not None:
-            j = kept.at.get(" ".join(tokens))
+            j = kept.at.get(phrase)
             return kept.posting(j) if j is not None else None
-        row = self.db.execute("SELECT df, postings FROM bm25_phrases WHERE phrase = ?", (" ".join(tokens),)).fetchone()
+        row = self.db.execute("SELECT df, postings FROM bm25_phrases WHERE phrase = ?", (phrase,)).fetchone()
         if row is None:
             return None
         ids, tfs, sizes = decode_many([row], self.n)
@@ -387,19 +388,11 @@ class Together:
 
     def presence_of(self, k: int) -> Callable[[np.ndarray], np.ndarray]:
         """Package k's candidates -> their presence sums (0 for an id the index lacks)."""
-        presence = self.presence
+        return functools.partial(self.presence_at, k)
 
-        def look(candidates: np.ndarray) -> np.ndarray:
-            row = presence[k]
-            width = len(row)
-            inside = (candidates > 0) & (candidates < width)
-            return row[candidates] if inside.all() else row[candidates * inside]  # type: ignore[no-any-return]  # (row[0] is 0)
-
-        return look
-
-    def presence_at(self, rows: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-        """Candidates of several packages (each one's row) -> their presence sums, as
-        `presence_of` gives them package by package."""
+    def presence_at(self, rows: np.ndarray | int, candidates: np.ndarray) -> np.ndarray:
+        """Candidates of several packages (each one's row, or one row for all) -> their
+        presence sums (0 for an id the index lacks)."""
         import numpy as np
 
         width = self.presence.shape[1]
