@@ -268,7 +268,7 @@ def test_a_served_package_keeps_its_pages_tokens():
     _served(inst)
     reads: list[str] = []
     s = open_searchable(inst)
-    s.pkg.db.set_trace_callback(lambda sql: reads.append(sql) if "sum(tokens)" in sql else None)
+    s.pkg.db.set_trace_callback(lambda sql: reads.append(sql) if "total(tokens)" in sql else None)
     try:
         assert {q: search(q, [inst]) for q in EVAL_QUERIES} == fresh
     finally:

@@ -146,7 +146,8 @@ class Package:
     def tokens_per_page(self, paths: Iterable[str] | None) -> dict[str, int]:
         """Doc path -> tokens of all its sections together (what reading the page whole
         costs), for these pages (found through our `chunks_page_tokens` index), or for every
-        page whose path is text, in one scan, when None."""
+        page whose path is text, in one scan, when None. (`total`, not `sum`: a hostile
+        package's counts that add up past SQLite's integers are clamped, not an error.)"""
         if paths is None:
             sql, params, seconds = "WHERE typeof(doc_path) = 'text'", [], LOAD_DEADLINE_S
         else:
@@ -156,7 +157,7 @@ class Package:
             sql = f"WHERE doc_path IN ({','.join('?' * len(params))})"
         with self.deadline(seconds):
             return {str(dp): int(n) for dp, n in self.db.execute(
-                f"SELECT doc_path, coalesce(sum(tokens), 0) FROM chunks {sql} GROUP BY doc_path", params)}
+                f"SELECT doc_path, CAST(total(tokens) AS INTEGER) FROM chunks {sql} GROUP BY doc_path", params)}
 
     def pages(self) -> list[PageRecord]:
         """Our `pages` rows (none in packages from elsewhere)."""

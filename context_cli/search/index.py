@@ -185,7 +185,7 @@ class Searchable:
         or damaged is left out, and read as before."""
         try:
             self._page_tokens.update(self.pkg.tokens_per_page(None))
-        except (InvalidPackage, ValueError, OverflowError):  # (a hostile total: NaN, infinite)
+        except InvalidPackage:  # (too slow)
             pass
         if self._bm25 is not None:
             try:

@@ -174,6 +174,13 @@ def wrong_types(path: Path) -> Path:
     return edit(path, "UPDATE chunks SET tokens = 'many', content = CAST(content AS BLOB) WHERE id = 1")
 
 
+def token_overflow(path: Path) -> Path:
+    """Ours: one page whose sections' token counts add up past SQLite's integers (savedPercent
+    reads their total)."""
+    base_package(path)
+    return edit(path, "UPDATE chunks SET tokens = 9223372036854775807, doc_path = 'same.md'")
+
+
 def with_trigger(path: Path) -> Path:
     """A trigger and a view calling functions: must never run with our privileges."""
     base_package(path)
@@ -336,4 +343,5 @@ TOLERATED: dict[str, Generator] = {
     "with_trigger": with_trigger,
     "nested_json_meta": nested_json_meta,
     "surrogate_text": surrogate_text,
+    "token_overflow": token_overflow,
 }
