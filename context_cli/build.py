@@ -208,7 +208,7 @@ def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | No
     out = _Collected(skipped=fetched.skipped)
     if found is None:
         for doc in fetched.documents or ():
-            record = PageRecord(doc.path, doc.title, doc.url, content_hash(_doc_text(doc)))
+            record = PageRecord(doc.path, doc.title, doc.url, content_hash(_doc_text(doc)), doc.kind)
             old = prev.take(doc.path, record.content_hash) if prev else None
             if old is not None:
                 out.reuse_page(record, old)
@@ -229,13 +229,13 @@ def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | No
     parsed = iter(build_pages(todo, model, pool, progress))
     for rel, _, digest, old in files:
         if old is not None:
-            out.reuse_page(PageRecord(rel, old.title, old.url, digest), old)
+            out.reuse_page(PageRecord(rel, old.title, old.url, digest, old.kind), old)
             continue
         page = next(parsed)
         if isinstance(page, Exception):
             out.skipped += 1
         elif page is not None:
-            out.add_page(PageRecord(rel, page.title, page.url, digest), page)
+            out.add_page(PageRecord(rel, page.title, page.url, digest, page.kind), page)
     return out
 
 
@@ -243,6 +243,7 @@ def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | No
 class _OldPage:
     title: str
     url: str | None
+    kind: str
     chunks: list[tuple[Chunk, np.ndarray | None]]  # (chunk, float32 vector or None)
 
 
@@ -301,10 +302,10 @@ class _Previous:
         chunks = self.chunks.get(doc_path, [])
         if self.vectors_ok and any(v is None for _, v in chunks):
             return None
-        return _OldPage(title=old.doc_title, url=old.url, chunks=chunks)
+        return _OldPage(title=old.doc_title, url=old.url, kind=old.kind, chunks=chunks)
 
 
 def _doc_text(doc: Document) -> str:
     """Everything of a ready-made page that shapes its chunks (for its content hash)."""
-    head = "\n".join((doc.title, doc.url or "", doc.embed_hint or "", doc.description))
+    head = "\n".join((doc.title, doc.url or "", doc.embed_hint or "", doc.description, doc.kind))
     return head + "\n" + "\n".join(f"{b.level}{b.title}\n{b.text}" for b in doc.blocks)

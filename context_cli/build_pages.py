@@ -40,6 +40,7 @@ class PageWork:
 
     title: str
     url: str | None
+    kind: str
     chunks: list[Chunk]
     keys: list[bytes]
     vectors: np.ndarray | None
@@ -56,7 +57,7 @@ def page_work(doc: Document, model: Embedder | None) -> PageWork:
     chunks = chunk_document(doc)
     vectors = model.encode([embed_text(c) for c in chunks]) if model is not None else None
     terms = count_terms([(c.doc_title, c.section_title, c.content) for c in chunks])
-    return PageWork(doc.title, doc.url, chunks, [content_key(c.content) for c in chunks], vectors, terms)
+    return PageWork(doc.title, doc.url, doc.kind, chunks, [content_key(c.content) for c in chunks], vectors, terms)
 
 
 def build_pages(items: Sequence[tuple[str, bytes]], model: Embedder | None, pool: Pool | None = None,

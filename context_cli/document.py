@@ -39,6 +39,13 @@ class Document:
     url: str | None = None
     # Free-form text the dense embedder may prefer to the body (e.g. a flattened API operation).
     embed_hint: str | None = None
+    # What the page is, for ranking: one of PAGE_KINDS.
+    kind: str = "guide"
+
+
+# A page is a guide (prose written to teach), a reference (API entries, often generated from
+# code) or a changelog (release notes, what's new); search weighs them by the question.
+PAGE_KINDS = ("guide", "reference", "changelog")
 
 
 @dataclass

@@ -129,3 +129,25 @@ def test_ready_made_documents_are_reused_too(tmp_path: Path) -> None:
     again = build(fetched_from_spec(spec, "t.yaml"), tmp_path / "b.db", BuildOptions(previous=tmp_path / "a.db"))
     assert again.reused_pages == again.pages == 11
     assert rows(tmp_path / "a.db") == rows(tmp_path / "b.db")
+
+
+def test_a_page_keeps_its_kind_through_a_rebuild(tmp_path: Path) -> None:
+    from context_cli.document import Block, Document
+    from context_cli.package.reader import open_package
+    from context_cli.sources.base import Fetched
+
+    docs = [Document("api/widgets.md", "Widgets API", [Block(2, "make_widget", "Makes a widget of any size.")],
+                     kind="reference"),
+            Document("changes.md", "Changes", [Block(2, "1.2", "Widgets can now be resized.")], kind="changelog"),
+            Document("guide.md", "Guide", [Block(2, "Start", "Make your first widget.")])]
+    build(Fetched("folder", "docs", documents=docs, name="w", version="1"), tmp_path / "a.db", BuildOptions())
+    build(Fetched("folder", "docs", documents=docs, name="w", version="1"), tmp_path / "b.db",
+          BuildOptions(previous=tmp_path / "a.db"))
+    for db in ("a.db", "b.db"):
+        with open_package(tmp_path / db) as pkg:
+            assert {p.doc_path: p.kind for p in pkg.pages()} == {
+                "api/widgets.md": "reference", "changes.md": "changelog", "guide.md": "guide"}
+    with sqlite3.connect(tmp_path / "a.db") as c:  # a package from before the column: every page a guide
+        c.execute("ALTER TABLE pages DROP COLUMN kind")
+    with open_package(tmp_path / "a.db") as pkg:
+        assert {p.kind for p in pkg.pages()} == {"guide"}

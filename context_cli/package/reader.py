@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from ..document import Chunk
+from ..document import PAGE_KINDS, Chunk
 from ..errors import InvalidPackage
 from . import vectors as vec
 from .deadline import DEFAULT_DEADLINE_S, LOAD_DEADLINE_S, PackageTooSlow, QueryGuard
@@ -164,8 +164,11 @@ class Package:
         if not self.has_pages:
             return []
         with self.deadline(LOAD_DEADLINE_S):
-            rows = self.db.execute("SELECT doc_path, doc_title, url, content_hash FROM pages").fetchall()
-        return [PageRecord(*row) for row in rows]
+            columns = {str(r[1]) for r in self.db.execute("PRAGMA table_info(pages)")}
+            kind = "kind" if "kind" in columns else "'guide'"  # packages built before page kinds
+            rows = self.db.execute(f"SELECT doc_path, doc_title, url, content_hash, {kind} FROM pages").fetchall()
+        return [PageRecord(path, title, url, digest, kind if kind in PAGE_KINDS else "guide")
+                for path, title, url, digest, kind in rows]
 
     def vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, (n, dim) float32 unit rows), ids ascending; MalformedVectors when they

@@ -36,7 +36,7 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
 EXTRA_DDL = """
 CREATE TABLE vectors (chunk_id INTEGER PRIMARY KEY, vector BLOB NOT NULL);
 CREATE TABLE pages (doc_path TEXT PRIMARY KEY, doc_title TEXT NOT NULL, url TEXT,
-  content_hash TEXT NOT NULL);
+  content_hash TEXT NOT NULL, kind TEXT NOT NULL DEFAULT 'guide');
 """
 PAGE_TOKENS_DDL = "CREATE INDEX chunks_page_tokens ON chunks(doc_path, tokens);"
 
@@ -77,3 +77,4 @@ class PageRecord:
     doc_title: str
     url: str | None
     content_hash: str
+    kind: str = "guide"  # document.PAGE_KINDS

@@ -118,8 +118,8 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
             db.executemany("INSERT INTO vectors(chunk_id, vector) VALUES (?, ?)",
                            ((i, b) for i, b in enumerate(blobs, start=1)))
         db.executemany(
-            "INSERT OR REPLACE INTO pages(doc_path, doc_title, url, content_hash) VALUES (?, ?, ?, ?)",
-            ((p.doc_path, p.doc_title, p.url, p.content_hash) for p in pages),
+            "INSERT OR REPLACE INTO pages(doc_path, doc_title, url, content_hash, kind) VALUES (?, ?, ?, ?, ?)",
+            ((p.doc_path, p.doc_title, p.url, p.content_hash, p.kind) for p in pages),
         )
         db.execute(PAGE_TOKENS_DDL)
         bm25.write(db, rows, prepared_index)
