@@ -62,7 +62,7 @@ def discover(folder: Path, *, path: str | None = None, lang: str | None = None) 
             raise SourceError(f"--path {path!r} does not exist in the source")
     elif project:
         for d in DOCS_DIRS:
-            if (folder / d).is_dir():
+            if (folder / d).is_dir() and (folder / d).resolve().is_relative_to(folder.resolve()):
                 base, narrowed = folder / d, d
                 break
     if base.is_file():
