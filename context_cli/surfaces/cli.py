@@ -27,6 +27,7 @@ COMMANDS = {
     "update": "cmd_remote:update",
     "serve": "cmd_serve:serve",
     "auth": "cmd_auth:auth",
+    "server": "cmd_server:server",
     "sync": "cmd_sync:sync_cmd",
 }
 
@@ -41,6 +42,7 @@ SHORT_HELP = {
     "update": "Install newer versions available on the registry server.",
     "serve": "Run the MCP server (stdio, or Streamable HTTP with --http).",
     "auth": "Manage cookies and headers for private docs sites.",
+    "server": "Manage the registry servers (config.json): add, list, remove.",
     "sync": "Get docs for exactly the versions in the project's lockfiles.",
 }
 
