@@ -47,6 +47,13 @@ SHORT_HELP = {
 }
 
 
+# What Ctrl-C leaves behind, per command (every install is atomic: a package is whole or absent).
+INTERRUPTED = {
+    "add": "nothing was installed",
+    "install": "nothing was installed",
+    "update": "packages updated before this stay installed; nothing half-written was kept",
+    "sync": "packages finished before this stay installed; docs.lock was not changed",
+}
 ERROR_CHARS = 400  # an error is one line of at most this much (names and specs are clipped)
 # Commands that only read packages and print: once their output is out, the process ends
 # without the interpreter's teardown (see `_quick_exit`).
@@ -72,6 +79,9 @@ class LazyGroup(click.Group):
 
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo(f"Interrupted: {INTERRUPTED.get(ctx.invoked_subcommand or '', 'stopped')}.", err=True)
+            raise SystemExit(130) from None
         except ContextError as e:
             raise click.ClickException(clip(str(e), ERROR_CHARS)) from None
         except click.UsageError:
