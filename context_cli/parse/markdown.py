@@ -58,7 +58,8 @@ def parse_markdown_blocks(text: str, *, mdx: bool = False, path: str = "", inclu
     meta: dict[str, Any] = {}
     text, toml_meta = _toml_front_matter(text)
     meta.update(toml_meta)
-    tokens = _parser().parse(_prepare(text, mdx=mdx, jinja=includes is not None and includes.renders_jinja()))
+    jinja = includes is not None and _JINJA_MARK.search(text) is not None and includes.renders_jinja()
+    tokens = _parser().parse(_prepare(text, mdx=mdx, jinja=jinja))
     if tokens and tokens[0].type == "front_matter":
         meta.update(_yaml_front_matter(tokens[0].content))
     builder = BlockBuilder()
@@ -103,6 +104,9 @@ def _toml_front_matter(text: str) -> tuple[str, dict[str, Any]]:
     except tomllib.TOMLDecodeError:
         data = {}
     return text[m.end():], data
+
+
+_JINJA_MARK = re.compile(r"\{[{%#]")
 
 
 def _prepare(text: str, *, mdx: bool, jinja: bool = False) -> str:
