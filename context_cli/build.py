@@ -33,6 +33,7 @@ from .package.reader import open_package
 from .package.schema import PageRecord
 from .package.vectors import QualitySet
 from .package.writer import content_hash, fill_package, write_package
+from .parse.includes import may_include
 from .sources.base import Fetched
 from .sources.folder import Discovered, discover
 
@@ -280,9 +281,10 @@ def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | No
             out.skipped += 1
             continue
         digest = content_hash(data)
-        files.append((rel, data, digest, prev.take(rel, digest) if prev else None))
+        # A page that includes other files is always rebuilt: what it includes may have changed.
+        files.append((rel, data, digest, prev.take(rel, digest) if prev and not may_include(data) else None))
     todo = [(rel, data) for rel, data, _, old in files if old is None]
-    parsed = iter(build_pages(todo, model, pool, progress))
+    parsed = iter(build_pages(todo, model, pool, progress, root=str(found.root)))
     for rel, _, digest, old in files:
         if old is not None:
             out.reuse_page(PageRecord(rel, old.title, old.url, digest, old.kind), old)
