@@ -35,8 +35,10 @@ def validate() -> ModuleType:
 def test_every_set_in_the_repository_validates(validate: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
     assert validate.main([]) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
-    for name in ("starlight", "trpc", "sphinx", "docker-api", "shadcn", "django"):
+    for name in ("starlight", "trpc", "sphinx", "docker-api", "shadcn", "django", "fastapi", "pydantic", "vue",
+                 "sqlalchemy"):
         assert f"== {name} (graded)" in out
+    assert "== crosslib (cross-library)" in out
 
 
 def graded_set(root: Path, rows: list[dict[str, Any]]) -> Path:
