@@ -11,6 +11,7 @@ set has section gold. See `GradedScores` for the definitions.
     python bench/retrieval.py                 # every set found
     python bench/retrieval.py --set anthropic --modes lexical hybrid
     python bench/retrieval.py --together --modes hybrid   # every set's questions over all packages
+    python bench/retrieval.py --set crosslib             # a cross-library set, with and without its library
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ import re
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does: see context_cli/surfaces/cli.py
 sys.path.insert(0, str(ROOT / "bench" / "sets"))
-from setinfo import corpus_source, graded_sets  # noqa: E402
+from setinfo import corpus_source, cross_sets, graded_sets  # noqa: E402
 
 SHARED = Path(os.environ.get("CONTEXT_SHARED", ROOT.parent / "shared"))
 SETS = {
@@ -39,11 +40,12 @@ SETS = {
     "flask": (ROOT / "bench" / "sets" / "flask" / "corpus", ROOT / "bench" / "sets" / "flask" / "questions.jsonl"),
 }
 SETS.update({d.name: (corpus_source(d), d / "questions.jsonl") for d in graded_sets()})
+CROSS = {d.name: d / "questions.jsonl" for d in cross_sets()}  # each question names its set (`lib`)
 KS = (1, 5, 10)
 _PART = re.compile(r" \(part \d+\)$")
 _ROLE = re.compile(r":[\w:.+-]+:(?=`)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_HEADING_ID = re.compile(r"\s*\{#[^}]*\}\s*$")
+_HEADING_ID = re.compile(r"\s*\{\s*#[^}]*\}\s*$")  # {#id}, and MkDocs' { #id }
 _ESCAPE = re.compile(r"\\([^\w\s])")
 _MD_HEADING = re.compile(r"^#{1,6} (.*?)\s*$", re.M)
 
@@ -99,6 +101,11 @@ class GradedScores:
             self.sec_mrr += 1 / sec_rank if sec_rank else 0.0
             self.sec_hit5 += sec_rank is not None and sec_rank <= 5
 
+    def merge(self, other: GradedScores) -> None:
+        """Add another group's questions to this one's."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
     def summary(self) -> dict[str, float | int | None]:
         n, s = max(self.n, 1), max(self.n_sec, 1)
         return {"n": self.n, "page_mrr": self.mrr / n, "page_hit@1": self.hit1 / n,
@@ -132,7 +139,7 @@ def section_hits(chunk: Any, gold: dict[str, Any], plain_text: bool = False) -> 
 
 def _plain(text: str) -> str:
     """Heading text without inline markup: roles, backticks, emphasis, links, `\\` escapes,
-    a trailing MDX/Docusaurus `{#id}`, extra spaces."""
+    a trailing MDX/Docusaurus `{#id}` or MkDocs `{ #id }`, extra spaces."""
     text = _HEADING_ID.sub("", _LINK.sub(r"\1", _ROLE.sub("", text)))
     text = _ESCAPE.sub(r"\1", text).replace("`", "").replace("**", "")
     return " ".join(text.split())
@@ -199,6 +206,28 @@ def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str, others:
     return scores, graded, times[len(times) // 2] * 1000
 
 
+def evaluate_cross(questions: list[dict[str, Any]], installed: dict[str, Any], mode: str) -> dict[str, GradedScores]:
+    """A cross-library set's graded scores: each question asked of its own library's package alone
+    ("with lib") and of all the set's packages at once ("without lib", as `get_docs` without a
+    library), overall, per style, and split by whether the question names its library."""
+    out: dict[str, GradedScores] = {}
+    for lib in sorted({q["lib"] for q in questions}):
+        others = [i for n, i in installed.items() if n != lib]
+        for named in (True, False):
+            qs = [q for q in questions if q["lib"] == lib and q["names_lib"] == named]
+            for where, pool in (("with lib", None), ("without lib", others)):
+                graded = evaluate(installed[lib], qs, mode, pool)[1] if qs else {}
+                for group, v in graded.items():
+                    keys = [where, f"{where} {'named' if named else 'unnamed'}"] if group == "all" else [f"{where} {group}"]
+                    for key in keys:
+                        out.setdefault(key, GradedScores()).merge(v)
+    return out
+
+
+def load_questions(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 def build(name: str, corpus: Path, embed: bool) -> Any:
     from context_cli.adding import AddRequest, add_source
 
@@ -226,7 +255,7 @@ def markdown_table(graded: dict[tuple[str, str, str], dict[str, Any]]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--set", dest="sets", action="append", choices=sorted(SETS))
+    ap.add_argument("--set", dest="sets", action="append", choices=sorted([*SETS, *CROSS]))
     ap.add_argument("--modes", nargs="+", default=["lexical", "dense", "hybrid"])
     ap.add_argument("--together", action="store_true",
                     help="search every question over all the sets' packages at once (get_docs without a library)")
@@ -236,13 +265,13 @@ def main() -> None:
     os.environ["CONTEXT_HOME"] = str(args.home or tempfile.mkdtemp(prefix="bench-home-"))
     sys.path.insert(0, str(ROOT))
     embed = any(m != "lexical" for m in args.modes)
-    sets = {}
-    for name in args.sets or [n for n, (c, q) in SETS.items() if q.exists()]:
-        corpus, qfile = SETS[name]
-        questions = [json.loads(line) for line in qfile.read_text().splitlines() if line.strip()]
-        sets[name] = (questions, _built(name) if args.home else None) 
-        if sets[name][1] is None:
-            sets[name] = (questions, build(name, corpus, embed=embed))
+    wanted = args.sets or [*(n for n, (c, q) in SETS.items() if q.exists()), *CROSS]
+    cross = {n: load_questions(CROSS[n]) for n in wanted if n in CROSS}
+    scored = [n for n in wanted if n in SETS]
+    packages = {}  # the scored sets' packages, and those a cross set's questions need
+    for name in dict.fromkeys([*scored, *(q["lib"] for qs in cross.values() for q in qs)]):
+        packages[name] = (_built(name) if args.home else None) or build(name, SETS[name][0], embed=embed)
+    sets = {name: (load_questions(SETS[name][1]), packages[name]) for name in scored}
     results: dict[str, Any] = {}
     table: dict[tuple[str, str, str], dict[str, Any]] = {}
     for name, (questions, installed) in sets.items():
@@ -260,6 +289,14 @@ def main() -> None:
                 **{f"section_r@{k}": sc.sec_recall[k] / ns if ns else None for k in KS},
                 "graded": {g: v.summary() for g, v in graded.items()},
             }
+            for group, v in graded.items():
+                table[(name, group, mode)] = v.summary()
+    for name, questions in cross.items():
+        libs = {q["lib"]: packages[q["lib"]] for q in questions}
+        print(f"\n{name}: {len(questions)} questions for {len(libs)} libraries, each asked with and without its library")
+        for mode in args.modes:
+            graded = evaluate_cross(questions, libs, mode)
+            results[f"{name}/{mode}"] = {"graded": {g: v.summary() for g, v in graded.items()}}
             for group, v in graded.items():
                 table[(name, group, mode)] = v.summary()
     print("\n" + markdown_table(dict(sorted(table.items(), key=lambda kv: kv[0][:2]))))

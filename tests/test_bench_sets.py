@@ -35,8 +35,10 @@ def validate() -> ModuleType:
 def test_every_set_in_the_repository_validates(validate: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
     assert validate.main([]) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
-    for name in ("starlight", "trpc", "sphinx", "docker-api", "shadcn", "django"):
+    for name in ("starlight", "trpc", "sphinx", "docker-api", "shadcn", "django", "fastapi", "pydantic", "vue",
+                 "sqlalchemy"):
         assert f"== {name} (graded)" in out
+    assert "== crosslib (cross-library)" in out
 
 
 def graded_set(root: Path, rows: list[dict[str, Any]]) -> Path:
@@ -78,6 +80,44 @@ def test_graded_set_errors_are_each_reported(validate: ModuleType, tmp_path: Pat
         assert needle in out
 
 
+def cross_row(rid: str, lib: str, grades: dict[str, int], **extra: Any) -> dict[str, Any]:
+    return {"lib": lib, "names_lib": False, **row(rid, "question", f"question {rid}?", grades), **extra}
+
+
+def test_a_cross_library_set_is_checked_against_each_librarys_corpus(
+        validate: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    graded_set(tmp_path, [row("d-1", "keyword", "sync tabs", {"guide/tabs.mdx": 2})])
+    cross = tmp_path / "cross"
+    cross.mkdir()
+    (cross / "README.md").write_text("cross\n")
+    sec = {"path": "guide/tabs.mdx", "heading": "Sync tabs", "line": 5}
+    rows = [cross_row("x-1", "demo", {"guide/tabs.mdx": 2, "index.md": 1}, gold_sections=[sec]),
+            {**cross_row("x-2", "demo", {"index.md": 2}), "style": "keyword", "question": "home"}]
+    (cross / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert validate.validate_graded(cross) == 0
+    assert "== cross (cross-library)" in capsys.readouterr().out
+    rows += [cross_row("x-3", "nowhere", {"index.md": 2}), cross_row("x-4", "demo", {"missing.md": 2}),
+             cross_row("x-5", "demo", {"index.md": 2}, names_lib="yes")]
+    (cross / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert validate.validate_graded(cross) == 3
+    out = capsys.readouterr().out
+    for needle in ("x-3: lib 'nowhere' is not a set with a corpus", "x-4: graded page not in corpus: missing.md",
+                   "x-5: names_lib must be true or false"):
+        assert needle in out
+
+
+def test_graded_scores_merge_adds_the_questions_of_two_groups() -> None:
+    retrieval = load(SETS.parent / "retrieval.py")
+    a, b, both = retrieval.GradedScores(), retrieval.GradedScores(), retrieval.GradedScores()
+    for s in (a, both):
+        s.add(["b", "a"], {"a": 2}, sec_rank=1, has_sections=True)
+    for s in (b, both):
+        s.add(["x"], {"a": 2}, sec_rank=None, has_sections=False)
+    a.merge(b)
+    assert a.summary() == both.summary()
+    assert a.summary()["n"] == 2 and a.summary()["page_mrr"] == pytest.approx(0.25)
+
+
 def test_graded_scores_follow_their_definitions() -> None:
     retrieval = load(SETS.parent / "retrieval.py")
     s = retrieval.GradedScores()
@@ -105,3 +145,4 @@ def test_heading_match_ignores_inline_markup_only_when_asked() -> None:
     assert not retrieval.section_hits(Chunk(), {"path": "other.mdx", "heading": "`syncKey`"}, plain_text=True)
     assert retrieval._plain(r"Using [superjson](https://x.y) \<-> `tracked()` {#tracked}") == "Using superjson <-> tracked()"
     assert retrieval._plain(":mod:`sphinx.ext.todo` -- Todo") == "sphinx.ext.todo -- Todo"
+    assert retrieval._plain("Use `Depends` { #use-depends }") == "Use Depends"

@@ -2,11 +2,13 @@
 
 A set's `corpus/` is either a docs folder (page paths are file paths relative to it) or a single
 OpenAPI/Swagger file (page paths are the pages the builder renders from it: `overview`,
-`operations/<tag>/<operationId>`, `schemas/<Name>`).
+`operations/<tag>/<operationId>`, `schemas/<Name>`). A cross-library set has no corpus: each of
+its questions names the set (`lib`) whose corpus holds its gold pages.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -16,14 +18,19 @@ SPEC_SUFFIXES = (".json", ".yaml", ".yml")
 STYLES = ("keyword", "question")
 
 
+def _first_record(setdir: Path) -> dict[str, object]:
+    return json.loads((setdir / "questions.jsonl").read_text(encoding="utf-8").split("\n", 1)[0])
+
+
 def graded_sets() -> list[Path]:
-    """Set folders whose questions carry graded page relevance (`grades`)."""
-    out = []
-    for q in sorted(HERE.glob("*/questions.jsonl")):
-        first = q.read_text(encoding="utf-8").split("\n", 1)[0]
-        if '"grades"' in first:
-            out.append(q.parent)
-    return out
+    """Set folders with their own corpus whose questions carry graded page relevance (`grades`)."""
+    return [q.parent for q in sorted(HERE.glob("*/questions.jsonl"))
+            if "grades" in (r := _first_record(q.parent)) and "lib" not in r]
+
+
+def cross_sets() -> list[Path]:
+    """Cross-library set folders: graded questions that each name the set (`lib`) they are for."""
+    return [q.parent for q in sorted(HERE.glob("*/questions.jsonl")) if "lib" in _first_record(q.parent)]
 
 
 def spec_file(setdir: Path) -> Path | None:

@@ -33,7 +33,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from setinfo import STYLES, corpus_pages, graded_sets
+from setinfo import STYLES, corpus_pages, cross_sets, graded_sets
 
 HERE = Path(__file__).resolve().parent
 REQUIRED = ("id", "question", "gold", "gold_sections", "reference_answer")
@@ -150,12 +150,18 @@ def validate_graded(d: Path) -> int:
       OpenAPI corpus), and every gold section sits on a graded page at its heading line;
     - keyword queries have at most 6 words;
     - the set has LICENSE.txt and README.md.
+
+    A cross-library set (no corpus of its own) is checked the same way, each record against the
+    corpus of the sibling set its `lib` names; `names_lib` is true or false;
+    it needs a README.md only (the licences are those of the sets it points into).
     """
     errors: list[str] = []
     rows = load_jsonl(d / "questions.jsonl", errors)
-    pages = corpus_pages(d)
-    corpus = d / "corpus"
+    cross = bool(rows) and "lib" in rows[0]  # as setinfo.cross_sets decides
+    libs = {c.parent.name for c in d.parent.glob("*/corpus")}
+    pages_of: dict[Path, set[str]] = {}
     cache: dict[Path, list[str]] = {}
+    libs_seen: Counter[str] = Counter()
     errors += [f"duplicate id {i!r} ({c}x)" for i, c in Counter(r.get("id") for r in rows).items() if c > 1]
     errors += duplicate_questions(rows)
     styles: Counter[str] = Counter()
@@ -168,6 +174,18 @@ def validate_graded(d: Path) -> int:
         if missing:
             errors.append(f"{rid}: missing fields {missing}")
             continue
+        home = d
+        if cross:
+            lib = r.get("lib")
+            if lib not in libs:
+                errors.append(f"{rid}: lib {lib!r} is not a set with a corpus")
+                continue
+            if not isinstance(r.get("names_lib"), bool):
+                errors.append(f"{rid}: names_lib must be true or false")
+            libs_seen[lib] += 1
+            home = d.parent / lib
+        pages = pages_of.setdefault(home, corpus_pages(home))
+        corpus = home / "corpus"
         style, grades = r["style"], r["grades"]
         styles[style] += 1
         kinds[(style, r["kind"])] += 1
@@ -199,12 +217,16 @@ def validate_graded(d: Path) -> int:
     for style in STYLES:
         if not styles[style]:
             errors.append(f"no {style!r} queries")
-    for f in ("LICENSE.txt", "README.md"):
+    for f in ("README.md",) if cross else ("LICENSE.txt", "README.md"):
         if not (d / f).is_file():
             errors.append(f"missing {f}")
-    size = sum(p.stat().st_size for p in corpus.rglob("*") if p.is_file())
-    print(f"== {d.name} (graded)")
-    print(f"corpus: {len(pages)} pages, {size / 1024:.0f} KiB")
+    if cross:
+        print(f"== {d.name} (cross-library)")
+        print(f"libraries: {dict(sorted(libs_seen.items()))}")
+    else:
+        size = sum(p.stat().st_size for p in (d / "corpus").rglob("*") if p.is_file())
+        print(f"== {d.name} (graded)")
+        print(f"corpus: {len(pages_of.get(d) or corpus_pages(d))} pages, {size / 1024:.0f} KiB")
     print(f"queries: {dict(styles)}  graded pages: {dict(sorted(graded.items()))}  gold sections: {n_sections}")
     for (style, kind), c in sorted(kinds.items()):
         print(f"  {style:8s} {kind:10s} {c}")
@@ -215,7 +237,7 @@ def validate_graded(d: Path) -> int:
 
 
 def validate_set(d: Path) -> int:
-    if d in graded_sets():
+    if d in graded_sets() or d in cross_sets():
         return validate_graded(d)
     errors: list[str] = []
     corpus = d / "corpus"
