@@ -30,7 +30,7 @@ from ..retry import RetryPolicy, parse_retry_after, send
 from ..sources.transfer import IDENTITY, TransferError, describe_error, download_deadline, header_int, read_body
 from ..store.store import Installed, Spec, Store
 from ..version import __version__
-from ..versions import version_key
+from ..versions import is_version, version_key
 from .config import Server, get_server
 from .protocol import SEARCH_PATH, SHA256_HEADER, download_path, error_text, package_path, read_json
 
@@ -62,7 +62,7 @@ def search_remote(registry: str, name: str, version: str | None = None,
         data = _json(resp, srv)
     if not isinstance(data, list):
         raise RegistryError(f"{srv.url}/search did not answer with a list")
-    return [e for e in data if isinstance(e, dict) and isinstance(e.get("version"), str)]
+    return [e for e in data if isinstance(e, dict) and is_version(e.get("version"))]
 
 
 def package_info(registry: str, name: str, version: str,
