@@ -12,10 +12,10 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import SourceError
+from ..errors import SourceError, clip
 from ..parse import SUFFIXES
 
 DOC_SUFFIXES = SUFFIXES  # a document is a file we can parse: one list
@@ -45,6 +45,7 @@ class Discovered:
     root: Path  # the folder `source` paths are relative to
     files: list[Path]
     narrowed_to: str | None = None  # e.g. "docs" when a project root was narrowed
+    skipped_links: list[str] = field(default_factory=list)  # linked files and folders, never followed
 
 
 def discover(folder: Path, *, path: str | None = None, lang: str | None = None) -> Discovered:
@@ -53,6 +54,7 @@ def discover(folder: Path, *, path: str | None = None, lang: str | None = None) 
     if not folder.is_dir():
         raise SourceError(f"{folder}: no such folder")
     base, narrowed = folder, None
+    links: list[str] = []
     project = any((folder / m).exists() for m in PROJECT_MARKERS)
     if path:
         base = (folder / path).resolve()
@@ -65,15 +67,24 @@ def discover(folder: Path, *, path: str | None = None, lang: str | None = None) 
             if (folder / d).is_dir() and (folder / d).resolve().is_relative_to(folder.resolve()):
                 base, narrowed = folder / d, d
                 break
+            if (folder / d).is_symlink():
+                links.append(d)
     if base.is_file():
         return Discovered(root=folder, files=[base], narrowed_to=narrowed)
     in_docs = not project or narrowed is not None or any(p in DOCS_DIRS for p in Path(path or "").parts)
-    files = sorted(_walk(base, folder, lang, in_docs), key=lambda p: p.relative_to(folder).as_posix())
-    return Discovered(root=folder, files=files, narrowed_to=narrowed)
+    files = sorted(_walk(base, folder, lang, in_docs, links), key=lambda p: p.relative_to(folder).as_posix())
+    return Discovered(root=folder, files=files, narrowed_to=narrowed, skipped_links=sorted(set(links)))
 
 
-def _walk(base: Path, root: Path, lang: str | None, in_docs: bool) -> Iterator[Path]:
-    """Doc files under `base`; `in_docs` when `base` is a docs tree rather than a project."""
+def links_note(links: list[str], shown: int = 5) -> str:
+    """The note a build prints for the links it did not follow."""
+    names = ", ".join(clip(n, 80) for n in links[:shown]) + (f" and {len(links) - shown} more" if len(links) > shown else "")
+    return f"skipped {len(links)} symbolic link{'s' if len(links) != 1 else ''} (links are never followed): {names}"
+
+
+def _walk(base: Path, root: Path, lang: str | None, in_docs: bool, links: list[str]) -> Iterator[Path]:
+    """Doc files under `base`; `in_docs` when `base` is a docs tree rather than a project.
+    Links, to files or folders, are never followed: they go to `links` (relative to `root`)."""
     ignores: dict[Path, list[str]] = {}
     wanted = lang.lower().split("-")[0] if lang else None
     for dirpath, dirnames, filenames in os.walk(base):
@@ -90,13 +101,19 @@ def _walk(base: Path, root: Path, lang: str | None, in_docs: bool) -> Iterator[P
             m = LOCALE_DIR_RE.match(name)
             if m and m.group(1).lower() in LOCALES and m.group(1).lower() != wanted:
                 continue
+            if (d / name).is_symlink():
+                links.append((d / name).relative_to(root).as_posix())
+                continue
             keep.append(name)
         dirnames[:] = keep
         for name in filenames:
             p = d / name
             if (name.startswith(".") or p.suffix.lower() not in DOC_SUFFIXES
                     or SKIP_FILE_RE.match(name) or (not in_docs and CODE_ONLY_FILE_RE.match(name))
-                    or p.is_symlink() or _ignored(p, False, rules)):
+                    or _ignored(p, False, rules)):
+                continue
+            if p.is_symlink():
+                links.append(p.relative_to(root).as_posix())
                 continue
             try:
                 if p.stat().st_size > MAX_FILE_BYTES:
