@@ -42,6 +42,16 @@ def assert_built_without_secret(o: Outcome, db: Path, trick: str) -> None:
         assert "symbolic link" in o.stderr and "never followed" in o.stderr, f"no note about the links: {o}"
 
 
+def registry_build(home: Path, tmp_path: Path, kind: str, url: str) -> tuple[Outcome, list[Path]]:
+    """`context-registry build npm/hostile` of a one-definition packages.yaml: (outcome, files built)."""
+    defs = tmp_path / "packages.yaml"
+    defs.write_text(f"npm:\n  - name: hostile\n    source: {{type: {kind}, url: \"{url}\"}}\n", "utf-8")
+    out = tmp_path / "out"
+    o = run(["build", "npm/hostile", "--out", str(out), "-d", str(defs), "--no-embed"], home, timeout=90,
+            program=REGISTRY)
+    return o, list(out.glob("*.db"))
+
+
 @pytest.mark.parametrize("trick", list(hr.TRICKS))
 def test_folder(trick: str, home: Path, tmp_path: Path) -> None:
     repo = hr.repository(tmp_path / "repo", trick, hr.outside(tmp_path))
@@ -60,12 +70,7 @@ def test_git_url(trick: str, home: Path, tmp_path: Path) -> None:
 def test_registry_build_of_a_git_definition(trick: str, home: Path, tmp_path: Path) -> None:
     """`context-registry build` would publish what it built: the same promise."""
     repo = hr.git_repository(tmp_path / "repo", trick, hr.outside(tmp_path))
-    defs = tmp_path / "packages.yaml"
-    defs.write_text(f"npm:\n  - name: hostile\n    source: {{type: git, url: \"{repo.as_uri()}\"}}\n", "utf-8")
-    out = tmp_path / "out"
-    o = run(["build", "npm/hostile", "--out", str(out), "-d", str(defs), "--no-embed"], home, timeout=90,
-            program=REGISTRY)
-    built = list(out.glob("*.db"))
+    o, built = registry_build(home, tmp_path, "git", repo.as_uri())
     assert len(built) == 1, o
     assert_built_without_secret(o, built[0], trick)
 
@@ -77,12 +82,7 @@ def test_registry_build_of_a_zip_of_the_repository(trick: str, home: Path, tmp_p
     repo = hr.repository(tmp_path / "repo", trick, hr.outside(tmp_path))
     archive = tmp_path / "repo.zip"
     archive.write_bytes(hr.zip_of(repo))
-    defs = tmp_path / "packages.yaml"
-    defs.write_text(f"npm:\n  - name: hostile\n    source: {{type: zip, url: \"{archive.as_uri()}\"}}\n", "utf-8")
-    out = tmp_path / "out"
-    o = run(["build", "npm/hostile", "--out", str(out), "-d", str(defs), "--no-embed"], home, timeout=90,
-            program=REGISTRY)
-    built = list(out.glob("*.db"))
+    o, built = registry_build(home, tmp_path, "zip", archive.as_uri())
     if o.rc != 0:
         assert "outside" in assert_one_line_error(o) and not built
         return
