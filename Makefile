@@ -17,7 +17,7 @@ demo: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -rs
 
 bench: setup
 	$(BIN)/python bench/run_all.py

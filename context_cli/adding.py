@@ -34,6 +34,7 @@ class AddRequest:
     embed: bool = True
     model: str | None = None
     interactive: bool = False
+    quality: bool | None = None  # the second vector set (BuildOptions.quality); None: as config.json says
 
 
 @dataclass
@@ -69,7 +70,7 @@ def add_source(req: AddRequest, *, store: Store | None = None, progress: Progres
         opts = BuildOptions(
             name=req.name, version=req.version, registry=registry, path=req.path,
             lang=req.lang, description=req.description, embed=req.embed, embed_model=req.model,
-            previous=_installed_path(store, req, fetched),
+            previous=_installed_path(store, req, fetched), quality=req.quality,
         )
         # One temp file: the build writes into it and the store validates and renames it.
         tmp = _temp_in(store.root)

@@ -31,7 +31,9 @@ from .package import bm25
 from .package.identity import PackageId, check_identity
 from .package.reader import open_package
 from .package.schema import PageRecord
+from .package.vectors import QualitySet
 from .package.writer import content_hash, fill_package, write_package
+from .parse.includes import may_include
 from .sources.base import Fetched
 from .sources.folder import Discovered, discover, links_note
 
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .embed.model import Embedder
+    from .embed.quality import TextEmbedder
 
 @dataclass
 class BuildResult:
@@ -65,6 +68,7 @@ class BuildOptions:
     embed: bool = True
     embed_model: str | None = None  # a model spec for load_model; None = configured default
     previous: Path | None = None  # an earlier package of this identity: unchanged pages are reused
+    quality: bool | None = None  # also the second vector set (embed/quality.py); None: as config.json says
 
 
 def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress | None = None,
@@ -105,8 +109,9 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
         vectors = _vectors(sections, model)
         meta.update(model_meta(model))
         model_name = model.name
+    quality = _quality_set(chunks, opts, progress)
     write = fill_package if in_place else write_package
-    write(dest, meta, chunks, vectors=vectors, pages=found.pages, counted=found.counted(kept))
+    write(dest, meta, chunks, vectors=vectors, pages=found.pages, counted=found.counted(kept), quality=quality)
     return BuildResult(
         path=dest, id=pid, pages=len(found.pages), chunks=len(chunks),
         tokens=sum(c.tokens for c in chunks), skipped=found.skipped,
@@ -185,6 +190,58 @@ def _vectors(sections: list[_Section], model: Embedder) -> np.ndarray:
     return np.vstack([s.vector for s in sections if s.vector is not None])
 
 
+def _quality_set(chunks: list[Chunk], opts: BuildOptions, progress: Progress | None) -> QualitySet | None:
+    """The second vector set when asked for (`--quality`, or config.json's quality.build):
+    sections of the previous build with the same text and source keep their vectors, the
+    others are embedded in batches (with progress). An unusable source fails the build with
+    its one-line reason (ModelUnavailable, EndpointError)."""
+    from .embed.quality import build_embedder, load_settings, quality_text
+
+    settings = load_settings()
+    if not (settings.build if opts.quality is None else opts.quality):
+        return None
+    embedder = build_embedder(settings)
+    old = _previous_quality(opts.previous, settings.source, embedder)
+    if old and len(next(iter(old.values()))) != embedder.dim:  # (an endpoint's model now answers another size)
+        old = {}
+    keys = [(c.doc_path, c.section_title, c.content) for c in chunks]
+    todo = [i for i, k in enumerate(keys) if k not in old]
+    rows: dict[int, np.ndarray] = {}
+    for start in range(0, len(todo), QUALITY_BATCH):
+        part = todo[start:start + QUALITY_BATCH]
+        rows.update(zip(part, embedder.encode([quality_text(chunks[i]) for i in part]), strict=True))
+        if progress:
+            progress("quality vectors", start + len(part), len(todo))
+    import numpy as np
+
+    matrix = np.vstack([rows[i] if i in rows else old[k] for i, k in enumerate(keys)])
+    return QualitySet(matrix, settings.source, embedder.name, embedder.fingerprint)
+
+
+QUALITY_BATCH = 256  # sections per progress step of the quality set
+
+
+def _previous_quality(previous: Path | None, source: str, embedder: TextEmbedder
+                      ) -> dict[tuple[str, str, str], np.ndarray]:
+    """(page, title, text) -> quality vector, from a previous package whose set the same source
+    and model made (by fingerprint where it has one); empty otherwise."""
+    if previous is None:
+        return {}
+    try:
+        with open_package(previous) as pkg:
+            meta = pkg.meta
+            if not pkg.has_quality or (meta.get("quality_source"), meta.get("quality_model"),
+                                       meta.get("quality_fingerprint", "")) != (
+                    source, embedder.name, embedder.fingerprint):
+                return {}
+            ids, matrix = pkg.quality_vectors()
+            row = {int(cid): r for r, cid in enumerate(ids)}
+            return {(c.doc_path, c.section_title, c.content): matrix[row[cid]]
+                    for cid, c in pkg.chunks() if cid in row}
+    except ContextError:  # an unreadable previous file just means embedding every section
+        return {}
+
+
 def model_meta(model: Embedder) -> dict[str, str]:
     """The meta keys that name a package's embedding model (search finds it by them)."""
     return {"embedding_model": model.name, "embedding_fingerprint": model.fingerprint}
@@ -226,9 +283,10 @@ def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | No
             out.skipped += 1
             continue
         digest = content_hash(data)
-        files.append((rel, data, digest, prev.take(rel, digest) if prev else None))
+        # A page that includes other files is always rebuilt: what it includes may have changed.
+        files.append((rel, data, digest, prev.take(rel, digest) if prev and not may_include(data) else None))
     todo = [(rel, data) for rel, data, _, old in files if old is None]
-    parsed = iter(build_pages(todo, model, pool, progress))
+    parsed = iter(build_pages(todo, model, pool, progress, root=str(found.root)))
     for rel, _, digest, old in files:
         if old is not None:
             out.reuse_page(PageRecord(rel, old.title, old.url, digest, old.kind), old)

@@ -61,20 +61,21 @@ def page_work(doc: Document, model: Embedder | None) -> PageWork:
 
 
 def build_pages(items: Sequence[tuple[str, bytes]], model: Embedder | None, pool: Pool | None = None,
-                progress: Progress | None = None) -> list[Result]:
+                progress: Progress | None = None, *, root: str | None = None) -> list[Result]:
     """Parse and prepare (rel_path, bytes) pairs in order, in `pool` when one is given and
-    there are enough of them (a rebuild that reuses most pages has few).
+    there are enough of them (a rebuild that reuses most pages has few). `root` is the folder
+    the paths are relative to, where pages find the files they include.
 
     A pool that breaks (a worker killed, a model it cannot load) leaves the work to this process.
     """
     if pool is not None and len(items) >= PARALLEL_MIN_FILES:
         try:
-            return _in_pool(pool.executor(), items, model.fingerprint if model else None, progress)
+            return _in_pool(pool.executor(), items, model.fingerprint if model else None, progress, root)
         except (OSError, RuntimeError):  # BrokenProcessPool is a RuntimeError: work here instead
             pass
     results = []
     for n, item in enumerate(items, start=1):
-        results.append(_one(item, model))
+        results.append(_one(item, model, root))
         if progress:
             progress("parsing", n, len(items))
     return results
@@ -137,12 +138,12 @@ def page_pool(files: int, model_spec: str | None, *, embed: bool, start: bool = 
 
 
 def _in_pool(executor: ProcessPoolExecutor, items: Sequence[tuple[str, bytes]], fingerprint: str | None,
-             progress: Progress | None) -> list[Result]:
+             progress: Progress | None, root: str | None) -> list[Result]:
     """The pages parsed in the pool, biggest files first so that the last ones, which one
     worker parses while the other may idle, are small; returned in the order of `items`."""
     order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
     results: list[Result] = [None] * len(items)
-    work = functools.partial(_one_in_worker, fingerprint=fingerprint)
+    work = functools.partial(_one_in_worker, fingerprint=fingerprint, root=root)
     for n, (i, result) in enumerate(zip(order, executor.map(work, [items[i] for i in order], chunksize=4),
                                         strict=True), start=1):
         results[i] = result
@@ -151,11 +152,11 @@ def _in_pool(executor: ProcessPoolExecutor, items: Sequence[tuple[str, bytes]], 
     return results
 
 
-def _one(item: tuple[str, bytes], model: Embedder | None) -> Result:
+def _one(item: tuple[str, bytes], model: Embedder | None, root: str | None) -> Result:
     from .parse import parse_file
 
     try:
-        doc = parse_file(*item)
+        doc = parse_file(*item, root=root)
     except Exception as e:  # noqa: BLE001 - one bad file must never abort the build
         return e
     return None if doc is None else page_work(doc, model)
@@ -223,9 +224,9 @@ def _ready() -> None:
     """A no-op task: submitting one per worker makes the pool start them all at once."""
 
 
-def _one_in_worker(item: tuple[str, bytes], fingerprint: str | None) -> Result:
+def _one_in_worker(item: tuple[str, bytes], fingerprint: str | None, root: str | None) -> Result:
     """`_one` with the worker's model, which must be the caller's: if it is not (the model's
     files changed in between), the RuntimeError stops the pool and the caller does the work."""
     if (_worker_model.fingerprint if _worker_model else None) != fingerprint:
         raise RuntimeError("the worker's embedding model is not the build's")
-    return _one(item, _worker_model)
+    return _one(item, _worker_model, root)

@@ -65,7 +65,7 @@ class RemoteRef:
 
 def build_definition(definition: Definition, version: str | None, out_dir: Path, *,
                      embed: bool = True, embed_model: str | None = None,
-                     progress: Progress | None = None) -> BuildResult:
+                     progress: Progress | None = None, quality: bool | None = None) -> BuildResult:
     """Fetch and build `definition` at `version` into `out_dir`; returns the build result.
 
     `version` is required for versioned definitions and must be None or `latest` otherwise.
@@ -74,7 +74,7 @@ def build_definition(definition: Definition, version: str | None, out_dir: Path,
     fetched, source = fetch_for(definition, version)
     try:
         return build_fetched(definition, version, fetched, source, out_dir,
-                             embed=embed, embed_model=embed_model, progress=progress)
+                             embed=embed, embed_model=embed_model, progress=progress, quality=quality)
     finally:
         fetched.cleanup()
 
@@ -113,14 +113,15 @@ def fetch_for(definition: Definition, version: str) -> tuple[Fetched, Source]:
 
 def build_fetched(definition: Definition, version: str, fetched: Fetched, source: Source,
                   out_dir: Path, *, embed: bool = True, embed_model: str | None = None,
-                  progress: Progress | None = None) -> BuildResult:
-    """Build what `fetch_for` returned into `out_dir/<registry>__<name>__<version>.db`."""
+                  progress: Progress | None = None, quality: bool | None = None) -> BuildResult:
+    """Build what `fetch_for` returned into `out_dir/<registry>__<name>__<version>.db`;
+    `quality` adds the second vector set (None: as config.json says)."""
     pid = check_identity(definition.registry, definition.name, version)
     out_dir.mkdir(parents=True, exist_ok=True)
     opts = BuildOptions(
         name=definition.name, version=version, registry=definition.registry,
         lang=source.lang, description=definition.description, embed=embed,
-        embed_model=embed_model,
+        embed_model=embed_model, quality=quality,
     )
     return build(fetched, out_dir / pid.filename, opts, progress)
 

@@ -198,6 +198,9 @@ embed_options = [
     click.option("--no-embed", is_flag=True, help="Skip embeddings (lexical search only)."),
     click.option("--model", "embed_model", default=None, metavar="MODEL",
                  help="Embedding model [default: the configured one]."),
+    click.option("--quality/--no-quality", default=None,
+                 help="Also the quality vectors (needs context-docs[quality] and the model; "
+                      "docs/quality-vectors.md) [default: config.json's quality.build]."),
 ]
 
 
@@ -217,7 +220,7 @@ def _with(options: list[Any]) -> Callable[[Any], Any]:
 @definitions_option
 @_with(embed_options)
 def build_cmd(spec: str, version: str | None, out_dir: Path, definitions_path: Path | None,
-              no_embed: bool, embed_model: str | None) -> None:
+              no_embed: bool, embed_model: str | None, quality: bool | None) -> None:
     """Build REGISTRY/NAME at VERSION into a package file in --out.
 
     Without VERSION a versioned definition builds its newest release; an unversioned one
@@ -234,7 +237,7 @@ def build_cmd(spec: str, version: str | None, out_dir: Path, definitions_path: P
                                        "ranges; give a VERSION")
         version = found[0]
     result = build_definition(definition, version, out_dir, embed=not no_embed,
-                              embed_model=embed_model)
+                              embed_model=embed_model, quality=quality)
     for note in result.notes:
         echo(f"  {note}", err=True)
     size = result.path.stat().st_size
@@ -281,7 +284,7 @@ def publish_cmd(file: Path, registry: str | None, server: str | None) -> None:
 @_with(embed_options)
 def publish_all_cmd(since_days: float | None, latest: int | None, only: str | None,
                     definitions_path: Path | None, dry_run: bool, server: str | None,
-                    no_embed: bool, embed_model: str | None) -> None:
+                    no_embed: bool, embed_model: str | None, quality: bool | None) -> None:
     """Build and publish every release the server does not have yet.
 
     Skips versions the server already has, unversioned sources whose commit is unchanged,
@@ -296,7 +299,7 @@ def publish_all_cmd(since_days: float | None, latest: int | None, only: str | No
     defs = load_definitions(_definitions_path(definitions_path))
     target = resolve_target(server, need_key=not dry_run)
     opts = PublishAllOptions(since_days=since_days, latest=latest, only=only, dry_run=dry_run,
-                             embed=not no_embed, embed_model=embed_model)
+                             embed=not no_embed, embed_model=embed_model, quality=quality)
     summary = publish_all(defs, target, opts, report=lambda o: click.echo(o.line()))
     for line in summary.lines():
         click.echo(line)

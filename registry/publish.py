@@ -217,6 +217,7 @@ class PublishAllOptions:
     dry_run: bool = False
     embed: bool = True
     embed_model: str | None = None
+    quality: bool | None = None  # the second vector set (BuildOptions.quality)
 
 
 @dataclass(frozen=True)
@@ -321,7 +322,7 @@ def _publish_one(definition: Definition, version: str, target: Target,
                 return Outcome(label, "skipped", f"unchanged ({commit[:19]})")
             with tempfile.TemporaryDirectory(prefix="context-publish-") as tmp:
                 result = build_fetched(definition, version, fetched, source, Path(tmp),
-                                       embed=opts.embed, embed_model=opts.embed_model)
+                                       embed=opts.embed, embed_model=opts.embed_model, quality=opts.quality)
                 size = result.path.stat().st_size
                 upload(target, result.path, result.id)
         finally:

@@ -19,11 +19,11 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from context_cli.package.identity import InvalidIdentity, check_identity, check_name, check_registry
-from context_cli.search.answer import Answer
+from context_cli.search.answer import Answer, Hit, Page
 from context_cli.search.engine import DEFAULT_BUDGET
-from context_cli.surfaces.render import to_markdown
+from context_cli.surfaces.render import section_title, to_markdown
 
-from . import page_search
+from . import page_markdown, page_search
 from .page_search import MAX_BUDGET, SearchFailed, clean_query
 from .storage import Record
 
@@ -77,6 +77,8 @@ dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem;margi
 dl.facts dt{font-weight:600}dl.facts dd{margin:0;overflow-wrap:anywhere}
 .answer-head{padding:.5rem .75rem;border-left:4px solid var(--accent);background:var(--panel)}
 article.result{border-top:1px solid var(--line);padding:1rem 0}
+article.result h4{margin:1rem 0 .25rem}.content{overflow-wrap:anywhere}
+.content h5,.content h6{margin:.75rem 0 .25rem;font-size:1rem}
 .where{font-size:.9rem;color:var(--muted);margin:0 0 .25rem;overflow-wrap:anywhere}
 .verdict{font-weight:700}
 .STRONG{color:var(--ok)}.MODERATE{color:var(--warn)}.WEAK{color:var(--bad)}
@@ -162,9 +164,9 @@ def error_page(status: int, heading: str, message: str) -> HTMLResponse:
 def render_index(groups: list[list[Record]], query: str, total: int) -> str:
     """The package list: `groups` are packages (each a list of versions, newest first)."""
     if query:
-        summary = f"{len(groups)} package(s) matching <q>{escape(query)}</q>"
+        summary = f"{_count(len(groups), 'package')} matching <q>{escape(query)}</q>"
     else:
-        summary = f"{len(groups)} package(s), {total} version(s)"
+        summary = f"{_count(len(groups), 'package')}, {_count(total, 'version')}"
     rows = "\n".join(_index_row(g) for g in groups)
     if not rows:
         rows = '<tr><td colspan="4">Nothing here yet.</td></tr>' if not query else \
@@ -307,12 +309,17 @@ def render_package(versions: list[Record], current: Record, query: str, budget: 
     return layout(f"{current.name} {current.version} · context registry", body, noindex=bool(query))
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _notice(problem: str | None) -> str:
     return f'<p class="notice" role="status">{escape(problem)}</p>\n' if problem else ""
 
 
 def _answer(found: Answer) -> str:
-    """The context pack as `context search` shows it: a head line, then each section."""
+    """The context pack as `context search` shows it: a head line, then each page with its
+    sections in reading order, their Markdown rendered (page_markdown keeps it safe)."""
     answer = found.to_json()
     saved = round(float(answer.get("savedPercent", 0)) * 100)
     verdict = str(answer["verdict"])
@@ -321,19 +328,35 @@ def _answer(found: Answer) -> str:
              f' · {int(answer["tokens"])} tokens of {int(answer["budget"])}'
              f" · {saved}% smaller than the pages it draws from</p>"]
     parts += [f'<p class="notice">{escape(str(n))}</p>' for n in answer.get("notes", [])]
-    if not answer["results"]:
+    if not found.results:
         parts.append("<p>No matching sections. Try other words.</p>")
-    for r in answer["results"]:
-        where = _link(r["url"], r["url"]) if r.get("url") else escape(str(r["source"]))
-        rv = str(r["verdict"])
-        parts.append(
-            f'<article class="result"><h3>{int(r["rank"])}. {escape(str(r["title"]))}</h3>'
-            f'<p class="where">{escape(str(r["library"]))} · {where} · '
-            f'<span class="verdict {_attr(rv)}">{escape(rv)}</span> · {int(r["tokens"])} tokens</p>'
-            f'<pre>{escape(str(r["content"]))}</pre></article>')
+    for page, hits in _by_page(found):
+        first = hits[0]
+        url = (page.url if page else None) or first.url
+        where = _link(url, url) if url else escape(first.source)
+        title = page.title if page else first.title.split(" > ", 1)[0]
+        parts.append(f'<article class="result"><h3>{page.rank if page else first.rank}. {escape(title)}</h3>'
+                     f'<p class="where">{escape(first.library)} · {where}</p>')
+        for hit in hits:
+            parts.append(f'<h4>{escape(section_title(hit))}</h4><p class="where"><span class="verdict '
+                         f'{_attr(hit.verdict)}">{escape(hit.verdict)}</span> · {int(hit.tokens)} tokens</p>'
+                         f'<div class="content">{page_markdown.render(hit.content, below=4)}</div>')
+        parts.append("</article>")
     parts.append("<details><summary>The same answer as Markdown (what <code>context search</code> prints)"
                  f"</summary><pre>{escape(to_markdown(found))}</pre></details></section>")
     return "\n".join(parts) + "\n"
+
+
+def _by_page(found: Answer) -> list[tuple[Page | None, list[Hit]]]:
+    """The answer's hits grouped by their page, in the answer's order (pages are adjacent)."""
+    groups: list[tuple[Page | None, list[Hit]]] = []
+    key: tuple[str, str] | None = None
+    for hit in found.results:
+        if (hit.library, hit.source) != key:
+            key = (hit.library, hit.source)
+            groups.append((hit.page, []))
+        groups[-1][1].append(hit)
+    return groups
 
 
 def _facts(r: Record) -> str:

@@ -12,6 +12,10 @@ from context_cli.adding import AddRequest, add_source
 from context_cli.store.store import Store
 
 HOSTILE = '<script>alert("x")</script>'
+# Markdown a stranger might publish to make the rendered page run or leak something.
+HOSTILE_MD = ('[click me](javascript:alert(1)) <a href="javascript:alert(2)">raw</a> '
+              '<img src=x onerror=alert(3)> ![pic](javascript:alert(4)) [site](https://example.com/a) '
+              '[data](data:text/html;base64,PHNjcmlwdD4=) <javascript:alert(5)>\n\n# A heading')
 PAGES = {
     "index.md": "# Pipelines\n\nMyLib streams data from sources to sinks with backpressure.\n\n"
                 "## Installation\n\nInstall it with pip:\n\n```bash\npip install mylib\n```\n",

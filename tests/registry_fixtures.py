@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from quiet_servers import QuietTCPServer
 from starlette.testclient import TestClient
 
 from context_cli.document import Chunk
@@ -200,11 +201,7 @@ class FakeServer:
                     self.wfile.write(part)
                     self.wfile.flush()
 
-        class Server(socketserver.ThreadingTCPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-        self.server = Server(("127.0.0.1", 0), RequestHandler)
+        self.server = QuietTCPServer(("127.0.0.1", 0), RequestHandler)
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 
     @property

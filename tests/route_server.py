@@ -8,7 +8,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from quiet_servers import QuietHTTPServer
 
 
 @dataclass
@@ -38,11 +40,17 @@ def serving(routes: Routes, not_found: bytes = b'{"error": "not found"}') -> Ite
         def log_message(self, *args: object) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-    routes.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    try:
+    with serve(Handler) as routes.url:
         yield routes
+
+
+@contextmanager
+def serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Run `handler` on a loopback port until the block ends; yields the server's base URL."""
+    httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
     finally:
         httpd.shutdown()
         httpd.server_close()

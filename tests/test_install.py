@@ -414,3 +414,32 @@ def test_save_servers_keeps_other_keys(home):
     save_servers([Server("x", "http://x.example", True)])
     data = json.loads((home / "config.json").read_text())
     assert data == {"servers": [{"name": "x", "url": "http://x.example", "default": True}], "other": 1}
+
+
+def test_ctrl_c_during_an_install_exits_130_and_says_nothing_was_installed(home, tmp_path, installed_old):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pkg = make_package(tmp_path / "new.db", "zod", "3.1.0")
+    data, before = pkg.read_bytes(), installed_old.read_bytes()
+
+    def stalled():  # half the file, then nothing: the user gives up and presses Ctrl-C
+        yield http_response(200, data[: len(data) // 2], content_length=len(data))
+        time.sleep(30)
+
+    with fake_registry(pkg, stalled) as fake:
+        env = {**os.environ, "CONTEXT_HOME": str(home), "CONTEXT_REGISTRY_URL": fake.url}
+        proc = subprocess.Popen([sys.executable, "-m", "context_cli", "install", "npm/zod"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while not any(p.endswith("/download") for _, p in fake.requests) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)  # the client is reading the body now
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["Interrupted: nothing was installed."]
+    assert_untouched(home, installed_old, before)

@@ -64,6 +64,7 @@ from docutils.core import publish_doctree
 from context_cli.parse import rst, rst_sphinx
 from context_cli.parse.common import BlockBuilder
 out = []
+rst._register_own()
 for text in json.loads(sys.stdin.read()):
     rst_sphinx.register_for(text)
     builder = BlockBuilder()

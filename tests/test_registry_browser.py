@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 import requests
-from page_fixtures import HOSTILE, build_docs_package
+from page_fixtures import HOSTILE, HOSTILE_MD, build_docs_package
 from registry_fixtures import AUTH, ServerProcess, make_package, package_url
 
 BROWSER = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
@@ -174,6 +174,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
              for v, e in (("1.1.0", False), ("1.2.0", True))]
     files += [((r, n, v), make_package(work / f"{n.replace('/', '_')}-{v}.db", n, v, registry=r, description=d))
               for r, n, v, d in CATALOGUE]
+    files.append((("pip", "hostile-md", "1.0.0"), make_package(work / "hostile-md.db", "hostile-md", "1.0.0",
+                                                              registry="pip", text=HOSTILE_MD)))
     try:
         for (registry, name, version), path in files:
             r = requests.post(live.url + package_url(registry, name, version), data=path.read_bytes(),
@@ -229,6 +231,20 @@ def test_hostile_text_stays_text(server: ServerProcess, browser: Browser) -> Non
     assert browser.js("document.querySelector('h1').textContent").startswith("mylib")
     assert browser.js("document.querySelector('#q').value.length") == 10_000  # the engine's cap
     assert "No matching sections" in browser.js("document.querySelector('main').textContent")
+
+
+def test_hostile_markdown_renders_without_live_links_images_or_handlers(server: ServerProcess,
+                                                                     browser: Browser) -> None:
+    browser.open(server.url + "/docs/pip/hostile-md?q=install+pip")
+    found = browser.js("""(() => ({
+      scripts: document.scripts.length, images: document.images.length,
+      handlers: [...document.querySelectorAll('*')].filter(e => [...e.attributes]
+                  .some(a => a.name.startsWith('on'))).length,
+      hrefs: [...document.querySelectorAll('.content a')].map(a => a.href),
+      text: document.querySelector('.content').textContent}))()""")
+    assert found["scripts"] == 0 and found["images"] == 0 and found["handlers"] == 0
+    assert found["hrefs"] == ["https://example.com/a"]
+    assert '<a href="javascript:alert(2)">raw</a>' in found["text"] and "click me" in found["text"]
 
 
 CONTRAST = """(() => {

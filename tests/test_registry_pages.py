@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from page_fixtures import HOSTILE, build_docs_package
+from page_fixtures import HOSTILE, HOSTILE_MD, build_docs_package
 from registry_fixtures import AUTH, KEY, make_package, package_url
 from starlette.testclient import TestClient
 
 from context_cli.package.writer import write_package
 from context_cli.search.engine import SearchOptions, answer
 from context_cli.store.store import Store
-from context_cli.surfaces.render import to_markdown
-from registry_server import page_search
+from context_cli.surfaces.render import section_title, to_markdown
+from registry_server import page_markdown, page_search
 from registry_server.app import create_app
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -108,7 +108,7 @@ def test_index_links_every_package_to_its_page(client: TestClient) -> None:
 
 def test_index_search_form(client: TestClient) -> None:
     html = assert_page(client.get("/", params={"q": "scoped"}))
-    assert "1 package(s) matching" in html and "%40scope%2Fpkg" in html and "/docs/pip/mylib" not in html
+    assert "1 package matching" in html and "%40scope%2Fpkg" in html and "/docs/pip/mylib" not in html
     assert 'value="scoped"' in html
 
 
@@ -189,9 +189,11 @@ def test_search_renders_the_clients_context_pack(client: TestClient, files: dict
     found = answer(query, [installed], SearchOptions())
     expected = found.to_json()
     assert expected["results"], expected
-    titles = re.findall(r'<article class="result"><h3>\d+\. (.*?)</h3>', html)
-    assert titles == [escape(r["title"]) for r in expected["results"]]
-    assert "Cancelling a pipeline" in titles[0] and '<meta name="robots" content="noindex">' in html
+    pages = re.findall(r'<article class="result"><h3>\d+\. (.*?)</h3>', html)  # grouped by page, as the CLI
+    assert pages == list(dict.fromkeys(escape(r["page"]["title"]) for r in expected["results"]))
+    sections = re.findall(r"<h4>(.*?)</h4>", html)
+    assert sections == [escape(section_title(h)) for h in found.results]
+    assert pages[0] == "Cancelling a pipeline" and '<meta name="robots" content="noindex">' in html
     assert f'verdict <span class="verdict {expected["verdict"]}">{expected["verdict"]}</span>' in html
     assert f'{expected["tokens"]} tokens of 2000' in html
     first = expected["results"][0]
@@ -203,8 +205,17 @@ def test_search_renders_the_clients_context_pack(client: TestClient, files: dict
 def test_search_escapes_hostile_content(client: TestClient) -> None:
     html = assert_page(client.get("/docs/pip/mylib", params={"q": "escape markup sinks"}))
     assert "Escaping &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; in sinks" in html
-    assert "```html\n" + escape(HOSTILE) in html
+    assert "```html\n" + escape(HOSTILE) in html  # the Markdown copy
+    assert f'<pre><code class="language-html">{escape(HOSTILE)}' in html  # rendered, as text
     assert HOSTILE not in html and "a &lt; b &amp;&amp; c &gt; d" in html
+
+
+def test_rendered_markdown_keeps_only_http_links_and_no_html() -> None:
+    html = page_markdown.render(HOSTILE_MD, below=4)
+    assert re.findall(r"<a [^>]*>", html) == ['<a href="https://example.com/a" rel="nofollow noopener noreferrer">']
+    assert "<img" not in html and "javascript:alert(1)" not in html and "[image: pic]" in html
+    assert '&lt;a href=&quot;javascript:alert(2)&quot;&gt;raw&lt;/a&gt;' in html
+    assert "<h5>A heading</h5>" in html  # under the result's h4, whatever level the author used
 
 
 def test_budget(client: TestClient) -> None:

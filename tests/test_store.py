@@ -167,3 +167,21 @@ def test_a_refused_file_is_named_in_the_error_and_nothing_is_left(tmp_path):
     with pytest.raises(InvalidPackage, match=r"^deep\.db: .*wrong value types"):
         store.install(path)
     assert not store.root.exists() or list(store.root.iterdir()) == []
+
+
+def test_pypi_is_the_pip_registry():
+    assert Spec.parse("pypi/flask@3.1.0") == Spec("flask", "3.1.0", "pip")
+
+
+def test_a_name_not_installed_gets_the_close_ones_or_the_versions(tmp_path):
+    store = Store()
+    store.install(make_package(tmp_path / "a.db", "flask", "3.1.0"), registry="pip")
+    store.install(make_package(tmp_path / "b.db", "flask", "3.0.0"), registry="pip")
+    store.install(make_package(tmp_path / "c.db", "fastapi", "0.110.0"), registry="pip")
+    with pytest.raises(NotInstalled, match=r"^flsk is not installed; did you mean flask\? "):
+        store.resolve("flsk")
+    with pytest.raises(NotInstalled, match=r"^pip/flask@9\.9\.9 is not installed; installed: 3\.0\.0, 3\.1\.0 "):
+        store.resolve("pypi/flask@9.9.9")
+    with pytest.raises(NotInstalled, match=r"^zzqxv is not installed \(see `context list`\)$"):
+        store.remove("zzqxv")
+    assert store.resolve("pypi/flask").id.version == "3.1.0"

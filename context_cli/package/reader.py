@@ -21,7 +21,7 @@ from ..errors import InvalidPackage
 from . import vectors as vec
 from .deadline import DEFAULT_DEADLINE_S, LOAD_DEADLINE_S, PackageTooSlow, QueryGuard
 from .identity import InvalidIdentity, PackageId, check_identity
-from .schema import PageRecord
+from .schema import QUALITY_TABLE, PageRecord
 from .validate import MAX_VALUE_BYTES, check
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ class Package:
     has_bm25_phrases: bool = False  # that index has its phrase postings (else phrases go to FTS5)
     has_url: bool = False  # chunks carry our `url` column (Context's packages do not)
     has_pages: bool = False  # our `pages` table (content hashes for incremental rebuilds)
+    has_quality: bool = False  # a second vector set (validate.quality_set; its rows unchecked until read)
 
     @property
     def name(self) -> str:
@@ -173,11 +174,24 @@ class Package:
     def vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, (n, dim) float32 unit rows), ids ascending; MalformedVectors when they
         do not decode to finite rows. Only for packages with `has_vectors`."""
+        return self._vector_rows("vectors", int(self.meta["embedding_dim"]), self.meta.get("embedding_dtype", "int8"))
+
+    def quality_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """`vectors` of the second set (meta quality_*), rows of the wrong size refused before
+        any is read (MalformedVectors). Only for packages with `has_quality`."""
+        dim, dtype = int(self.meta["quality_dim"]), self.meta["quality_dtype"]
+        with self.deadline(LOAD_DEADLINE_S):
+            bad = self.db.execute(f"SELECT count(*) FROM {QUALITY_TABLE} WHERE typeof(vector) != 'blob' "
+                                  "OR length(vector) != ?", (vec.bytes_per_vector(dtype, dim),)).fetchone()[0]
+        if bad:
+            raise vec.MalformedVectors(f"{self.label}: {bad} quality vector(s) do not have {dim} dimensions")
+        return self._vector_rows(QUALITY_TABLE, dim, dtype)
+
+    def _vector_rows(self, table: str, dim: int, dtype: str) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
 
-        dim, dtype = int(self.meta["embedding_dim"]), self.meta.get("embedding_dtype", "int8")
         with self.deadline(LOAD_DEADLINE_S):
-            rows = self.db.execute("SELECT chunk_id, vector FROM vectors ORDER BY chunk_id").fetchall()
+            rows = self.db.execute(f"SELECT chunk_id, vector FROM {table} ORDER BY chunk_id").fetchall()
         ids = np.fromiter(map(itemgetter(0), rows), dtype=np.int64, count=len(rows))
         if not rows:
             return ids, np.zeros((0, dim), np.float32)
@@ -229,7 +243,7 @@ def open_package(path: Path, *, registry: str | None = None, deep: bool = False,
         raise
     pkg = Package(path=path, meta=found.meta, id=pid, db=db, guard=guard, has_vectors=found.has_vectors,
                   has_bm25=found.has_bm25, has_bm25_phrases=found.has_bm25_phrases, has_url=found.has_url,
-                  has_pages=found.has_pages)
+                  has_pages=found.has_pages, has_quality=found.has_quality)
     guard.label = pkg.label
     return pkg
 

@@ -48,6 +48,13 @@ CREATE TABLE bm25_lengths (field TEXT PRIMARY KEY, lengths BLOB NOT NULL) WITHOU
 CREATE TABLE bm25_phrases (phrase TEXT PRIMARY KEY, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
 """
 
+# Ours, optional: a second vector set from a stronger model (the quality set, made by
+# `context add --quality` or the publisher), beside `vectors`; its meta keys name its source,
+# model and encoding. Search uses it only with that model, else the static vectors.
+QUALITY_TABLE = "quality_vectors"
+QUALITY_DDL = f"CREATE TABLE {QUALITY_TABLE} (chunk_id INTEGER PRIMARY KEY, vector BLOB NOT NULL);"
+QUALITY_META = ("quality_source", "quality_model", "quality_fingerprint", "quality_dim", "quality_dtype")
+
 REQUIRED_CHUNK_COLUMNS = ("id", "doc_path", "doc_title", "section_title", "content", "tokens")
 REQUIRED_META = ("name", "version")
 

@@ -25,6 +25,8 @@ from .schema import (
     FTS_OPTIONS,
     FTS_SHADOW_TABLES,
     FTS_TABLE,
+    QUALITY_META,
+    QUALITY_TABLE,
     REQUIRED_CHUNK_COLUMNS,
     REQUIRED_META,
 )
@@ -33,6 +35,7 @@ MAX_VALUE_BYTES = 64 * 1024 * 1024  # no single text or blob in a package may ex
 MAX_META_ROWS = 1000
 MAX_META_BYTES = 1024 * 1024  # all meta keys and values together
 MAX_SCHEMA_OBJECTS = 200
+MAX_QUALITY_DIM = 8192  # an embeddings endpoint's vectors may be wider than ours
 VECTOR_BATCH = 4096  # rows decoded at a time by the deep check (bounded memory)
 
 Objects = Mapping[str, tuple[str, str]]  # name -> (type, sql)
@@ -48,6 +51,7 @@ class Found:
     has_bm25_phrases: bool
     has_url: bool
     has_pages: bool
+    has_quality: bool = False  # a second vector set whose table and meta look usable (`quality_set`)
 
 
 def check(db: sqlite3.Connection, label: str, deep: bool) -> Found:
@@ -68,7 +72,8 @@ def check(db: sqlite3.Connection, label: str, deep: bool) -> Found:
     if deep:
         _deep(db, label, meta, has_vectors, has_bm25, has_phrases, "url" in columns)
     return Found(meta=meta, has_vectors=has_vectors, has_bm25=has_bm25, has_bm25_phrases=has_phrases,
-                 has_url="url" in columns, has_pages=_real_table(objects, "pages"))
+                 has_url="url" in columns, has_pages=_real_table(objects, "pages"),
+                 has_quality=quality_set(objects, meta))
 
 
 def _schema(db: sqlite3.Connection, label: str) -> dict[str, tuple[str, str]]:
@@ -216,6 +221,16 @@ def _check_vectors(db: sqlite3.Connection, objects: Objects, meta: Mapping[str, 
     if not _real_table(objects, "vectors") or dtype not in vec.DTYPES or not 0 < int(dim) <= 4096:
         raise InvalidPackage(f"{label}: vector table or its meta is malformed")
     return True
+
+
+def quality_set(objects: Objects, meta: Mapping[str, str]) -> bool:
+    """Does the package carry a second vector set that looks usable? Never an error: a package
+    whose quality set is missing a key, malformed or damaged is searched with its static vectors
+    (its rows are checked when search loads them, `Package.quality_vectors`)."""
+    if not _real_table(objects, QUALITY_TABLE) or not all(meta.get(k) for k in QUALITY_META if k != "quality_fingerprint"):
+        return False
+    dim = meta["quality_dim"]
+    return dim.isascii() and dim.isdigit() and 0 < int(dim) <= MAX_QUALITY_DIM and meta["quality_dtype"] in vec.DTYPES
 
 
 # --- deep (install and upload) ---------------------------------------------------------------

@@ -7,6 +7,7 @@ needs directions, the scale is not stored and vectors are re-normalised when dec
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidPackage
@@ -19,6 +20,21 @@ DTYPES = {"int8": 1, "float16": 2}
 
 class MalformedVectors(InvalidPackage):
     """Vector blobs that do not decode to finite rows of the declared size."""
+
+
+@dataclass(frozen=True)
+class QualitySet:
+    """A package's second vector set: one row per chunk, and what made it (schema.QUALITY_META)."""
+
+    matrix: np.ndarray
+    source: str  # embed.quality.SOURCES
+    model: str
+    fingerprint: str
+    dtype: str = "int8"
+
+    def meta(self) -> dict[str, str]:
+        return {"quality_source": self.source, "quality_model": self.model, "quality_fingerprint": self.fingerprint,
+                "quality_dim": str(self.matrix.shape[1]), "quality_dtype": self.dtype}
 
 
 def bytes_per_vector(dtype: str, dim: int) -> int:

@@ -20,7 +20,7 @@ from ..version import __version__
 from . import bm25, phrases
 from . import vectors as vec
 from .identity import check_identity
-from .schema import CORE_DDL, EXTRA_DDL, FORMAT_VERSION, PAGE_TOKENS_DDL, PageRecord
+from .schema import CORE_DDL, EXTRA_DDL, FORMAT_VERSION, PAGE_TOKENS_DDL, QUALITY_DDL, QUALITY_TABLE, PageRecord
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,15 +43,18 @@ def write_package(
     vector_dtype: str = "int8",
     pages: Sequence[PageRecord] = (),
     counted: bm25.Counted | None = None,
+    quality: vec.QualitySet | None = None,
 ) -> Path:
     """Write `chunks` (and optionally one vector per chunk) to `dest` atomically; return `dest`.
 
     `meta` must hold name and version; format and build keys are filled in here. `counted`,
     the chunks' BM25 terms if the caller counted them already (a build does, page by page in
-    its workers; see `bm25.prepare`), saves counting them here.
+    its workers; see `bm25.prepare`), saves counting them here. `quality`, a second vector
+    set of one row per chunk, is stored beside the first (docs/package-format.md).
     """
     with atomic_path(dest, prefix=".building-") as tmp:
-        fill_package(tmp, meta, chunks, vectors=vectors, vector_dtype=vector_dtype, pages=pages, counted=counted)
+        fill_package(tmp, meta, chunks, vectors=vectors, vector_dtype=vector_dtype, pages=pages, counted=counted,
+                     quality=quality)
     return Path(dest)
 
 
@@ -64,11 +67,13 @@ def fill_package(
     vector_dtype: str = "int8",
     pages: Sequence[PageRecord] = (),
     counted: bm25.Counted | None = None,
+    quality: vec.QualitySet | None = None,
 ) -> None:
     """Write a package into `path`, a fresh (empty or absent) file the caller makes atomic:
     `write_package`, or `add`, whose one temp file is validated and renamed by the store."""
     check_identity(meta.get("registry") or "local", meta.get("name") or "", meta.get("version") or "")
-    if vectors is not None and len(vectors) != len(chunks):
+    if (vectors is not None and len(vectors) != len(chunks)) or (quality is not None
+                                                                 and len(quality.matrix) != len(chunks)):
         raise ValueError("one vector per chunk is required")
     full_meta = {
         "registry": "local",
@@ -81,12 +86,14 @@ def fill_package(
     if vectors is not None:
         full_meta["embedding_dim"] = str(vectors.shape[1])
         full_meta["embedding_dtype"] = vector_dtype
-    _fill(Path(path), full_meta, chunks, vectors, vector_dtype, pages, counted)
+    if quality is not None:
+        full_meta.update(quality.meta())
+    _fill(Path(path), full_meta, chunks, vectors, vector_dtype, pages, counted, quality)
 
 
 def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
           vectors: np.ndarray | None, vector_dtype: str, pages: Sequence[PageRecord],
-          counted: bm25.Counted | None) -> None:
+          counted: bm25.Counted | None, quality: vec.QualitySet | None = None) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     rows = [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)]
@@ -117,6 +124,10 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
             blobs = vec.encode(vectors, vector_dtype)
             db.executemany("INSERT INTO vectors(chunk_id, vector) VALUES (?, ?)",
                            ((i, b) for i, b in enumerate(blobs, start=1)))
+        if quality is not None:
+            db.execute(QUALITY_DDL)
+            db.executemany(f"INSERT INTO {QUALITY_TABLE}(chunk_id, vector) VALUES (?, ?)",
+                           enumerate(vec.encode(quality.matrix, quality.dtype), start=1))
         db.executemany(
             "INSERT OR REPLACE INTO pages(doc_path, doc_title, url, content_hash, kind) VALUES (?, ?, ?, ?, ?)",
             ((p.doc_path, p.doc_title, p.url, p.content_hash, p.kind) for p in pages),

@@ -21,6 +21,7 @@ from ..document import Block, Document
 from .common import SPLIT_MARKER, Parsed, ParseError, ParserFailure, finish_document
 
 if TYPE_CHECKING:
+    from .includes import Includes
     from .split import Scanner
 
 __all__ = [
@@ -41,32 +42,53 @@ _RST = frozenset({".rst"})
 _ASCIIDOC = frozenset({".adoc", ".asciidoc", ".asc"})
 _HTML = frozenset({".html", ".htm"})
 SUFFIXES = _MARKDOWN | _RST | _ASCIIDOC | _HTML | frozenset({".txt", ".ipynb"})
+GALLERY_SUFFIX = ".py"  # a sphinx-gallery script, when folder discovery found one
 
 
-def parse_file(rel_path: str, data: bytes, *, url: str | None = None) -> Document | None:
-    """Parse one file by its suffix; None for suffixes not handled.
+def parse_file(rel_path: str, data: bytes, *, url: str | None = None, root: str | None = None) -> Document | None:
+    """Parse one file by its suffix; None for suffixes not handled (and for Python files that
+    are not sphinx-gallery scripts). Release notes come back with kind "changelog".
 
+    `root` is the source root the file's `rel_path` is relative to (a plain path: this runs in
+    worker processes); with it, the files a page includes are read from inside that root.
     Raises ParseError (naming the file) when it cannot be decoded or parsed.
     """
     from .decode import decode
+    from .kind import mark_kind
 
     suffix = _suffix(rel_path)
-    if suffix not in SUFFIXES:
+    if suffix not in SUFFIXES and suffix != GALLERY_SUFFIX:
         return None
-    text = decode(data, rel_path, html=suffix in _HTML)
+    if suffix == GALLERY_SUFFIX:
+        from .gallery import gallery_rst, is_gallery_script
+
+        if not is_gallery_script(data[:8192]):
+            return None  # code, not a page
+        text, suffix = gallery_rst(decode(data, rel_path)), ".rst"
+    else:
+        text = decode(data, rel_path, html=suffix in _HTML)
+    includes = _includes(root, rel_path)
     if suffix == ".txt" and _looks_like_rst(text):
         suffix = ".rst"  # Django and other Sphinx projects keep reST in .txt files
     if suffix in _MARKDOWN:
-        return parse_markdown(rel_path, text, url=url, mdx=suffix == ".mdx")
-    if suffix in _RST:
-        return parse_rst(rel_path, text, url=url)
-    if suffix in _ASCIIDOC:
-        return parse_asciidoc(rel_path, text, url=url)
-    if suffix in _HTML:
-        return parse_html(rel_path, text, url=url)
-    if suffix == ".ipynb":
-        return parse_notebook(rel_path, text, url=url)
-    return parse_text(rel_path, text, url=url)
+        doc = parse_markdown(rel_path, text, url=url, mdx=suffix == ".mdx", includes=includes)
+    elif suffix in _RST:
+        doc = parse_rst(rel_path, text, url=url, includes=includes)
+    elif suffix in _ASCIIDOC:
+        doc = parse_asciidoc(rel_path, text, url=url)
+    elif suffix in _HTML:
+        doc = parse_html(rel_path, text, url=url)
+    elif suffix == ".ipynb":
+        doc = parse_notebook(rel_path, text, url=url)
+    else:
+        doc = parse_text(rel_path, text, url=url)
+    return mark_kind(doc)
+
+
+def _includes(root: str | None, rel_path: str) -> Includes | None:
+    from .includes import Includes
+
+    return Includes(root, rel_path) if root else None
 
 
 _P = ParamSpec("_P")
@@ -121,26 +143,37 @@ def _suffix(rel_path: str) -> str:
 
 
 @_guarded
-def parse_markdown(rel_path: str, text: str, *, url: str | None = None, mdx: bool = False) -> Document:
-    """A Markdown (or, with `mdx`, MDX) page; llms-full.txt and OpenAPI texts use this too."""
+def parse_markdown(rel_path: str, text: str, *, url: str | None = None, mdx: bool = False,
+                   includes: Includes | None = None) -> Document:
+    """A Markdown (or, with `mdx`, MDX) page; llms-full.txt and OpenAPI texts use this too.
+    With `includes`, the files the page includes are read in (parse/md_include.py)."""
     from .markdown import parse_markdown_blocks
     from .split import markdown_boundaries
 
-    return _in_pieces(rel_path, text, url, lambda piece, n: parse_markdown_blocks(piece, mdx=mdx, path=rel_path), markdown_boundaries)
+    if includes is not None:  # expanded whole, before a big page is cut into pieces
+        from .md_include import expand
+
+        text = expand(text, includes, rel_path)
+    return _in_pieces(rel_path, text, url,
+                      lambda piece, n: parse_markdown_blocks(piece, mdx=mdx, path=rel_path, includes=includes),
+                      markdown_boundaries)
 
 
 @_guarded
-def parse_rst(rel_path: str, text: str, *, url: str | None = None) -> Document:
-    """A reStructuredText page, Sphinx directives and roles included."""
+def parse_rst(rel_path: str, text: str, *, url: str | None = None, includes: Includes | None = None) -> Document:
+    """A reStructuredText page, Sphinx directives and roles included; with `includes`, its
+    `include` and `literalinclude` directives read the files they name."""
+    from .markdown import render_markdown
     from .rst import parse_rst_blocks
     from .split import rst_boundaries, rst_style_prefix, rst_title_styles
 
     prefix: list[str] = []
+    markdown = functools.partial(render_markdown, includes=includes)
 
     def piece(part: str, n: int) -> Parsed:
         if n and not prefix:
             prefix.append(rst_style_prefix(rst_title_styles(text)))
-        return parse_rst_blocks(part, prefix=prefix[0] if n else "")
+        return parse_rst_blocks(part, prefix=prefix[0] if n else "", includes=includes, markdown=markdown)
 
     return _in_pieces(rel_path, text, url, piece, rst_boundaries)
 

@@ -26,7 +26,9 @@ from .common import (
     table_rows,
 )
 from .glossary import bold_term, names_a_glossary
+from .includes import Includes
 from .mdx import preprocess
+from .mkdocs import clean
 from .myst import directive_of, render_directive, role_before
 from .sphinx import role_text
 
@@ -44,22 +46,25 @@ def _parser() -> Any:
     return _md
 
 
-def parse_markdown_blocks(text: str, *, mdx: bool = False, path: str = "") -> Parsed:
+def parse_markdown_blocks(text: str, *, mdx: bool = False, path: str = "", includes: Includes | None = None) -> Parsed:
     """Blocks, front matter title and description of one Markdown (or MDX) text.
 
-    `path` (the page's file name) and the title only tell whether the page is a glossary.
+    `path` (the page's file name) and the title only tell whether the page is a glossary;
+    `includes` serves the files `eval-rst` bodies include (the page's own includes are
+    expanded before, see `parse.parse_markdown`).
     """
     from .common import BlockBuilder
 
     meta: dict[str, Any] = {}
     text, toml_meta = _toml_front_matter(text)
     meta.update(toml_meta)
-    tokens = _parser().parse(preprocess(text, mdx=mdx))
+    jinja = includes is not None and _JINJA_MARK.search(text) is not None and includes.renders_jinja()
+    tokens = _parser().parse(_prepare(text, mdx=mdx, jinja=jinja))
     if tokens and tokens[0].type == "front_matter":
         meta.update(_yaml_front_matter(tokens[0].content))
     builder = BlockBuilder()
     title = _meta_str(meta.get("title"))
-    _Renderer(tokens, glossary_page=names_a_glossary(title, path)).blocks(0, len(tokens), builder)
+    _Renderer(tokens, glossary_page=names_a_glossary(title, path), includes=includes).blocks(0, len(tokens), builder)
     return Parsed(
         blocks=builder.finish(),
         title=title,
@@ -101,10 +106,19 @@ def _toml_front_matter(text: str) -> tuple[str, dict[str, Any]]:
     return text[m.end():], data
 
 
-def _render_markdown(text: str, sink: Sink) -> None:
-    """Render a Markdown body (of a MyST directive) into `sink`."""
-    tokens = _parser().parse(preprocess(text, mdx=False))
-    _Renderer(tokens).blocks(0, len(tokens), sink)
+_JINJA_MARK = re.compile(r"\{[{%#]")
+
+
+def _prepare(text: str, *, mdx: bool, jinja: bool = False) -> str:
+    """The text markdown-it reads: MkDocs syntax (and Jinja, if the site renders it) and MDX rewritten."""
+    return preprocess(text if mdx else clean(text, jinja=jinja), mdx=mdx)
+
+
+def render_markdown(text: str, sink: Sink, *, includes: Includes | None = None) -> None:
+    """Render a Markdown body (a MyST directive's, or a file an rst page includes) into `sink`;
+    `includes` serves what its `eval-rst` bodies include."""
+    tokens = _parser().parse(_prepare(text, mdx=False))
+    _Renderer(tokens, includes=includes).blocks(0, len(tokens), sink)
 
 
 @dataclass
@@ -120,8 +134,9 @@ class _Entry:
 class _Renderer:
     """Writes a markdown-it token stream back out as Markdown blocks."""
 
-    def __init__(self, tokens: list[Any], *, glossary_page: bool = False) -> None:
+    def __init__(self, tokens: list[Any], *, glossary_page: bool = False, includes: Includes | None = None) -> None:
         self.tokens = tokens
+        self.includes = includes  # for the files an `eval-rst` body includes
         self.glossary_page = glossary_page
         self.headings: list[tuple[int, str]] = []  # the open top-level headings, outermost first
         self.not_glossary_until = 0  # tokens before this were seen not to start a glossary
@@ -163,9 +178,12 @@ class _Renderer:
             sink.add(fence(tok.content, tok.info))
             return
         try:
-            render_directive(*directive, tok.content, sink, _render_markdown)
+            render_directive(*directive, tok.content, sink, self._render_markdown, includes=self.includes)
         except ParseError:  # an eval-rst body docutils cannot read: keep its text
             sink.add(tok.content)
+
+    def _render_markdown(self, text: str, sink: Sink) -> None:
+        render_markdown(text, sink, includes=self.includes)
 
     def _close_of(self, i: int) -> int:
         level = self.tokens[i].level

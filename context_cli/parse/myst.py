@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 
 from .common import Sink, TextSink, code_span, fence
+from .includes import Includes
 from .sphinx import ADMONITIONS, CODE, CODE_LANG, HIDE_ARGUMENT, LABELS, MYST_DROP, SIGNATURE, VERSION, looks_like_code
 
 _INFO = re.compile(r"^\{([\w:.+-]+)\}\s*(.*)$", re.S)
@@ -50,8 +51,10 @@ def split_options(content: str) -> tuple[dict[str, str], str]:
     return options, "\n".join(lines[i:]).strip("\n")
 
 
-def render_directive(name: str, argument: str, content: str, sink: Sink, markdown: RenderMarkdown) -> None:
-    """Write one MyST directive into `sink`; `markdown` renders a Markdown body."""
+def render_directive(name: str, argument: str, content: str, sink: Sink, markdown: RenderMarkdown, *,
+                     includes: Includes | None = None) -> None:
+    """Write one MyST directive into `sink`; `markdown` renders a Markdown body; `includes`
+    serves the files an `eval-rst` body includes."""
     base = name.rsplit(":", 1)[-1]
     options, body = split_options(content)
     if name in MYST_DROP or base in MYST_DROP:
@@ -59,7 +62,7 @@ def render_directive(name: str, argument: str, content: str, sink: Sink, markdow
     if name == "eval-rst":
         from .rst import render_rst
 
-        render_rst(body, sink)
+        render_rst(body, sink, includes=includes, markdown=markdown)
     elif name in CODE or base in CODE:
         language = argument.split()[0] if argument else options.get("language", "") or CODE_LANG.get(base, "")
         sink.add(fence(body, language))

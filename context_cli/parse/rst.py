@@ -10,9 +10,11 @@ Only imported when an rst page (or a MyST `eval-rst` block) is parsed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from docutils import nodes
+from docutils.parsers.rst import directives
 
 from . import rst_speed
 from .common import (
@@ -29,6 +31,9 @@ from .common import (
     list_item,
     table_rows,
 )
+from .includes import Includes
+from .rst_changelog import Change, Changelog
+from .rst_include import INCLUDES, Include, LiteralInclude, MarkdownText
 from .rst_sphinx import HIGHLIGHT, register_for
 from .sphinx import GLOSSARY
 
@@ -48,22 +53,38 @@ _SETTINGS = {
 }
 
 
-def parse_rst_blocks(text: str, *, prefix: str = "") -> Parsed:
-    """Blocks of one rst text; `prefix` is prepended (split pieces replay title styles)."""
+RenderMarkdown = Callable[[str, Sink], None]
+
+
+def parse_rst_blocks(text: str, *, prefix: str = "", includes: Includes | None = None,
+                     markdown: RenderMarkdown | None = None) -> Parsed:
+    """Blocks of one rst text; `prefix` is prepended (split pieces replay title styles);
+    `includes` lets `include` and `literalinclude` read the files the page names, and
+    `markdown` renders the Markdown files it includes."""
     builder = BlockBuilder()
-    render_rst(prefix + text, builder)
+    render_rst(prefix + text, builder, includes=includes, markdown=markdown)
     return Parsed(blocks=builder.finish())
 
 
-def render_rst(text: str, sink: Sink) -> None:
+def render_rst(text: str, sink: Sink, *, includes: Includes | None = None, markdown: RenderMarkdown | None = None) -> None:
     """Write rst into a sink (a whole page, or a MyST `eval-rst` body inside Markdown)."""
+    _register_own()
     register_for(text)
     rst_speed.install()
     try:
-        doctree = rst_speed.doctree(text, _SETTINGS)
+        doctree = rst_speed.doctree(text, _SETTINGS, source=includes.page if includes else "<string>",
+                                    extra={INCLUDES: includes})
     except Exception as exc:  # docutils fails in many ways on broken input (RecursionError too)
         raise ParseError(f"reStructuredText could not be parsed: {type(exc).__name__}: {exc}") from exc
-    _Writer().body(doctree, sink, depth=1)
+    _Writer(markdown).body(doctree, sink, depth=1)
+
+
+def _register_own() -> None:
+    """Directives with handlers of their own: file includes (in place of docutils' `include`,
+    which would read any path) and the `changelog` extension's release sections."""
+    for name, directive in (("include", Include), ("literalinclude", LiteralInclude), ("changelog", Changelog),
+                            ("change", Change)):
+        directives.register_directive(name, directive)
 
 
 _SKIP = {"system_message", "target", "substitution_definition", "pending", "raw", "comment",
@@ -74,8 +95,9 @@ _SKIP = {"system_message", "target", "substitution_definition", "pending", "raw"
 class _Writer:
     """Writes a docutils doctree as headings and Markdown paragraphs."""
 
-    def __init__(self) -> None:
+    def __init__(self, markdown: RenderMarkdown | None = None) -> None:
         self.language = ""  # from `.. highlight::`, for literal blocks without their own
+        self.markdown = markdown  # renders Markdown files the page includes
 
     def body(self, node: Any, sink: Sink, depth: int) -> None:
         for child in node.children:
@@ -93,6 +115,9 @@ class _Writer:
             self.language = node[HIGHLIGHT]
         elif tag in _SKIP:
             return
+        elif isinstance(node, MarkdownText):
+            if self.markdown is not None:
+                self.markdown(node["text"], sink)
         elif tag in ("paragraph", "rubric", "caption", "subtitle", "attribution", "line"):
             prefix = "— " if tag == "attribution" else ""
             sink.add(prefix + self.inline(node))

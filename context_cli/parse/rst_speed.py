@@ -84,9 +84,13 @@ TRANSFORMS = (references.Substitutions, frontmatter.DocTitle, frontmatter.Sectio
 _NO_BARS = tuple(t for t in TRANSFORMS if t is not references.Substitutions)
 
 
-def doctree(text: str, overrides: dict[str, Any]) -> Any:
-    """What `publish_doctree` returns for us, without its Publisher, I/O objects or unused transforms."""
-    document = utils.new_document("<string>", settings(overrides))
+def doctree(text: str, overrides: dict[str, Any], *, source: str = "<string>", extra: dict[str, Any] | None = None) -> Any:
+    """What `publish_doctree` returns for us, without its Publisher, I/O objects or unused
+    transforms; `source` names the text (directives read it), `extra` adds page settings."""
+    mine = settings(overrides)
+    for key, value in (extra or {}).items():
+        setattr(mine, key, value)
+    document = utils.new_document(source, mine)
     Parser().parse(text, document)
     document.current_source = document.current_line = None
     document.transformer.add_transforms(TRANSFORMS if "|" in text else _NO_BARS)

@@ -39,7 +39,7 @@ from .sphinx import (
 HIGHLIGHT = "context_highlight"  # attribute on a comment node: default language from here on
 
 
-class _AnyOptions(dict[str, Any]):
+class AnyOptions(dict[str, Any]):
     """An option spec that accepts every option (Sphinx directives have many)."""
 
     def __missing__(self, key: str) -> Any:
@@ -51,7 +51,7 @@ class Generic(Directive):  # type: ignore[misc]  # docutils ships no type hints
 
     optional_arguments = 1
     final_argument_whitespace = True
-    option_spec = _AnyOptions(name=directives.unchanged)  # non-empty: docutils skips empty specs
+    option_spec = AnyOptions(name=directives.unchanged)  # non-empty: docutils skips empty specs
     has_content = True
 
     def run(self) -> list[Any]:
@@ -185,7 +185,7 @@ _DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+" + _NAME + r"[ \t]*::(?=\s|$)", re.M
 # look-behinds first it tried every position of the page (about half a second of CPU on Django's docs).
 _ROLE = re.compile(r":(?:(?<![\w`]:)" + _NAME + r":(?=`)|(?<=`:)" + _NAME + ":)")
 _ALWAYS = ("code-block", "sourcecode", "code", "class", "highlight", "seealso", "versionadded",
-           "versionchanged", "deprecated", "toctree", "literalinclude", "function", "method")
+           "versionchanged", "deprecated", "toctree", "function", "method")
 
 
 def _known_directives() -> set[str]:

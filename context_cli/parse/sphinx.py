@@ -20,8 +20,8 @@ CODE_LANG = {"doctest": "pycon", "testcode": "python", "testsetup": "python", "t
              "graphviz": "dot", "digraph": "dot", "graph": "dot", "prompt": "console"}
 DROP = {
     "toctree", "index", "tabularcolumns", "sectionauthor", "codeauthor", "moduleauthor",
-    "currentmodule", "default-domain", "literalinclude", "program", "auto-toc", "contents-local",
-    "spelling:word-list", "only-toc", "include-toc",
+    "currentmodule", "default-domain", "program", "auto-toc", "contents-local",
+    "spelling:word-list", "only-toc", "include-toc", "changelog_imports", "redirect-from",
 }
 SIGNATURE = {
     "function", "class", "method", "attribute", "data", "exception", "decorator",
@@ -38,7 +38,7 @@ LABELS = {"seealso": "See also", "todo": "Todo"}
 GLOSSARY = "glossary"
 HIDE_ARGUMENT = {"only", "ifconfig", "grid", "tab-set", "glossary", "autosummary", "hlist", "cssclass"}
 # docutils knows these for rst; MyST pages need them handled here.
-MYST_DROP = DROP | {"contents", "include", "image", "raw", "meta", "sectnum", "target-notes"}
+MYST_DROP = DROP | {"contents", "include", "literalinclude", "image", "raw", "meta", "sectnum", "target-notes"}
 ADMONITIONS = {"note", "warning", "tip", "hint", "caution", "important", "danger", "attention",
                "error", "admonition", "seealso", "todo"}
 

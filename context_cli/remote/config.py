@@ -2,16 +2,17 @@
 
     {"servers": [{"name": "neuledge", "url": "https://context.neuledge.com", "default": true}]}
 
-Without a file the built-in default below applies (the same one Context ships), so
-users change it by writing the file. `CONTEXT_REGISTRY_URL` replaces the default
-server's URL for one run (tests, demos, CI).
+Without a file the built-in default below applies (the same one Context ships); `context
+server add/remove` (`add_server`, `remove_server`) write the file. `CONTEXT_REGISTRY_URL`
+replaces the default server's URL for one run (tests, demos, CI).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -35,6 +36,7 @@ class Server:
 
 DEFAULT_SERVERS = (Server("neuledge", "https://context.neuledge.com", default=True),)
 URL_ENV = "CONTEXT_REGISTRY_URL"
+SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 
 
 def load_servers(path: Path | None = None) -> list[Server]:
@@ -77,6 +79,40 @@ def save_servers(servers: list[Server], path: Path | None = None) -> Path:
     return write_text(path, json.dumps(data, indent=2) + "\n")
 
 
+def add_server(name: str, url: str, *, default: bool = False, path: Path | None = None) -> Server:
+    """Add server `name` (or point it at `url` if it exists; it stays the default if it was)
+    and save; `default` makes it the one every registry call uses unless told otherwise. The first server added to the built-in
+    list keeps the built-in one beside it, as Context's client does."""
+    if not SERVER_NAME_RE.match(name):
+        raise RegistryError(f"server name {name!r}: use letters, digits, '.', '_' or '-' (at most 64)")
+    known = load_servers(path)
+    was_default = any(s.name == name and s.default for s in known)
+    server = Server(name, _check_url(url, "the URL"), default or was_default)
+    servers = [s for s in known if s.name != name]
+    if default:
+        servers = [replace(s, default=False) for s in servers]
+    elif not any(s.default for s in servers):
+        server = replace(server, default=True)
+    servers.append(server)
+    save_servers(servers, path)
+    return server
+
+
+def remove_server(name: str, path: Path | None = None) -> Server:
+    """Remove server `name` and save; when it was the default, the first one left becomes it
+    (none left: the built-in default applies again)."""
+    servers = load_servers(path)
+    gone = next((s for s in servers if s.name == name), None)
+    if gone is None:
+        raise RegistryError(f"no registry server named {name!r} (configured: "
+                            f"{', '.join(s.name for s in servers)}); see `context server list`")
+    left = [s for s in servers if s.name != name]
+    if gone.default and left:
+        left[0] = replace(left[0], default=True)
+    save_servers(left, path)
+    return gone
+
+
 def get_server(name: str | Server | None = None) -> Server:
     """The server called `name`, or the default one; an unknown name lists the known ones."""
     if isinstance(name, Server):
@@ -87,8 +123,8 @@ def get_server(name: str | Server | None = None) -> Server:
             if s.name == name:
                 return s
         known = ", ".join(s.name for s in servers)
-        raise RegistryError(f"no registry server named {name!r} (configured: {known}; "
-                            f"see {config_path()})")
+        raise RegistryError(f"no registry server named {name!r} (configured: {known}); "
+                            f"add it with `context server add {name} URL`")
     default = next(s for s in servers if s.default)
     override = os.environ.get(URL_ENV, "").strip()
     if override:

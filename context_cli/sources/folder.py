@@ -1,9 +1,12 @@
 """Find the documentation files in a folder (the files `context add FOLDER` indexes).
 
 A project root with a docs folder is narrowed to it; hidden entries, `.gitignore`d paths,
-build/vendor folders, changelogs, licences and non-English locale folders are skipped. Test and
-example folders and a SECURITY policy are skipped only beside code: inside a docs tree
-(`docs/topics/testing/`, `docs/topics/security.txt`) they are documentation.
+build/vendor folders, licences, theme templates and translations are skipped. Test and example
+folders and a SECURITY policy are skipped only beside code: inside a docs tree
+(`docs/topics/testing/`, `docs/topics/security.txt`) they are documentation. Changelogs and
+release notes are kept (parse/kind.py marks them). What a tree's layout says (rendered Sphinx
+output beside its sources, translations mirroring the English tree, sphinx-gallery example
+folders) is read by layout.py.
 """
 
 from __future__ import annotations
@@ -11,12 +14,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..errors import SourceError, clip
 from ..parse import SUFFIXES
+from . import layout
 
 DOC_SUFFIXES = SUFFIXES  # a document is a file we can parse: one list
 
@@ -26,17 +31,14 @@ SKIP_DIRS = frozenset({
     "build", "_build", "dist", "out", "target", "site", "_site", "node_modules", "vendor",
     "vendors", "third_party", "third-party", "site-packages", "venv", "env", "__pycache__",
     "test", "tests", "__tests__", "fixtures", "coverage", "htmlcov", "bower_components",
+    "_templates", "_theme",  # Sphinx theme templates: Jinja and HTML, no docs
 })
 CODE_ONLY_DIRS = frozenset({"testing", "spec", "specs", "example", "examples"})  # topics in docs
 SKIP_FILE_RE = re.compile(
-    r"^(change[-_ ]?log|changes|history|news|release[-_]notes?|licen[cs]e|copying|notice|"
-    r"authors|contributors|code[-_]of[-_]conduct|robots|requirements.*)"
+    r"^(licen[cs]e|copying|notice|authors|contributors|code[-_]of[-_]conduct|robots|requirements.*)"
     r"(\.[a-z0-9]+)?$", re.I)
 CODE_ONLY_FILE_RE = re.compile(r"^security(\.[a-z0-9]+)?$", re.I)  # the policy, beside code
-LOCALES = frozenset(
-    "ar bg bn ca cs da de el es et fa fi fr he hi hr hu id it ja ka kk ko lt lv ms nb nl no pl "
-    "pt ro ru sk sl sr sv ta th tr uk ur uz vi zh".split())
-LOCALE_DIR_RE = re.compile(r"^([a-z]{2})([-_][A-Za-z]{2,4})?\Z")
+_CUSTOM_DIR = re.compile(r"^\s*custom_dir:\s*['\"]?([^'\"#\s]+)", re.M)  # a MkDocs theme's templates
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
 
@@ -72,8 +74,19 @@ def discover(folder: Path, *, path: str | None = None, lang: str | None = None) 
     if base.is_file():
         return Discovered(root=folder, files=[base], narrowed_to=narrowed)
     in_docs = not project or narrowed is not None or any(p in DOCS_DIRS for p in Path(path or "").parts)
-    files = sorted(_walk(base, folder, lang, in_docs, links), key=lambda p: p.relative_to(folder).as_posix())
-    return Discovered(root=folder, files=files, narrowed_to=narrowed, skipped_links=sorted(set(links)))
+    walk = _Walk(folder, in_docs)
+    found = list(walk.files(base))
+    files = [p for p, in_output in found if not (in_output and walk.sources and p.suffix.lower() in layout.HTML)]
+    wanted = lang.lower().split("-")[0] if lang else None
+    rels = [PurePosixPath(p.relative_to(base).as_posix()) for p in files]
+    drop = layout.translations(rels, wanted)
+    files = [p for p, rel in zip(files, rels, strict=True) if drop.isdisjoint(rel.parents)]
+    if walk.gallery:
+        gallery = list(layout.gallery_files(folder, [], SKIP_DIRS))
+        walk.links += [p.relative_to(folder).as_posix() for p in gallery if p.is_symlink()]
+        files = list(dict.fromkeys([*files, *(p for p in gallery if not p.is_symlink())]))
+    files.sort(key=lambda p: p.relative_to(folder).as_posix())
+    return Discovered(root=folder, files=files, narrowed_to=narrowed, skipped_links=sorted({*links, *walk.links}))
 
 
 def links_note(links: list[str], shown: int = 5) -> str:
@@ -82,45 +95,88 @@ def links_note(links: list[str], shown: int = 5) -> str:
     return f"skipped {len(links)} symbolic link{'s' if len(links) != 1 else ''} (links are never followed): {names}"
 
 
-def _walk(base: Path, root: Path, lang: str | None, in_docs: bool, links: list[str]) -> Iterator[Path]:
-    """Doc files under `base`; `in_docs` when `base` is a docs tree rather than a project.
-    Links, to files or folders, are never followed: they go to `links` (relative to `root`)."""
-    ignores: dict[Path, list[str]] = {}
-    wanted = lang.lower().split("-")[0] if lang else None
-    for dirpath, dirnames, filenames in os.walk(base):
-        d = Path(dirpath)
-        ignores[d] = _read_gitignore(d)
-        rules = [(anchor, pat) for anchor, pats in ignores.items()
-                 if anchor == d or anchor in d.parents for pat in pats]
-        keep = []
-        for name in sorted(dirnames):
-            low = name.lower()
-            if (name.startswith(".") or low in SKIP_DIRS or (low in CODE_ONLY_DIRS and not in_docs)
-                    or _ignored(d / name, True, rules)):
-                continue
-            m = LOCALE_DIR_RE.match(name)
-            if m and m.group(1).lower() in LOCALES and m.group(1).lower() != wanted:
-                continue
-            if (d / name).is_symlink():
-                links.append((d / name).relative_to(root).as_posix())
-                continue
-            keep.append(name)
-        dirnames[:] = keep
-        for name in filenames:
-            p = d / name
-            if (name.startswith(".") or p.suffix.lower() not in DOC_SUFFIXES
-                    or SKIP_FILE_RE.match(name) or (not in_docs and CODE_ONLY_FILE_RE.match(name))
-                    or _ignored(p, False, rules)):
-                continue
-            if p.is_symlink():
-                links.append(p.relative_to(root).as_posix())
-                continue
-            try:
-                if p.stat().st_size > MAX_FILE_BYTES:
+class _Walk:
+    """One walk of a docs tree: the files it yields, and what it saw on the way (a Sphinx
+    source tree, whether that loads sphinx-gallery)."""
+
+    def __init__(self, root: Path, in_docs: bool) -> None:
+        self.root = root
+        self.in_docs = in_docs  # the tree is docs, not a project (see `discover`)
+        self.sources = False  # a Sphinx source folder (conf.py) was seen
+        self.gallery = False  # ... and it uses sphinx-gallery
+        self.links: list[str] = []  # linked files and folders met, never followed (relative to root)
+
+    def files(self, base: Path) -> Iterator[tuple[Path, bool]]:
+        """(doc file, inside rendered Sphinx output) under `base`."""
+        ignores: dict[Path, list[str]] = {}
+        output: set[Path] = set()  # folders inside rendered output
+        # Theme folders named by a mkdocs.yml, also one above the docs folder (pydantic's).
+        skip = {p for d in {self.root, base.parent} if (d / "mkdocs.yml").is_file() for p in self._theme_dirs(d)}
+        for dirpath, dirnames, filenames in os.walk(base):
+            d = Path(dirpath)
+            ignores[d] = _read_gitignore(d)
+            rules = [(anchor, pat) for anchor, pats in ignores.items()
+                     if anchor == d or anchor in d.parents for pat in pats]
+            if layout.is_source_dir(filenames):
+                self._saw_sources(d)
+            elif layout.is_output_dir([*dirnames, *filenames]) or d.parent in output:
+                output.add(d)
+            if "mkdocs.yml" in filenames:
+                skip.update(self._theme_dirs(d))
+            in_output = d in output
+            dirnames[:] = [name for name in sorted(dirnames) if self._keep_dir(d, name, rules, in_output, skip)]
+            for name in filenames:
+                p = d / name
+                if (name.startswith(".") or p.suffix.lower() not in DOC_SUFFIXES
+                        or SKIP_FILE_RE.match(name) or (not self.in_docs and CODE_ONLY_FILE_RE.match(name))
+                        or (in_output and layout.output_only(name))
+                        or _ignored(p, False, rules)):
                     continue
-            except OSError:
-                continue
-            yield p
+                if p.is_symlink():
+                    self.links.append(p.relative_to(self.root).as_posix())
+                    continue
+                try:
+                    st = p.stat()
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_FILE_BYTES:  # never a FIFO or device
+                    yield p, in_output
+
+    def _keep_dir(self, d: Path, name: str, rules: list[tuple[Path, str]], in_output: bool, skip: set[Path]) -> bool:
+        low = name.lower()
+        if name.startswith(".") or (d / name) in skip or _ignored(d / name, True, rules):
+            return False
+        if low in CODE_ONLY_DIRS and not self.in_docs:
+            return False
+        if in_output and layout.output_only(name):
+            return False
+        if (d / name).is_symlink():  # os.walk would not enter it; say so
+            self.links.append((d / name).relative_to(self.root).as_posix())
+            return False
+        # A folder named like build output is kept when it is a Sphinx source tree
+        # (SQLAlchemy's and alembic's sources live in doc/build/).
+        return low not in SKIP_DIRS or layout.is_source_dir(_names(d / name))
+
+    def _saw_sources(self, d: Path) -> None:
+        self.sources = True
+        try:
+            self.gallery = self.gallery or "sphinx_gallery" in (d / "conf.py").read_text("utf-8", "replace")
+        except OSError:
+            pass
+
+    def _theme_dirs(self, d: Path) -> list[Path]:
+        try:
+            text = (d / "mkdocs.yml").read_text("utf-8", "replace")
+        except OSError:
+            return []
+        return [Path(os.path.normpath(d / m.group(1))) for m in _CUSTOM_DIR.finditer(text)]
+
+
+def _names(d: Path) -> list[str]:
+    try:
+        return os.listdir(d)
+    except OSError:
+        return []
 
 
 def _read_gitignore(d: Path) -> list[str]:

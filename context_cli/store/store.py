@@ -12,6 +12,7 @@ from a registry server is not silently replaced by a local file or build.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import sqlite3
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 # What a package file that cannot be read raises; the store skips such a file and goes on.
 UNREADABLE = (InvalidPackage, sqlite3.DatabaseError)
+REGISTRY_ALIASES = {"pypi": "pip"}  # what people type for the registry the publisher calls pip
 STALE_SECONDS = 3600.0  # temp files older than this are leftovers of a killed process
 ORIGINS = "-origin"  # suffix of the sibling folder of per-package provenance records
 
@@ -68,7 +70,7 @@ class Spec:
         registry = None
         head, sep, rest = text.partition("/")
         if sep and not head.startswith("@") and rest:
-            registry, text = head, rest
+            registry, text = REGISTRY_ALIASES.get(head, head), rest
         at = text.rfind("@")
         if at > 0:
             return cls(text[:at], text[at + 1:] or None, registry)
@@ -82,6 +84,20 @@ class Spec:
     def __str__(self) -> str:
         s = f"{self.registry}/{self.name}" if self.registry else self.name
         return f"{s}@{self.version}" if self.version else s
+
+
+def not_installed_message(spec: Spec, installed: Iterable[Installed]) -> str:
+    """"X is not installed", with the installed names closest to it when there are any."""
+    names = sorted({i.id.name for i in installed})
+    close = difflib.get_close_matches(spec.name, names, n=3, cutoff=0.7)
+    if spec.version and spec.name in names:
+        versions = sorted({i.id.version for i in installed if i.id.name == spec.name}, key=version_key)
+        hint = f"; installed: {', '.join(versions)}"
+    elif close:
+        hint = f"; did you mean {' or '.join(close)}?"
+    else:
+        hint = ""
+    return f"{spec} is not installed{hint} (see `context list`)"
 
 
 class Replaced(ContextError):
@@ -148,9 +164,10 @@ class Store:
         `--libs`); by default every installed package counts.
         """
         s = spec if isinstance(spec, Spec) else Spec.parse(spec)
+        among = None if among is None else list(among)
         matches = self.find(s, among)
-        if not matches:
-            raise NotInstalled(f"{s} is not installed (see `context list`)")
+        if not matches:  # only now every installed package is listed, for the hint
+            raise NotInstalled(not_installed_message(s, self.installed() if among is None else among))
         registries = {m.id.registry for m in matches}
         if len(registries) > 1:
             options = ", ".join(sorted(f"{r}/{s.name}" for r in registries))
@@ -215,7 +232,7 @@ class Store:
         s = Spec.parse(spec)
         matches = self.find(s)
         if not matches:
-            raise NotInstalled(f"{s} is not installed (see `context list`)")
+            raise NotInstalled(not_installed_message(s, self.installed()))
         if len(matches) > 1:
             options = ", ".join(m.id.qualified for m in matches)
             raise AmbiguousPackage(f"several versions of {s} are installed ({options}); "

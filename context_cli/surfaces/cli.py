@@ -27,6 +27,7 @@ COMMANDS = {
     "update": "cmd_remote:update",
     "serve": "cmd_serve:serve",
     "auth": "cmd_auth:auth",
+    "server": "cmd_server:server",
     "sync": "cmd_sync:sync_cmd",
 }
 
@@ -41,10 +42,18 @@ SHORT_HELP = {
     "update": "Install newer versions available on the registry server.",
     "serve": "Run the MCP server (stdio, or Streamable HTTP with --http).",
     "auth": "Manage cookies and headers for private docs sites.",
+    "server": "Manage the registry servers (config.json): add, list, remove.",
     "sync": "Get docs for exactly the versions in the project's lockfiles.",
 }
 
 
+# What Ctrl-C leaves behind, per command (every install is atomic: a package is whole or absent).
+INTERRUPTED = {
+    "add": "nothing was installed",
+    "install": "nothing was installed",
+    "update": "packages updated before this stay installed; nothing half-written was kept",
+    "sync": "packages finished before this stay installed; docs.lock was not changed",
+}
 ERROR_CHARS = 400  # an error is one line of at most this much (names and specs are clipped)
 # Commands that only read packages and print: once their output is out, the process ends
 # without the interpreter's teardown (see `_quick_exit`).
@@ -71,6 +80,9 @@ class LazyGroup(click.Group):
 
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo(f"Interrupted: {INTERRUPTED.get(ctx.invoked_subcommand or '', 'stopped')}.", err=True)
+            raise SystemExit(130) from None
         except ContextError as e:
             raise click.ClickException(terminal_safe(clip(str(e), ERROR_CHARS))) from None
         except click.UsageError as e:  # it quotes the user's arguments: shown safely, usage kept

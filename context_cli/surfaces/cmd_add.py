@@ -26,10 +26,13 @@ from .render import echo
               help="Also write the package file here, to share it.")
 @click.option("--no-embed", is_flag=True, help="Skip embeddings (lexical search only).")
 @click.option("--model", "model", help="Embedding model: a folder or a model2vec hub id.")
+@click.option("--quality/--no-quality", default=None,
+              help="Also embed with the quality model (all-MiniLM-L6-v2; needs context-docs[quality]) or the "
+                   "configured embeddings endpoint: slower to build, better dense search.")
 @click.option("--replace", is_flag=True, help="Replace a package of the same identity installed from a registry.")
 def add(source: str, name: str | None, version: str | None, registry: str, path: str | None,
         tag: str | None, lang: str | None, description: str | None, save: Path | None,
-        no_embed: bool, model: str | None, replace: bool) -> None:
+        no_embed: bool, model: str | None, quality: bool | None, replace: bool) -> None:
     """Build a package from SOURCE and install it.
 
     SOURCE is a folder, a git URL (https://, ssh://, git@, file://, .../tree/REF), a
@@ -39,7 +42,7 @@ def add(source: str, name: str | None, version: str | None, registry: str, path:
     request = AddRequest(
         source=source, name=name, version=version, registry=registry, path=path, tag=tag,
         lang=lang, description=description, save=save, embed=not no_embed, model=model,
-        interactive=sys.stdin.isatty(),
+        interactive=sys.stdin.isatty(), quality=quality,
     )
     with progress_bar() as bars:
         result = add_source(request, store=Store(replace=replace), progress=bars.stage if bars else None)

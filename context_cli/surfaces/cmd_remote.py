@@ -32,8 +32,8 @@ def install(spec: str, server: str | None) -> None:
 
     s = Spec.parse(spec)
     if not s.registry:
-        raise click.ClickException(f"say which registry {s.name!r} comes from, "
-                                   f"e.g. `context install npm/{s.name}`")
+        raise click.ClickException(f"say which registry {s.name!r} comes from: `context install "
+                                   f"pip/{s.name}` (PyPI) or `context install npm/{s.name}` (npm)")
     label = f"{s.registry}/{s.name}" + (f"@{s.version}" if s.version else "")
     with progress_bar() as bars:
         installed = download_and_install(s.registry, s.name, s.version, server=server,

@@ -60,7 +60,7 @@ def to_markdown(answer: Answer) -> str:
         if (hit.library, hit.source) != page_key:
             page_key = (hit.library, hit.source)
             parts.append(_page_heading(hit))
-        parts.append(f"### {_section_title(hit)}\n\n*{hit.verdict} · {hit.tokens} tokens*\n\n{hit.content}")
+        parts.append(f"### {section_title(hit)}\n\n*{hit.verdict} · {hit.tokens} tokens*\n\n{hit.content}")
     return "\n\n".join(parts) + "\n"
 
 
@@ -71,7 +71,7 @@ def _page_heading(hit: Hit) -> str:
     return f"## {rank}. {title}\n\n*{hit.library} · {where}*"
 
 
-def _section_title(hit: Hit) -> str:
+def section_title(hit: Hit) -> str:
     """The hit's title without its page's title in front (that is the heading above it)."""
     page_title = hit.page.title if hit.page else ""
     if page_title and hit.title.startswith(page_title + " > "):

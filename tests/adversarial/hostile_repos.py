@@ -26,6 +26,12 @@ TRICKS: dict[str, dict[str, str]] = {
     "file_dotdot": {"docs/leak.md": "../../outside/secret.md"},
     "folder_in_docs": {"docs/more": "{out}"},
     "readme_link": {"README.md": "{out}/secret.md"},
+    "gallery_header": {"examples/README.txt": "{out}/secret.md"},  # sphinx-gallery's folder header
+}
+# Files a trick needs besides its links: a Sphinx tree that loads sphinx-gallery, and one gallery script.
+EXTRA: dict[str, dict[str, str]] = {
+    "gallery_header": {"docs/conf.py": 'extensions = ["sphinx_gallery.gen_gallery"]\n',
+                       "examples/plot_streams.py": '"""\nStreaming\n=========\n\nStreams records.\n"""\nprint(1)\n'},
 }
 
 
@@ -52,6 +58,9 @@ def repository(root: Path, trick: str, out: Path) -> Path:
         (root / "docs" / "include.rst").write_text(  # docutils may not read files either
             f"Include\n=======\n\nText.\n\n.. include:: {out}/secret.rst\n\n.. literalinclude:: {out}/secret.md\n",
             "utf-8")
+    for path, text in EXTRA.get(trick, {}).items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, "utf-8")
     for path, target in links.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         os.symlink(target.format(out=out), root / path)
