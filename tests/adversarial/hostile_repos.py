@@ -55,9 +55,11 @@ def repository(root: Path, trick: str, out: Path) -> Path:
     if "docs" not in links:
         (root / "docs").mkdir()
         (root / "docs" / "guide.md").write_text(GOOD, "utf-8")
-        (root / "docs" / "include.rst").write_text(  # docutils may not read files either
-            f"Include\n=======\n\nText.\n\n.. include:: {out}/secret.rst\n\n.. literalinclude:: {out}/secret.md\n",
-            "utf-8")
+        (root / "docs" / "include.rst").write_text(  # includes resolve inside the root only
+            f"Include\n=======\n\nText.\n\n.. include:: {out}/secret.rst\n\n.. literalinclude:: {out}/secret.md\n\n"
+            ".. include:: ../../outside/secret.rst\n", "utf-8")
+        (root / "docs" / "snippet.md").write_text(
+            f'# Snippet\n\nText.\n\n--8<-- "../../outside/secret.md"\n\n--8<-- "{out}/secret.md"\n', "utf-8")
     for path, text in EXTRA.get(trick, {}).items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text, "utf-8")
