@@ -35,7 +35,7 @@ from .package.vectors import QualitySet
 from .package.writer import content_hash, fill_package, write_package
 from .parse.includes import may_include
 from .sources.base import Fetched
-from .sources.folder import Discovered, discover
+from .sources.folder import Discovered, discover, links_note
 
 if TYPE_CHECKING:
     import numpy as np
@@ -256,6 +256,8 @@ def _discover(fetched: Fetched, opts: BuildOptions) -> Discovered | None:
     found = discover(fetched.folder, path=opts.path or fetched.docs_path, lang=opts.lang)
     if found.narrowed_to:
         fetched.notes.append(f"indexed the project's {found.narrowed_to}/ folder (use --path to choose another)")
+    if found.skipped_links:
+        fetched.notes.append(links_note(found.skipped_links))
     return found
 
 

@@ -4,16 +4,26 @@ pre-releases, and labels such as `latest` below every number."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
+MAX_VERSION_CHARS = 64  # no real release is longer; a hostile index or lockfile may send 5,000 digits
 # What a package version may look like (a file-name-safe label; ordering is `version_key`'s).
 VERSION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,63}\Z")
 
 
+def is_version(value: object) -> TypeGuard[str]:
+    """A version we can store, sort and print: a string of the package-version shape."""
+    return isinstance(value, str) and VERSION_RE.fullmatch(value) is not None
+
+
 def version_key(version: str) -> tuple[Any, ...]:
-    """Sort key: PEP 440 where the string parses, natural order below it otherwise."""
+    """Sort key: PEP 440 where the string parses, natural order below it otherwise, and a
+    string too long to be a version below both (never parsed: packaging turns each run of
+    digits into an int, which fails past 4,300 digits)."""
     from packaging.version import InvalidVersion, Version  # here: a query with one candidate needs none (~4 ms)
 
+    if len(version) > MAX_VERSION_CHARS:
+        return (-1, (), version[:MAX_VERSION_CHARS])
     try:
         return (1, Version(version), ())
     except InvalidVersion:
@@ -39,6 +49,8 @@ def is_prerelease(version: str) -> bool:
     from packaging.version import InvalidVersion, Version
 
     text = version.strip()
+    if len(text) > MAX_VERSION_CHARS:
+        return False
     if re.fullmatch(_SEMVER_PRE, text):
         return True
     try:

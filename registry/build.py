@@ -203,7 +203,7 @@ def fetch_zip(source: ZipSource) -> Fetched:
         archive = tmp / "archive.zip"
         digest = _download(source.url, archive)
         root = tmp / "src"
-        extract(archive, root)
+        extracted = extract(archive, root)
         archive.unlink()
         docs_path = source.docs_path
         if docs_path and not (root / docs_path).exists():
@@ -212,7 +212,7 @@ def fetch_zip(source: ZipSource) -> Fetched:
             unquote(urlsplit(source.url).path)).name
         return Fetched(source_type="zip", source_url=shown, folder=root, docs_path=docs_path,
                        source_commit=f"sha256:{digest}", temp_dirs=[tmp],
-                       notes=[f"downloaded {shown}"])
+                       notes=[f"downloaded {shown}", *extracted.notes()])
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from context_cli.errors import ContextError
+from context_cli.surfaces.render import echo
 
 if TYPE_CHECKING:
     from .definitions import Definition
@@ -177,7 +178,7 @@ def versions(spec: str, since_days: float | None, latest: int | None,
     for row in rows:
         date = (row["released_at"] or "")[:10] or "-"
         extra = f"  {row['tag']}" if "tag" in row else ""
-        click.echo(f"{row['version']:<16} {date:<10}{extra}".rstrip())
+        echo(f"{row['version']:<16} {date:<10}{extra}".rstrip())
 
 
 # ---- build, publish, publish-all -----------------------------------------------------------
@@ -238,7 +239,7 @@ def build_cmd(spec: str, version: str | None, out_dir: Path, definitions_path: P
     result = build_definition(definition, version, out_dir, embed=not no_embed,
                               embed_model=embed_model, quality=quality)
     for note in result.notes:
-        click.echo(f"  {note}", err=True)
+        echo(f"  {note}", err=True)
     size = result.path.stat().st_size
     vectors = f"vectors: {result.embedding_model}" if result.embedding_model else "no vectors"
     click.echo(f"Built {result.id.qualified}: {result.chunks} sections from {result.pages} pages, "

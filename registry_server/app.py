@@ -46,7 +46,7 @@ from context_cli.package.identity import InvalidIdentity, PackageId, check_ident
 from .blobs import BlobStore
 from .cache import AnswerCacheMiddleware, Cache, mark_cacheable
 from .observe import Metrics, ObserveMiddleware
-from .records import MUTABLE_VERSIONS, BlobMissing, Conflict, Record, Rejected, Unavailable
+from .records import FULL_ERRNOS, MUTABLE_VERSIONS, BlobMissing, Conflict, QueryTooLong, Record, Rejected, Unavailable
 from .storage import ORPHAN_GRACE, Storage, StorageConfig, Upload, open_storage
 
 WRITE_BUFFER = 1024 * 1024  # upload bytes gathered before one write in the threadpool
@@ -153,8 +153,12 @@ async def server_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": "internal server error"}, status_code=500)
 
 
+async def query_too_long(request: Request, exc: Exception) -> Response:
+    return JSONResponse({"error": str(exc)}, status_code=400)
+
+
 EXCEPTION_HANDLERS: dict[Any, Any] = {HTTPException: http_error, Unavailable: unavailable,
-                                      Exception: server_error}
+                                      QueryTooLong: query_too_long, Exception: server_error}
 
 
 # -- helpers --------------------------------------------------------------------------
@@ -364,6 +368,12 @@ async def publish(request: Request, pid: PackageId) -> Response:
         raise fail(409, str(e)) from None
     except Rejected as e:
         raise fail(422, str(e)) from None
+    except OSError as e:
+        if e.errno not in FULL_ERRNOS:
+            raise
+        log.warning("publish %s refused: no room to store it (%s)", pid.qualified, e)
+        raise fail(507, f"the registry has no room to store {pid.qualified} ({e.strerror or e}); "
+                        "nothing was published", {"Retry-After": "60"}) from None
     finally:
         upload.discard()
     status = 200 if outcome.status == "unchanged" else 201

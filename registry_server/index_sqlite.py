@@ -6,6 +6,7 @@ processes: two servers on one `--data` folder serialise their commits instead of
 
 from __future__ import annotations
 
+import errno
 import re
 import sqlite3
 import threading
@@ -195,10 +196,12 @@ class SqliteIndex:
                 raise Unavailable(f"the index is busy: {e}") from None
             try:
                 yield SqliteTxn(db)
-            except BaseException:
+                db.commit()
+            except BaseException as e:
                 db.rollback()
+                if isinstance(e, sqlite3.OperationalError) and "full" in str(e):  # SQLITE_FULL
+                    raise OSError(errno.ENOSPC, f"the index's disk is full ({e})") from None
                 raise
-            db.commit()
 
 
 def _connect(path: Path) -> sqlite3.Connection:

@@ -6,6 +6,7 @@ builds the same `Record` and the app maps the same exceptions to the same HTTP a
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import unicodedata
@@ -20,6 +21,9 @@ MUTABLE_VERSIONS = frozenset({"latest"})
 MAX_DESCRIPTION = 1000
 MAX_META_VALUE = 2000
 MAX_QUERY_TERMS = 16
+MAX_QUERY_CHARS = 500  # a full-text query; names and descriptions are searched, not documents
+MAX_TERM_CHARS = 100  # one word: PostgreSQL refuses tsquery words over 2,047 bytes (a 503 before)
+FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})  # no room: 507, not 500
 SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -29,6 +33,19 @@ class Conflict(Exception):
 
 class Rejected(Exception):
     """An upload that is not a package, or whose meta does not match its URL."""
+
+
+class QueryTooLong(ValueError):
+    """A full-text query longer than any index should be asked (400)."""
+
+
+def check_query(text: str) -> None:
+    """Refuse a query, or a word of it, over the bounds, before either index sees it."""
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryTooLong(f"the query is {len(text)} characters; at most {MAX_QUERY_CHARS} are searched")
+    longest = max(search_terms(text), key=len, default="")
+    if len(longest) > MAX_TERM_CHARS:
+        raise QueryTooLong(f"a word of the query is {len(longest)} characters; at most {MAX_TERM_CHARS} are searched")
 
 
 class Unavailable(Exception):

@@ -46,6 +46,7 @@ from .records import (
     Record,
     Rejected,
     Unavailable,
+    check_query,
 )
 
 # Re-exported: pages and tests import the record types from here, beside `Storage`.
@@ -252,7 +253,9 @@ class Storage:
         return self.index.catalogue(limit)
 
     def text_search(self, query: str, limit: int = 20) -> list[list[Record]]:
-        """Full-text search over names and descriptions; one group per package, best first."""
+        """Full-text search over names and descriptions; one group per package, best first.
+        `QueryTooLong` for a query over the bounds, whichever index is behind."""
+        check_query(query)
         return self.index.text_search(query, limit)
 
     def local_copy(self, record: Record) -> Path:

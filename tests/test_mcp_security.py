@@ -12,7 +12,7 @@ import httpx
 import pytest
 from mcp_fixtures import anyio_backend, http_server, make_home, text_of  # noqa: F401 - fixture
 
-from context_cli.mcp_server.server import allowed_host_names, is_loopback
+from context_cli.mcp_server.http import allowed_host_names, is_loopback
 
 pytestmark = pytest.mark.anyio
 

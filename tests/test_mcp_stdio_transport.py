@@ -81,7 +81,7 @@ def test_lines_in_pieces_garbage_and_unknown_methods(tmp_path: Path) -> None:
             assert wait_for(n)["result"] == first
         assert not first["isError"] and json.loads(first["content"][0]["text"])["results"]
         assert "structuredContent" not in first
-        assert 2 not in answers
+        assert wait_for(2)["error"]["code"] == -32700  # the cut-short line is answered by its id
         proc.stdin.close()
         assert proc.wait(20) == 0
         assert "Traceback" not in proc.stderr.read().decode(errors="replace")

@@ -279,8 +279,9 @@ def test_fts_search_over_names_and_descriptions(catalogue):
 
 @pytest.mark.parametrize("q", ['"', '""', "NOT", "NOT flask", "(((", ")", "*", "flask*", "a AND",
                                "OR OR", "NEAR(flask web)", "name:flask", "^flask", "-flask", "+",
-                               "'; DROP TABLE packages; --", "\u202e", "🐍", "x" * 5000, ""])
+                               "'; DROP TABLE packages; --", "\u202e", "🐍", "x" * 100, ""])
 def test_fts_search_with_hostile_strings(catalogue, q):
+    """(Longer queries and words are a 400: tests/adversarial/test_hostile_clients.py.)"""
     r = catalogue.get("/api/search", params={"q": q})
     assert r.status_code == 200 and isinstance(r.json()["results"], list)
     assert catalogue.get("/", params={"q": q}).status_code == 200

@@ -9,24 +9,19 @@ on the event loop, which saves the thread hops a millisecond search cannot affor
 package that makes a search hang costs that call an error result, never the server
 (`tools/list`, other searches). Over stdio the transport is our own lean one (`stdio.py`), and
 it answers a warm `get_docs` call itself (`quick_call`), without the SDK's per-request pipeline.
-
-Over HTTP every request's Host and Origin must be in an allow list (DNS rebinding), and with a
-token (`--token`, `CONTEXT_MCP_TOKEN`) every request must carry `Authorization: Bearer TOKEN`.
+Streamable HTTP, and the limits that hold it, are `http.py`'s.
 """
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import json
 import logging
 import os
-import socket
 import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -50,12 +45,12 @@ from .tools import Catalog
 log = logging.getLogger("context.mcp")
 
 WATCH_SECONDS = 2.0  # how often the store folder is checked for packages added by other processes
-MAX_TRACKED_SESSIONS = 1000
+WATCH_MAX_SECONDS = 30.0  # the longest wait between two tries while the folder cannot be read
+MAX_TRACKED_SESSIONS = 256  # handshake-era sessions told of tool-list changes; above the HTTP session cap
 FAST_SECONDS = 0.25  # a search this quick marks its packages warm: later ones run on the event loop
 SEARCH_SECONDS = 30.0  # a get_docs call that takes longer answers with an error (CONTEXT_MCP_SEARCH_SECONDS)
 MAX_SEARCHES = 8  # get_docs calls searching at once; more wait for a slot (within their time limit)
 MAX_STUCK = 32  # searches still running after their time limit; beyond this get_docs is refused
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 INVALID_TEXT = "context/invalid-text"  # request _meta key set by `clean_line`
 INSTRUCTIONS = ("Version-specific library documentation, searched locally. Call get_docs with a library and a "
                 "topic before answering from memory. " + tools.WORKFLOW)
@@ -120,11 +115,26 @@ class Notifier:
         await self.bus.publish(ToolsListChanged())
 
     async def watch(self) -> None:
-        """Announce packages installed or removed by other processes (`context add`, `remove`)."""
+        """Announce packages installed or removed by other processes (`context add`, `remove`).
+
+        A failure to look (the folder replaced, unreadable, out of descriptors) is logged once
+        and retried, waiting longer each time up to `WATCH_MAX_SECONDS`: the server goes on
+        answering from what it has, and announces again once the folder can be read."""
+        pause, failing = WATCH_SECONDS, ""
         while True:
-            await anyio.sleep(WATCH_SECONDS)
-            if not self.busy and self.catalog.fingerprint() != self.announced:
-                await self.changed()
+            await anyio.sleep(pause)
+            try:
+                if not self.busy and self.catalog.store.fingerprint() != self.announced:
+                    await self.changed()
+            except Exception as e:  # noqa: BLE001 - the watcher is advisory; the server lives on
+                reason = f"{type(e).__name__}: {e}"
+                if reason != failing:
+                    log.warning("cannot watch the package folder %s (%s); retrying", self.catalog.store.root, reason)
+                failing, pause = reason, min(pause * 2, WATCH_MAX_SECONDS)
+                continue
+            if failing:
+                log.warning("the package folder %s can be read again", self.catalog.store.root)
+            pause, failing = WATCH_SECONDS, ""
 
 
 def _connection_key(ctx: ServerRequestContext[Any, Any]) -> str:
@@ -333,6 +343,10 @@ def _failure(tool: str, e: Exception) -> dict[str, Any]:
     """A failed call's error result: our errors as they are, anything else logged and named."""
     if isinstance(e, ContextError):
         return _error(str(e))
+    if isinstance(e, OSError):  # a package file gone or unreadable under a running server: no bug of ours
+        line = f"cannot read {e.filename or 'a package file'} ({e.strerror or e}); see `context list`"
+        log.warning("tool %s: %s", tool, line)
+        return _error(line)
     log.exception("tool %s failed", tool)
     return _error(f"internal error in {tool}: {type(e).__name__}: {e}")
 
@@ -421,111 +435,6 @@ def _replace_surrogates(value: Any) -> Any:
     if isinstance(value, list):
         return [_replace_surrogates(v) for v in value]
     return value
-
-
-def run_http(catalog: Catalog, host: str, port: int, *, ready: Callable[[str], None] | None = None,
-             token: str | None = None, allowed_hosts: Sequence[str] = ()) -> None:
-    """Serve many sessions over Streamable HTTP at http://HOST:PORT/mcp until interrupted.
-
-    The socket is bound here, before uvicorn starts, so a busy port is one clear error and
-    port 0 picks a free port that `ready` is told about. Requests must name an allowed Host
-    (the bound address, plus localhost names on loopback, plus `allowed_hosts`) and, with a
-    `token`, carry it as a bearer token.
-    """
-    import uvicorn
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    sock = _bind(host, port)
-    bound = sock.getsockname()[1]
-    url = _url(host, bound)
-    if not is_loopback(host):
-        say(f"Warning: listening on {host}, beyond this machine"
-            + ("" if token else "; anyone who can reach it can read your docs (set --token)"))
-    names = allowed_host_names(host, allowed_hosts)
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{n}:*" for n in names] + list(names),
-        allowed_origins=[f"{scheme}://{n}{port}" for n in names for scheme in ("http", "https")
-                         for port in (":*", "")],
-    )
-    app: Any = build_server(catalog).streamable_http_app(host=host, transport_security=security)
-    if token:
-        app = BearerToken(app, token)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
-    server = uvicorn.Server(config)
-
-    async def main() -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve, [sock])
-            while not server.started and not server.should_exit:
-                await anyio.sleep(0.02)
-            if server.started and ready is not None:
-                ready(url)
-
-    try:
-        anyio.run(main)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        sock.close()
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def allowed_host_names(host: str, extra: Sequence[str] = ()) -> list[str]:
-    """Host names a request may use: the bound address (bracketed if IPv6), the loopback
-    names when it is loopback, and what the user added. A wildcard bind (0.0.0.0, ::) names
-    no host, so only loopback names and the user's additions are accepted."""
-    names = [f"[{host}]" if ":" in host else host]
-    if is_loopback(host) or host in ("0.0.0.0", "::"):
-        names += LOOPBACK_NAMES
-    names += [h.strip() for h in extra if h.strip()]
-    return [n for n in dict.fromkeys(names) if n not in ("0.0.0.0", "[::]")]
-
-
-class BearerToken:
-    """ASGI middleware: every HTTP request must carry `Authorization: Bearer TOKEN`."""
-
-    def __init__(self, app: Any, token: str) -> None:
-        self.app = app
-        self.expected = f"Bearer {token}".encode()
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                body = b'{"error": "missing or wrong bearer token (Authorization: Bearer TOKEN)"}'
-                await send({"type": "http.response.start", "status": 401, "headers": [
-                    (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                    (b"www-authenticate", b"Bearer")]})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        sock = socket.socket(family, kind, proto)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-    except OSError as e:
-        raise ContextError(f"cannot listen on {host}:{port}: {e.strerror or e}"
-                           " (is another server using the port? try another --http PORT)") from None
-    sock.set_inheritable(True)
-    return sock
-
-
-def _url(host: str, port: int) -> str:
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/mcp"
 
 
 def say(message: str) -> None:

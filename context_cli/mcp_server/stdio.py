@@ -17,13 +17,22 @@ qualifies (name and arguments, no `_meta`: no progress token, no 2026-era envelo
 invalid-text mark) on a connection that opened with the `initialize` handshake and finished
 it; everything else goes the SDK's way.
 
+A line that does not parse as a JSON-RPC message (not JSON, cut off, nested too deep, the
+wrong shape) never reaches the SDK, which would drop it without a word and leave the caller
+waiting: it is answered here with a parse error (-32700) or an invalid request (-32600) when
+its id can be read (`request_id`, a scan that does not need the line to parse), and logged
+otherwise.
+
 Windows has no `epoll` for pipes: `server.run_stdio` keeps the SDK's transport there.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
+import logging
 import os
+import re
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -36,6 +45,11 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 READ_SIZE = 1 << 16
+MAX_LINE_BYTES = 16 << 20  # a request line; real ones are a few kilobytes (topics stop at 10,000 characters)
+OVERLONG = b"\x00overlong"  # marks the kept head of a longer line (a NUL never starts valid JSON text)
+log = logging.getLogger("context.mcp")
+# JSON tokens as far as `request_id` needs them: strings, brackets, separators, and the rest.
+_TOKEN = r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+'
 QUICK_PARAMS = frozenset({"name", "arguments"})
 
 QuickCall = Callable[[str, Mapping[str, Any]], dict[str, Any] | None]
@@ -95,6 +109,8 @@ class Incoming(_Closable):
         self.out = out
         self._lines: deque[bytes] = deque()
         self._partial: list[bytes] = []  # the start of a line still arriving
+        self._partial_size = 0
+        self._overlong = False  # the line arriving is past MAX_LINE_BYTES: only its head is kept
         self._pollable = True
         self._eof = False
         self._closed = False
@@ -103,13 +119,34 @@ class Incoming(_Closable):
     async def receive(self) -> SessionMessage | Exception:
         while True:
             line = await self._next_line()
+            text = self.clean(line.decode("utf-8", errors="replace"))
             try:
-                message = types.jsonrpc_message_adapter.validate_json(
-                    self.clean(line.decode("utf-8", errors="replace")), by_name=False)
-            except Exception as e:  # noqa: BLE001 - handed to the SDK, which answers it
-                return e
+                message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+            except Exception as e:  # noqa: BLE001 - answered (or logged) here; the SDK would drop it
+                if self.out is None:
+                    return e
+                self._refuse(text)
+                continue
             if not self._answered(message):
                 return SessionMessage(message)
+
+    def _refuse(self, text: str) -> None:
+        """Answer a line that is no JSON-RPC message, if its id can be read; else log it."""
+        assert self.out is not None
+        if text.endswith(OVERLONG.decode()):
+            text = text[:-len(OVERLONG)]
+            code, why = types.INVALID_REQUEST, f"Invalid request: the line is over {MAX_LINE_BYTES} bytes"
+        else:
+            code, why = _malformed(text)
+        rid = request_id(text)
+        if rid is None:
+            log.warning("ignored a stdio line with no readable id (%s): %.80r", why, text)
+            return
+        error = types.ErrorData(code=code, message=why)
+        try:
+            self.out.write(types.JSONRPCError(jsonrpc="2.0", id=rid, error=error))
+        except anyio.BrokenResourceError as e:
+            raise anyio.EndOfStream from e
 
     def _answered(self, message: types.JSONRPCMessage) -> bool:
         """Follow the handshake; answer a plain tool call when `quick` can (True)."""
@@ -149,12 +186,25 @@ class Incoming(_Closable):
                 self._eof = True
                 self._take(b"".join(self._partial).split(b"\n"))
             elif b"\n" not in chunk:
-                self._partial.append(chunk)
+                self._grow(chunk)
             else:
-                *lines, rest = (b"".join(self._partial) + chunk).split(b"\n")
-                self._partial = [rest] if rest else []
-                self._take(lines)
+                head, _, tail = chunk.partition(b"\n")
+                self._grow(head)
+                first = b"".join(self._partial)
+                *lines, rest = tail.split(b"\n")
+                self._take([first + OVERLONG if self._overlong else first, *lines])
+                self._partial, self._partial_size, self._overlong = ([rest] if rest else []), len(rest), False
         return self._lines.popleft()
+
+    def _grow(self, piece: bytes) -> None:
+        """Add to the line arriving; past MAX_LINE_BYTES keep only its head (for its id)."""
+        if self._overlong:
+            return
+        self._partial.append(piece)
+        self._partial_size += len(piece)
+        if self._partial_size > MAX_LINE_BYTES:
+            self._partial = [b"".join(self._partial)[:READ_SIZE]]
+            self._overlong = True
 
     def _take(self, lines: list[bytes]) -> None:
         self._lines.extend(line for line in lines if line.strip())
@@ -176,6 +226,47 @@ class Incoming(_Closable):
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
+
+
+def _malformed(text: str) -> tuple[int, str]:
+    """(JSON-RPC error code, message) for a line the SDK's model refused."""
+    try:
+        json.loads(text)
+    except RecursionError:
+        return types.PARSE_ERROR, "Parse error: the message is nested too deeply"
+    except ValueError as e:
+        return types.PARSE_ERROR, f"Parse error: {str(e)[:120]}"
+    return types.INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 request, notification or response"
+
+
+def request_id(text: str) -> int | str | None:
+    """The top-level `"id"` of a JSON object line, read by a token scan that needs neither the
+    whole line nor a parse of it (cut-off lines, lines nested too deep); None when there is none
+    of the JSON-RPC kinds (an integer or a string)."""
+    depth, prev, want = 0, "", False
+    for m in re.finditer(_TOKEN, text):
+        token = m.group()
+        if want:
+            if token.startswith('"'):
+                try:
+                    value: object = json.loads(token)
+                except ValueError:
+                    return None
+            else:
+                value = int(token) if re.fullmatch(r"-?\d{1,18}", token) else None
+            return value if isinstance(value, (int, str)) else None
+        if token in "{[":
+            depth += 1
+        elif token in "}]":
+            depth -= 1
+            if depth <= 0:
+                return None
+        elif token == ":" and depth == 1 and prev == '"id"':
+            want = True
+        elif depth == 0:
+            return None  # not an object
+        prev = token
+    return None
 
 
 class Outgoing(_Closable):

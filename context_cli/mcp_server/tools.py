@@ -94,8 +94,14 @@ class Catalog:
                 raise NotInstalled(f"--libs {spec}: not installed (see `context list`)")
 
     def fingerprint(self) -> tuple[tuple[str, int, int], ...]:
-        """Changes when a package file is added, replaced or removed."""
-        return self.store.fingerprint()
+        """Changes when a package file is added, replaced or removed. While the folder cannot
+        be read, the last listing's: the server answers from what it has (the watcher says why)."""
+        try:
+            return self.store.fingerprint()
+        except OSError:
+            if self._key is None:
+                raise
+            return self._key
 
     def fresh(self) -> bool:
         """True when no package file changed since the listing was read: then `all()`,

@@ -30,7 +30,7 @@ from ..retry import RetryPolicy, parse_retry_after, send
 from ..sources.transfer import IDENTITY, TransferError, describe_error, download_deadline, header_int, read_body
 from ..store.store import Installed, Spec, Store
 from ..version import __version__
-from ..versions import version_key
+from ..versions import is_version, version_key
 from .config import Server, get_server
 from .protocol import SEARCH_PATH, SHA256_HEADER, download_path, error_text, package_path, read_json
 
@@ -40,7 +40,7 @@ Progress = Callable[[int, "int | None"], None]
 ATTEMPTS = 3           # tries per request for 429, 5xx and dropped connections
 BACKOFF = 0.5          # seconds before the 2nd try; doubles after that
 MAX_WAIT = 30.0        # a longer Retry-After is reported rather than waited for
-TIMEOUT = (10, 60)     # connect, read (between bytes) in seconds
+TIMEOUT = (10, 30)     # connect, read (between bytes) in seconds: a silent stall ends in the rate window
 MUTABLE_VERSIONS = frozenset({"latest"})
 HEADERS = {"User-Agent": f"context/{__version__}", **IDENTITY}
 MAX_BYTES_ENV, DEFAULT_MAX_BYTES = "CONTEXT_MAX_DOWNLOAD_BYTES", 512 * 1024 * 1024
@@ -62,7 +62,7 @@ def search_remote(registry: str, name: str, version: str | None = None,
         data = _json(resp, srv)
     if not isinstance(data, list):
         raise RegistryError(f"{srv.url}/search did not answer with a list")
-    return [e for e in data if isinstance(e, dict) and isinstance(e.get("version"), str)]
+    return [e for e in data if isinstance(e, dict) and is_version(e.get("version"))]
 
 
 def package_info(registry: str, name: str, version: str,

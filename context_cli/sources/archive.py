@@ -66,6 +66,12 @@ class Extracted:
     bytes: int
     skipped_links: int
 
+    def notes(self) -> list[str]:
+        """What a build says about the archive's content it left out."""
+        n = self.skipped_links
+        return [f"skipped {n} symbolic or hard link{'s' if n != 1 else ''} in the archive "
+                "(links are never created)"] if n else []
+
 
 class _Refused(Exception):
     """Internal: a reason to refuse the archive; becomes one `SourceError` line."""

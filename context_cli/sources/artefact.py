@@ -292,7 +292,7 @@ def _fetch_archive(url: Any, label: str, *, prefix: str, max_bytes: int,
                     f"{label}: {algo} checksum mismatch (expected {want}, got {got}); "
                     "the download is corrupt or was tampered with"
                 )
-        extract(archive, tmp / "src")
+        extracted = extract(archive, tmp / "src")
         archive.unlink()
         root = _single_root(tmp / "src")
         found = _docs_path(root, docs_path, label)
@@ -300,6 +300,7 @@ def _fetch_archive(url: Any, label: str, *, prefix: str, max_bytes: int,
                  + (f" ({expected[0]} verified)" if expected else " (no checksum published)")]
         notes.append(f"docs from {found}{'/' if (root / found).is_dir() else ''}" if found
                      else "no docs folder or README found; indexing the whole artefact")
+        notes += extracted.notes()
         return Fetched(source_type="", source_url="", folder=root, docs_path=found,
                        notes=notes, temp_dirs=[tmp])
     except BaseException:

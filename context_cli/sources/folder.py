@@ -16,10 +16,10 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ..errors import SourceError
+from ..errors import SourceError, clip
 from ..parse import SUFFIXES
 from . import layout
 
@@ -47,6 +47,7 @@ class Discovered:
     root: Path  # the folder `source` paths are relative to
     files: list[Path]
     narrowed_to: str | None = None  # e.g. "docs" when a project root was narrowed
+    skipped_links: list[str] = field(default_factory=list)  # linked files and folders, never followed
 
 
 def discover(folder: Path, *, path: str | None = None, lang: str | None = None) -> Discovered:
@@ -55,6 +56,7 @@ def discover(folder: Path, *, path: str | None = None, lang: str | None = None) 
     if not folder.is_dir():
         raise SourceError(f"{folder}: no such folder")
     base, narrowed = folder, None
+    links: list[str] = []
     project = any((folder / m).exists() for m in PROJECT_MARKERS)
     if path:
         base = (folder / path).resolve()
@@ -67,6 +69,8 @@ def discover(folder: Path, *, path: str | None = None, lang: str | None = None) 
             if (folder / d).is_dir() and (folder / d).resolve().is_relative_to(folder.resolve()):
                 base, narrowed = folder / d, d
                 break
+            if (folder / d).is_symlink():
+                links.append(d)
     if base.is_file():
         return Discovered(root=folder, files=[base], narrowed_to=narrowed)
     in_docs = not project or narrowed is not None or any(p in DOCS_DIRS for p in Path(path or "").parts)
@@ -78,9 +82,17 @@ def discover(folder: Path, *, path: str | None = None, lang: str | None = None) 
     drop = layout.translations(rels, wanted)
     files = [p for p, rel in zip(files, rels, strict=True) if drop.isdisjoint(rel.parents)]
     if walk.gallery:
-        files = list(dict.fromkeys([*files, *layout.gallery_files(folder, [], SKIP_DIRS)]))
+        gallery = list(layout.gallery_files(folder, [], SKIP_DIRS))
+        walk.links += [p.relative_to(folder).as_posix() for p in gallery if p.is_symlink()]
+        files = list(dict.fromkeys([*files, *(p for p in gallery if not p.is_symlink())]))
     files.sort(key=lambda p: p.relative_to(folder).as_posix())
-    return Discovered(root=folder, files=files, narrowed_to=narrowed)
+    return Discovered(root=folder, files=files, narrowed_to=narrowed, skipped_links=sorted({*links, *walk.links}))
+
+
+def links_note(links: list[str], shown: int = 5) -> str:
+    """The note a build prints for the links it did not follow."""
+    names = ", ".join(clip(n, 80) for n in links[:shown]) + (f" and {len(links) - shown} more" if len(links) > shown else "")
+    return f"skipped {len(links)} symbolic link{'s' if len(links) != 1 else ''} (links are never followed): {names}"
 
 
 class _Walk:
@@ -92,6 +104,7 @@ class _Walk:
         self.in_docs = in_docs  # the tree is docs, not a project (see `discover`)
         self.sources = False  # a Sphinx source folder (conf.py) was seen
         self.gallery = False  # ... and it uses sphinx-gallery
+        self.links: list[str] = []  # linked files and folders met, never followed (relative to root)
 
     def files(self, base: Path) -> Iterator[tuple[Path, bool]]:
         """(doc file, inside rendered Sphinx output) under `base`."""
@@ -117,7 +130,10 @@ class _Walk:
                 if (name.startswith(".") or p.suffix.lower() not in DOC_SUFFIXES
                         or SKIP_FILE_RE.match(name) or (not self.in_docs and CODE_ONLY_FILE_RE.match(name))
                         or (in_output and layout.output_only(name))
-                        or p.is_symlink() or _ignored(p, False, rules)):
+                        or _ignored(p, False, rules)):
+                    continue
+                if p.is_symlink():
+                    self.links.append(p.relative_to(self.root).as_posix())
                     continue
                 try:
                     st = p.stat()
@@ -133,6 +149,9 @@ class _Walk:
         if low in CODE_ONLY_DIRS and not self.in_docs:
             return False
         if in_output and layout.output_only(name):
+            return False
+        if (d / name).is_symlink():  # os.walk would not enter it; say so
+            self.links.append((d / name).relative_to(self.root).as_posix())
             return False
         # A folder named like build output is kept when it is a Sphinx source tree
         # (SQLAlchemy's and alembic's sources live in doc/build/).

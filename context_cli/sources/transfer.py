@@ -10,6 +10,9 @@ URLs) goes through `read_body`, so one set of rules holds everywhere:
 * an overall deadline bounds the whole transfer, not just the wait between two reads, so a
   server dripping a byte every few seconds cannot keep a download alive forever (a read
   blocks at most the caller's read timeout, so the deadline is overshot by at most that);
+* a minimum rate ends a stalled transfer well before that: fewer than `CONTEXT_DOWNLOAD_MIN_RATE`
+  bytes a second (1 KiB) over `CONTEXT_DOWNLOAD_SLOW_SECONDS` (30 s) in a row is an error
+  that says so (0 turns the check off);
 * header numbers are read strictly (ASCII digits only): `Content-Length: ²` is no number.
 
 Errors are `TransferError`, one short line without the URL; callers add what and where.
@@ -29,6 +32,8 @@ from ..errors import ContextError, clip
 
 IDENTITY = {"Accept-Encoding": "identity"}
 DEADLINE_ENV, DEFAULT_DEADLINE = "CONTEXT_DOWNLOAD_DEADLINE", 900  # seconds for one whole download
+MIN_RATE_ENV, DEFAULT_MIN_RATE = "CONTEXT_DOWNLOAD_MIN_RATE", 1024  # bytes a second, judged per window
+SLOW_ENV, DEFAULT_SLOW_SECONDS = "CONTEXT_DOWNLOAD_SLOW_SECONDS", 30  # the window
 _CHUNK = 64 * 1024
 _MAX_DIGITS = 19  # anything longer is not a size we would accept anyway
 
@@ -61,6 +66,13 @@ def download_deadline() -> float:
     return float(header_int(os.environ.get(DEADLINE_ENV)) or DEFAULT_DEADLINE)
 
 
+def min_rate() -> tuple[int, float]:
+    """(bytes a second, over how many seconds) below which a transfer is stalled; rate 0: never."""
+    rate = header_int(os.environ.get(MIN_RATE_ENV))
+    seconds = header_int(os.environ.get(SLOW_ENV))
+    return (DEFAULT_MIN_RATE if rate is None else rate), float(seconds or DEFAULT_SLOW_SECONDS)
+
+
 def check_identity(resp: requests.Response) -> None:
     """Refuse a body the server encoded although we asked for identity (a compression bomb)."""
     encoding = resp.headers.get("Content-Encoding", "").strip().lower()
@@ -71,8 +83,9 @@ def check_identity(resp: requests.Response) -> None:
 
 def read_body(resp: requests.Response, *, limit: int, deadline: float | None = None,
               decode: bool = False, chunk: int = _CHUNK) -> Iterator[bytes]:
-    """The body in pieces; raises `TransferError` past `limit` bytes or `deadline` seconds, or
-    when fewer bytes arrive than `Content-Length` declared.
+    """The body in pieces; raises `TransferError` past `limit` bytes or `deadline` seconds,
+    slower than `min_rate()` for its whole window, or when fewer bytes arrive than
+    `Content-Length` declared.
 
     Raw bytes by default, and an encoded body is refused; `decode=True` (web pages, which sites
     compress whatever we ask) decodes gzip/deflate, and then `limit` counts decoded bytes.
@@ -83,11 +96,19 @@ def read_body(resp: requests.Response, *, limit: int, deadline: float | None = N
     if declared is not None and declared > limit:
         raise TransferError(f"the server declares {declared} bytes, over the {limit}-byte limit")
     start, total = time.monotonic(), 0
+    rate, window = min_rate()
+    mark, marked = start, 0  # the start of the current rate window, and the bytes before it
     raw = resp.raw
     read1 = getattr(raw, "read1", None)  # one socket read at most: the deadline gets a say
     while True:
-        if deadline is not None and time.monotonic() - start > deadline:
+        now = time.monotonic()
+        if deadline is not None and now - start > deadline:
             raise TransferError(f"took longer than {deadline:g} s in all; stopped")
+        if rate and now - mark >= window:
+            if total - marked < rate * (now - mark):
+                raise TransferError(f"slower than {rate} bytes a second for {now - mark:.0f} s ({total - marked} "
+                                    f"bytes); stopped (set {MIN_RATE_ENV} to allow slower links, 0 for any)")
+            mark, marked = now, total
         try:
             data = read1(chunk, decode_content=decode) if read1 else raw.read(chunk, decode_content=decode)
         except (requests.RequestException, http.client.HTTPException, OSError, ValueError) as e:

@@ -76,6 +76,7 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         from ..errors import ContextError, clip
+        from .render import terminal_safe
 
         try:
             return super().invoke(ctx)
@@ -83,11 +84,11 @@ class LazyGroup(click.Group):
             click.echo(f"Interrupted: {INTERRUPTED.get(ctx.invoked_subcommand or '', 'stopped')}.", err=True)
             raise SystemExit(130) from None
         except ContextError as e:
-            raise click.ClickException(clip(str(e), ERROR_CHARS)) from None
-        except click.UsageError:
-            raise
+            raise click.ClickException(terminal_safe(clip(str(e), ERROR_CHARS))) from None
+        except click.UsageError as e:  # it quotes the user's arguments: shown safely, usage kept
+            raise click.UsageError(terminal_safe(e.format_message()), e.ctx) from None
         except click.ClickException as e:  # a hostile name or spec must not flood the terminal
-            raise click.ClickException(clip(e.format_message(), ERROR_CHARS)) from None
+            raise click.ClickException(terminal_safe(clip(e.format_message(), ERROR_CHARS))) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):
@@ -122,9 +123,10 @@ def main() -> None:
         if os.environ.get("CONTEXT_DEBUG"):
             raise
         from ..errors import clip
+        from .render import echo
 
-        click.echo(f"Error: internal error: {type(e).__name__}: {clip(str(e), ERROR_CHARS)} "
-                   "(set CONTEXT_DEBUG=1 for details)", err=True)
+        echo(f"Error: internal error: {type(e).__name__}: {clip(str(e), ERROR_CHARS)} "
+             "(set CONTEXT_DEBUG=1 for details)", err=True)
         sys.exit(2)
 
 

@@ -10,6 +10,7 @@ import click
 from ..adding import AddRequest, add_source
 from ..store.store import Store
 from .progress import progress_bar
+from .render import echo
 
 
 @click.command("add")
@@ -46,5 +47,5 @@ def add(source: str, name: str | None, version: str | None, registry: str, path:
     with progress_bar() as bars:
         result = add_source(request, store=Store(replace=replace), progress=bars.stage if bars else None)
     for note in result.notes:
-        click.echo(note, err=True)
-    click.echo(result.summary())
+        echo(note, err=True)
+    echo(result.summary())

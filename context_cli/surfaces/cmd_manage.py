@@ -9,6 +9,7 @@ import click
 
 from ..package.reader import open_package
 from ..store.store import Installed, Store
+from .render import echo
 
 
 def _row(i: Installed) -> dict[str, Any]:
@@ -32,7 +33,7 @@ def list_cmd(as_json: bool) -> None:
         return
     for i in installed:
         vec = "hybrid" if i.meta.get("embedding_dim") else "lexical"
-        click.echo(f"{i.id.qualified}  {i.meta.get('chunk_count') or '?'} sections  "
+        echo(f"{i.id.qualified}  {i.meta.get('chunk_count') or '?'} sections  "
                    f"{i.path.stat().st_size / 1e6:.1f} MB  {vec}")
 
 
@@ -54,7 +55,7 @@ def info(spec: str, as_json: bool) -> None:
                                "meta": meta, "versions": versions, "origin": inst.origin,
                                "search": mode, "searchNote": why}, indent=2))
         return
-    click.echo(inst.id.qualified)
+    echo(inst.id.qualified)
     lines = [
         ("description", meta.get("description")),
         ("sections", sections),
@@ -72,7 +73,7 @@ def info(spec: str, as_json: bool) -> None:
     ]
     for key, value in lines:
         if value:
-            click.echo(f"  {key:<11} {value}")
+            echo(f"  {key:<11} {value}")
 
 
 @click.command("remove")

@@ -12,6 +12,7 @@ import click
 from ..errors import RegistryError
 from ..store.store import Installed, Spec
 from .progress import progress_bar
+from .render import echo
 
 
 @click.command("install")
@@ -37,7 +38,7 @@ def install(spec: str, server: str | None) -> None:
     with progress_bar() as bars:
         installed = download_and_install(s.registry, s.name, s.version, server=server,
                                          progress=bars.download(label) if bars else None)
-    click.echo(f"Installed {describe(installed)}")
+    echo(f"Installed {describe(installed)}")
 
 
 @click.command("update")
@@ -59,11 +60,11 @@ def update(names: tuple[str, ...], server: str | None) -> None:
         pairs = update_all(names or None, server=server, on_error=report,
                            progress_for=(lambda pid: bars.download(pid.qualified)) if bars else None)
     for old, new in pairs:
-        click.echo(f"Updated {old.id.registry}/{old.id.name} {old.id.version} -> {new.id.version}")
+        echo(f"Updated {old.id.registry}/{old.id.name} {old.id.version} -> {new.id.version}")
     if not pairs and not failures:
         click.echo("Everything is up to date.")
     for line in failures:
-        click.echo(f"Error: {line}", err=True)
+        echo(f"Error: {line}", err=True)
     if failures:
         raise SystemExit(1)
 

@@ -13,7 +13,7 @@ from ..search.answer import dumps
 from ..search.engine import DEFAULT_BUDGET, DEFAULT_LIMIT, SearchOptions, answer
 from ..store.store import Installed, Store
 from .project import ProjectScope, project_options, project_scope, resolve_in_scope
-from .render import to_markdown
+from .render import echo, json_safe, to_markdown
 
 
 def select_packages(store: Store, specs: tuple[str, ...], scope: ProjectScope) -> list[Installed]:
@@ -37,7 +37,7 @@ def query(library: str, topic: str, budget: int, project: Path | None, no_projec
     """Search one LIBRARY ([registry/]name[@version]) for TOPIC; prints JSON."""
     store = Store()
     pkg = resolve_in_scope(store, library, project_scope(store, project, no_project))
-    click.echo(dumps(answer(topic, [pkg], SearchOptions(budget=budget)).to_json(), indent=2))
+    click.echo(json_safe(dumps(answer(topic, [pkg], SearchOptions(budget=budget)).to_json(), indent=2)))
 
 
 @click.command("search")
@@ -68,7 +68,10 @@ def search(topic: str | None, libs: tuple[str, ...], budget: int, limit: int, fm
     if not topic:
         raise click.UsageError("give a TOPIC, or --batch FILE")
     result = answer(topic, packages, opts)
-    click.echo(dumps(result.to_json(), indent=2) if fmt == "json" else to_markdown(result))
+    if fmt == "json":
+        click.echo(json_safe(dumps(result.to_json(), indent=2)))
+    else:
+        echo(to_markdown(result), redacted=False)
 
 
 def run_batch(path: Path, packages: list[Installed], opts: SearchOptions) -> None:
@@ -83,7 +86,7 @@ def run_batch(path: Path, packages: list[Installed], opts: SearchOptions) -> Non
                 out = {"id": qid, **answer(text, packages, opts).to_json()}
             except ContextError as e:
                 out = {"id": qid, "error": str(e)}
-            sys.stdout.write(dumps(out) + "\n")
+            sys.stdout.write(json_safe(dumps(out)) + "\n")
             sys.stdout.flush()
 
 

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .render import echo, table_cell
+
 if TYPE_CHECKING:
     from ..sync.plan import Row
     from ..sync.run import Outcome
@@ -51,7 +53,7 @@ def sync_cmd(path: Path, transitive: bool, no_build: bool, check: bool, dry_run:
             outcome = sync(path, transitive=transitive, build=not no_build, check=check, dry_run=dry_run,
                            on_plan=on_plan, on_done=on_done)
     except (LockfileError, NoDependencyFiles) as e:
-        click.echo(f"Error: {e}", err=True)
+        echo(f"Error: {e}", err=True)
         sys.exit(2)
     if as_json:
         click.echo(json.dumps(outcome.to_json(), indent=2))
@@ -73,7 +75,7 @@ def _print(outcome: Outcome, *, check: bool, dry_run: bool) -> None:
         if row.wanted and row.version:
             wanted = f"{row.version} ({row.wanted})"
         action = row.action + ("" if row.direct else " (transitive)")
-        table.add_row(f"{row.registry}/{row.name}", wanted, action, _source(row), _size(row.size))
+        table.add_row(_escape(f"{row.registry}/{row.name}"), _escape(wanted), action, _source(row), _size(row.size))
         for note in row.notes:
             table.add_row("", "", f"[dim]{_escape(note)}[/dim]", "", "")
     console.print(table)
@@ -81,11 +83,11 @@ def _print(outcome: Outcome, *, check: bool, dry_run: bool) -> None:
     for row in outcome.rows:
         counts[row.action] = counts.get(row.action, 0) + 1
     summary = ", ".join(f"{n} {a}" for a, n in sorted(counts.items()))
-    click.echo(f"{len(outcome.rows)} dependencies from {', '.join(outcome.project.files)}: {summary}")
+    echo(f"{len(outcome.rows)} dependencies from {', '.join(outcome.project.files)}: {summary}")
     for note in outcome.project.notes:
-        click.echo(f"note: {note}")
+        echo(f"note: {note}")
     for problem in outcome.problems:
-        click.echo(f"out of step: {problem}")
+        echo(f"out of step: {problem}")
     if check or dry_run:
         click.echo("nothing was changed (--check)" if check else "nothing was changed (--dry-run)")
     elif outcome.lock_written:
@@ -97,9 +99,7 @@ def _source(row: Row) -> str:
 
 
 def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
+    return table_cell(text)
 
 
 def _size(size: int | None) -> str:
@@ -125,6 +125,6 @@ def _progress(enabled: bool) -> Iterator[tuple[Callable[[list[Row]], None] | Non
             bar.update(task, total=sum(r.action in ("download", "build") for r in rows))
 
         def on_done(row: Row) -> None:
-            bar.update(task, advance=1, description=f"{row.action} {row.label}")
+            bar.update(task, advance=1, description=table_cell(f"{row.action} {row.label}"))
 
         yield on_plan, on_done

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from .render import table_cell
+
 if TYPE_CHECKING:
     from rich.progress import Progress, Task
 
@@ -32,8 +34,8 @@ class Bars:
         return lambda done, total: self._update(label, done, total, in_bytes=True)
 
     def _update(self, label: str, done: int, total: int | None, *, in_bytes: bool) -> None:
-        if label not in self._tasks:
-            self._tasks[label] = self._progress.add_task(label, total=total, in_bytes=in_bytes)
+        if label not in self._tasks:  # a label names a package or page: strangers' text, shown as is
+            self._tasks[label] = self._progress.add_task(table_cell(label), total=total, in_bytes=in_bytes)
         self._progress.update(self._tasks[label], completed=done, total=total, refresh=True)
 
 

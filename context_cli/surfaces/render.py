@@ -1,9 +1,50 @@
-"""Render a search answer as Markdown for people and agents: one heading per page, its
-sections below it in the page's own order (the answer's reading order)."""
+"""Text for people: a search answer as Markdown (one heading per page, its sections below it
+in the page's own order), and the one gate every line printed for humans goes through.
+
+`terminal_safe` drops what a terminal would obey rather than show: C0 controls but tab and
+newline, DEL, and C1 controls, ESC among them. Package content, titles, descriptions and
+lockfile names are strangers' text, and an escape sequence in them could clear the screen,
+retitle the window or write the clipboard (OSC 52). JSON output keeps the text: JSON escapes
+every C0 control, ESC included, and `json_safe` escapes the C1 controls and DEL that JSON
+written as UTF-8 would leave raw. `echo` (and `table_cell` for rich tables) also masks
+credentials in URLs (`errors.redact`).
+"""
 
 from __future__ import annotations
 
+import re
+
+import click
+
+from ..errors import redact
 from ..search.answer import Answer, Hit
+
+_CONTROLS = r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # compiled (and cached) by `re` on first use
+_RAW_IN_JSON = r"[\x7f-\x9f]"  # what `json.dumps(ensure_ascii=False)` leaves unescaped
+
+
+def terminal_safe(text: str) -> str:
+    """`text` without the controls a terminal would act on (tab and newline stay)."""
+    return re.sub(_CONTROLS, "", text)
+
+
+def json_safe(text: str) -> str:
+    """JSON text with DEL and C1 controls written as `\\u` escapes: the same JSON value, and
+    nothing in it a terminal would obey (they can only occur inside strings)."""
+    return re.sub(_RAW_IN_JSON, lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def echo(message: str = "", *, err: bool = False, nl: bool = True, redacted: bool = True) -> None:
+    """`click.echo` for human-readable text: controls stripped and, in messages (not in
+    documentation, whose examples may show `?api_key=...` on purpose), credentials masked."""
+    click.echo(terminal_safe(redact(message) if redacted else message), err=err, nl=nl)
+
+
+def table_cell(text: str) -> str:
+    """A value for a rich table: safe for the terminal and escaped as rich markup."""
+    from rich.markup import escape
+
+    return escape(terminal_safe(redact(text)))
 
 
 def to_markdown(answer: Answer) -> str:

@@ -115,10 +115,14 @@ def can_build(registry: str) -> bool:
 
 def index_versions(registry: str, name: str) -> list[str]:
     """Versions the package index (PyPI or npm) has released; SourceError when it cannot say."""
+    from ..versions import is_version
+
     doc = _index_doc(registry, name)
     if registry == "hex":
-        return [str(table(r).get("version")) for r in doc.get("releases") or [] if table(r).get("version")]
-    return [str(v) for v in (doc.get("releases") if registry == "pip" else doc.get("versions")) or {}]
+        found = [table(r).get("version") for r in doc.get("releases") or []]
+    else:
+        found = list((doc.get("releases") if registry == "pip" else doc.get("versions")) or {})
+    return [v for v in found if is_version(v)]  # a hostile index's 5,000-digit entry is no version
 
 
 def _index_doc(registry: str, name: str) -> dict[str, Any]:

@@ -46,12 +46,22 @@ def load_toml(path: Path, label: str) -> dict[str, Any]:
         raise LockfileError(label, "is nested too deeply to be a dependency file") from None
 
 
+# A YAML anchor (`&name` after a line start, space, bracket, comma, colon or dash), or text
+# that looks like one: only then are the parser's events checked for aliases.
+_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&[^\s\[\]{},]", re.MULTILINE)
+
+
 def load_yaml(path: Path, label: str) -> Any:
+    """A YAML dependency file, aliases refused (as in registry definitions): no lockfile
+    writer emits them, and nested ones (a "billion laughs" file) make 1 KB stand for
+    gigabytes of lists once anything walks the result."""
     import yaml
 
     text = read_text(path, label)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
+        if _ANCHOR.search(text):
+            _refuse_aliases(text, label, loader)
         return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
     except yaml.MarkedYAMLError as e:
         line = e.problem_mark.line + 1 if e.problem_mark else None
@@ -60,6 +70,15 @@ def load_yaml(path: Path, label: str) -> Any:
         raise LockfileError(label, f"invalid YAML ({' '.join(str(e).split())[:120]})") from None
     except RecursionError:
         raise LockfileError(label, "is nested too deeply to be a dependency file") from None
+
+
+def _refuse_aliases(text: str, label: str, loader: Any) -> None:
+    import yaml
+
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.AliasEvent):
+            raise LockfileError(label, "uses a YAML alias (*name), which no lockfile needs; refusing it",
+                                event.start_mark.line + 1 if event.start_mark else None)
 
 
 def table(value: Any) -> dict[str, Any]:

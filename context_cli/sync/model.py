@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ContextError
+from ..errors import ContextError, redact
+from ..versions import MAX_VERSION_CHARS
 
 MAX_LOCKFILE_BYTES = 64 * 1024 * 1024  # a real lockfile of 20,000 packages is ~10 MB
 MAX_DEPTH = 200  # nesting deeper than any real lockfile is refused, not recursed into
+MAX_RANGE_CHARS = 256  # `>=1.2,<2 || ^3.0.0-rc.1`: real ranges are a few dozen characters
 
 
 class LockfileError(ContextError):
@@ -37,6 +39,22 @@ class Dep:
     wanted: str | None = None  # a version range (manifest without a lockfile)
     skip: str | None = None  # "git", "path", "url", "workspace", ... with detail
 
+    def __post_init__(self) -> None:
+        """A version or range longer than any real one (a hostile lockfile's 5,000 digits)
+        never reaches the planner: the dependency is skipped, saying why. A skip reason that
+        quotes a URL (`git+https://user:token@...`) has its credentials masked: sync's
+        output lands in CI logs."""
+        if self.skip:
+            object.__setattr__(self, "skip", redact(self.skip))
+        for what, value, limit in (("version", self.version, MAX_VERSION_CHARS),
+                                   ("version range", self.wanted, MAX_RANGE_CHARS)):
+            if value is not None and len(value) > limit:
+                object.__setattr__(self, "version", None)
+                object.__setattr__(self, "wanted", None)
+                object.__setattr__(self, "skip", f"its {what} is {len(value)} characters long, "
+                                                 f"over the {limit} any real one fits in")
+                return
+
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.registry, self.name, self.version or self.wanted or "")
@@ -51,6 +69,13 @@ def dedupe(deps: list[Dep]) -> list[Dep]:
         if old is None or (d.direct and not old.direct):
             best[k] = d
     return sorted(best.values(), key=lambda d: (d.registry, d.name, d.version or d.wanted or "", d.skip or ""))
+
+
+def outside_project(label: str) -> LockfileError:
+    """A dependency file (or a link or `-r` include) that leads out of the project: never
+    read, so neither its lines nor its errors can show another folder's files."""
+    return LockfileError(label, "leads outside the project (a link, or an include by an absolute or ../ path); "
+                         "sync reads only files inside it: run it on a folder that holds both")
 
 
 def read_text(path: Path, label: str | None = None) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import ContextError
 from . import elixir, javascript, python
 from .formats import load_json, load_toml, load_yaml, strings, table
-from .model import Dep, dedupe
+from .model import Dep, dedupe, outside_project
 
 MAX_DEPTH = 4
 SKIP_DIRS = {"node_modules", ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__",
@@ -77,7 +77,10 @@ class _Reader:
         self.notes: list[str] = []
 
     def label(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix()
+        label = path.relative_to(self.root).as_posix()
+        if not path.resolve().is_relative_to(self.root):  # a link, or a link to a folder on the way
+            raise outside_project(label)
+        return label
 
     def use(self, path: Path) -> str:
         label = self.label(path)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .formats import load_json, load_toml, strings, table
-from .model import Dep, LockfileError, read_text
+from .model import Dep, LockfileError, outside_project, read_text
 
 REGISTRY = "pip"
 _NORMALISE = re.compile(r"[-_.]+")
@@ -116,6 +116,8 @@ def _read_requirements(path: Path, root: Path, reqs: list[Dep], pins: dict[str, 
         raise LockfileError(_label(path, root), f"includes more than {MAX_INCLUDES} files")
     seen.add(resolved)
     label = _label(path, root)
+    if not resolved.is_relative_to(root.resolve()):
+        raise outside_project(label)
     if not path.is_file():
         raise LockfileError(label, "is included but does not exist")
     for lineno, line in _logical_lines(read_text(path, label)):

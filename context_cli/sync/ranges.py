@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ..versions import MAX_VERSION_CHARS
+from .model import MAX_RANGE_CHARS
+
 _SEMVER = re.compile(r"^v?(\d+)(?:\.(\d+|[xX*]))?(?:\.(\d+|[xX*]))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?\Z")
 
 SemKey = tuple[int, int, int, tuple[tuple[int, int | str], ...]]
@@ -28,6 +31,8 @@ def newest_satisfying(registry: str, wanted: str, versions: Iterable[str]) -> st
 
 
 def satisfies(registry: str, wanted: str, version: str) -> bool:
+    if len(version) > MAX_VERSION_CHARS or len(wanted) > MAX_RANGE_CHARS:
+        return False  # never parsed: a run of 5,000 digits is past what int() reads
     if registry == "pip":
         return _pep440(wanted, version)
     if registry == "npm":

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from engine_fixtures import pg_cluster, pg_url  # noqa: F401 - fixtures (a PostgreSQL cluster of the session)
 from registry_fixtures import AUTH, KEY, ServerProcess, assert_error, package_url
 
 from . import hostile_packages as hp
@@ -235,3 +236,53 @@ def test_slow_clients_are_cut_off(fresh_server: ServerProcess) -> None:
         t.join(bound + 10)
     assert closed_at["headers"] < bound and closed_at["body"] < bound, closed_at
     assert _tmp_files(fresh_server.data_dir) == []
+
+
+# -- issue 32 #12: query lengths bounded before either index -------------------------------
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def either_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServerProcess]:
+    """The server over its SQLite index, and over PostgreSQL (a cluster of its own)."""
+    if request.param == "sqlite":
+        srv = ServerProcess(tmp_path / "data")
+    else:
+        pg_url = request.getfixturevalue("pg_url")
+        srv = ServerProcess(tmp_path / "data", args=["--data", str(tmp_path / "data"), "--database", pg_url,
+                                                     "--log-level", "warning"])
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize("query", ["a" * 2100, "word " * 200, "é" * 1500], ids=["2KB_word", "1KB_query", "multibyte_word"])
+@pytest.mark.parametrize("path", ["/api/search", "/"])
+def test_long_queries_get_400_from_either_index(query: str, path: str, either_index: ServerProcess) -> None:
+    """Before: PostgreSQL answered 503 "storage unavailable" for a 2 KB word (SQLite: 200)."""
+    resp = requests.get(either_index.url + path, params={"q": query}, timeout=10)
+    assert_error(resp, 400)
+    healthy = requests.get(either_index.url + "/api/search", params={"q": "word"}, timeout=10)
+    assert healthy.status_code == 200, healthy.text
+
+
+# -- issue 32 #13: a full disk while publishing --------------------------------------------
+
+def test_publish_onto_a_full_disk_is_507(fresh_server: ServerProcess, tmp_path: Path) -> None:
+    """The server may write no file past 16 KiB (RLIMIT_FSIZE, as a full disk): the upload
+    is refused with 507 and one line, nothing is listed, no temp file stays, and the server
+    stays healthy and publishes again once there is room."""
+    import resource
+
+    assert fresh_server.proc is not None
+    pkg = hp.base_package(tmp_path / "full.db", name="full", registry="npm")
+    assert pkg.stat().st_size > 16 * 1024
+    resource.prlimit(fresh_server.proc.pid, resource.RLIMIT_FSIZE, (16 * 1024, resource.RLIM_INFINITY))
+    resp = post(fresh_server, pkg, "npm", "full", "1.0.0")
+    assert_error(resp, 507)
+    assert "\n" not in resp.json()["error"] and "no room" in resp.json()["error"]
+    assert listed(fresh_server, "npm", "full") == []
+    assert _tmp_files(fresh_server.data_dir) == []
+    assert requests.get(fresh_server.url + "/health", timeout=10).status_code == 200
+    resource.prlimit(fresh_server.proc.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    assert post(fresh_server, pkg, "npm", "full", "1.0.0").status_code == 201

@@ -112,6 +112,25 @@ def test_slow_drip_download_has_a_deadline(home: Path, snapshot: StoreSnapshot, 
     snapshot.assert_unchanged(home)
 
 
+def test_slow_drip_download_ends_within_a_minute(home: Path, snapshot: StoreSnapshot, alpha: bytes) -> None:
+    """Issue 32 #7: one byte every 2 s, default settings. Before: the whole 900 s deadline.
+    Now: under 1 KiB/s for 30 s (CONTEXT_DOWNLOAD_MIN_RATE, CONTEXT_DOWNLOAD_SLOW_SECONDS) ends it."""
+    with web.HostileServer({DOWNLOAD: lambda r: web.drip(alpha, every=2.0)}) as srv:
+        o = install(home, srv.url, timeout=60)
+    line = assert_one_line_error(o)
+    assert "slower than 1024 bytes a second" in line and o.seconds < 45, o
+    snapshot.assert_unchanged(home)
+
+
+def test_stalled_download_ends_within_a_minute(home: Path, snapshot: StoreSnapshot, alpha: bytes) -> None:
+    """A server that sends part of the file and then nothing at all: the read timeout ends it."""
+    with web.HostileServer({DOWNLOAD: lambda r: web.stall_after(alpha, 1000)}) as srv:
+        o = install(home, srv.url, timeout=70)
+    assert_one_line_error(o)
+    assert o.seconds < 60, o
+    snapshot.assert_unchanged(home)
+
+
 def test_unicode_digit_content_length(home: Path, snapshot: StoreSnapshot, alpha: bytes) -> None:
     with web.HostileServer({DOWNLOAD: lambda r: [web.head(200, length="\u00b2"), alpha]}) as srv:
         o = install(home, srv.url)

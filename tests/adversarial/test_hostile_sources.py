@@ -92,6 +92,33 @@ def test_npm_document_that_never_ends(home: Path, snapshot: StoreSnapshot, tmp_p
     snapshot.assert_unchanged(home)
 
 
+@pytest.mark.parametrize("what", ["npm_tarball", "db_url", "web_page"])
+def test_slow_drip_source_is_stopped(what: str, home: Path, snapshot: StoreSnapshot, tmp_path: Path) -> None:
+    """Issue 32 #7: every download (artefacts, `.db` URLs, pages) keeps the minimum rate; here
+    with a 3 s window (CONTEXT_DOWNLOAD_SLOW_SECONDS) so the drip is judged quickly."""
+    body = ha.good_tgz() if what == "npm_tarball" else b"<html><body><h1>Docs</h1>" + b"<p>words</p>" * 500
+    slow = {"CONTEXT_DOWNLOAD_SLOW_SECONDS": "3"}
+    if what == "npm_tarball":
+        routes = npm_routes(body)
+        routes["/evil/-/evil-1.0.0.tgz"] = lambda r: web.drip(body, every=0.5)
+        source, env = "npm:evil", {**slow}
+    else:
+        path = "/pkg.db" if what == "db_url" else "/docs/"
+        kind = "application/octet-stream" if what == "db_url" else "text/html"
+        routes = {path: lambda r: web.drip(body, every=0.5, headers={"Content-Type": kind})}
+        source, env = path, slow
+    with web.HostileServer(routes) as srv:
+        if what == "npm_tarball":
+            env["CONTEXT_NPM_REGISTRY_URL"] = srv.url
+        else:
+            source = srv.url + source
+        o, left = add_from(home, tmp_path, source, env, "--name", "x", timeout=30)
+    line = assert_one_line_error(o)
+    assert "slower than" in line and o.seconds < 15, o
+    snapshot.assert_unchanged(home)
+    assert left == []
+
+
 # -- docs sites -----------------------------------------------------------------------
 
 def llms_site() -> dict[str, web.Handler]:
