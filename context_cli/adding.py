@@ -5,10 +5,9 @@ The library function behind `context add`; tests and other surfaces call it dire
 
 from __future__ import annotations
 
-import os
+import secrets
 import shutil
 import sqlite3
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,7 +72,7 @@ def add_source(req: AddRequest, *, store: Store | None = None, progress: Progres
             previous=_installed_path(store, req, fetched), quality=req.quality,
         )
         # One temp file: the build writes into it and the store validates and renames it.
-        tmp = _temp_in(store.root)
+        tmp = _temp_name(store.root)
         try:
             result = build(fetched, tmp, opts, progress, in_place=True)
             installed = store.install_owned(tmp, registry=registry, built_here=True)
@@ -98,13 +97,14 @@ def _installed_path(store: Store, req: AddRequest, fetched: Fetched) -> Path | N
     return found[0].path if found else None
 
 
-def _temp_in(folder: Path) -> Path:
-    """A fresh temp file in `folder`, named as `atomic.py` names its own (never `*.db`, so it is
-    never listed as a package, and `remove_stale` clears it if this process is killed)."""
+def _temp_name(folder: Path) -> Path:
+    """A fresh temp name in `folder`, named as `atomic.py` names its own (never `*.db`, so it is
+    never listed as a package, and `remove_stale` clears it if this process is killed).
+
+    Only the name: the build creates the file inside the `try` that removes it, so a SIGTERM
+    landing between creating it and entering that `try` cannot leave it behind."""
     folder.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=".building-", suffix=TEMP_SUFFIX, dir=folder)
-    os.close(fd)
-    return Path(name)
+    return folder / f".building-{secrets.token_hex(8)}{TEMP_SUFFIX}"
 
 
 def _save_copy(src: Path, dest: Path) -> None:
