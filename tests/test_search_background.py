@@ -7,9 +7,10 @@ import pytest
 from helpers import EVAL_CORPUS
 
 from context_cli.adding import AddRequest, add_source
-from context_cli.search import background, engine
+from context_cli.search import background
 from context_cli.search.engine import SearchOptions, search
 from context_cli.search.index import open_searchable
+from context_cli.search.options import RankingParams
 
 QUERIES = ["How do I stream responses?", "prompt caching", "What is the context window of Claude?",
            "tool use with JSON", "max_tokens", "Wie funktioniert das Caching?"]
@@ -28,13 +29,11 @@ def test_helper_thread_answers_as_inline(two_libraries, monkeypatch):
     monkeypatch.setattr(background, "submit", lambda job: used.append(job) or real(job))
     for libraries in (two_libraries, two_libraries[:1]):
         for q in QUERIES:
-            monkeypatch.setattr(engine, "THREAD_ROWS", 10**9)
             search(q, libraries)  # loads once (a first search may use the helper)
             used.clear()
-            inline = search(q, libraries, SearchOptions(budget=5000, limit=20))
+            inline = search(q, libraries, SearchOptions(budget=5000, limit=20, params=RankingParams(thread_rows=10**9)))
             assert not used
-            monkeypatch.setattr(engine, "THREAD_ROWS", 0)
-            threaded = search(q, libraries, SearchOptions(budget=5000, limit=20))
+            threaded = search(q, libraries, SearchOptions(budget=5000, limit=20, params=RankingParams(thread_rows=0)))
             assert used
             assert threaded == inline
             assert threaded["searched"] == {lib.label: "hybrid" for lib in libraries}

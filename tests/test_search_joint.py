@@ -1,95 +1,33 @@
 """The joint ranking (`search/joint.py`) gives exactly the ranking of the per-section rules.
 
-The oracle below is those rules written out plainly, package by package, with dicts and
-sorts: fusion, the cut to a package's best, page evidence, the extra pages, the damping
-across packages and the final order (docs/search.md). Hypothesis draws rankings with shared
-chunks, equal scores and shared pages, so that every tie rule is exercised; the array code
-must give the same candidates in the same order with the same scores, to the bit.
+The rules are `search/reference.py`, written out plainly, package by package, with dicts and
+sorts (docs/search.md says them in prose). Hypothesis draws rankings with shared chunks, equal
+scores and shared pages, so that every tie rule is exercised; the array code must give the
+same candidates in the same order with the same scores, to the bit.
 """
 
 from __future__ import annotations
 
 import math
-from operator import itemgetter
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from context_cli.search.joint import LEXICAL_WEIGHT, Z_CAP, Evidence, Found, PackageEvidence, fuse, order, round3
-from context_cli.search.pages import MORE_PAGES, NEXT_SECTIONS, TITLE_WEIGHT
+from context_cli.search.joint import Evidence, Found, PackageEvidence, fuse, order, round3
+from context_cli.search.options import DEFAULT_PARAMS, RankingParams
+from context_cli.search.reference import reference_rank as oracle
 from context_cli.search.runs import grouped, ranks_in
-
-# --- the rules, written out -----------------------------------------------------------------
-
-
-def _fuse(lex: list[tuple[int, float]], dense: list[tuple[int, float]]) -> dict[int, float]:
-    w_lex = LEXICAL_WEIGHT if lex and dense else 1.0
-    fused: dict[int, float] = {}
-    if lex:
-        top = lex[0][1] or 1.0
-        fused = {cid: w_lex * score / top for cid, score in lex}
-    if dense:
-        w_dense = 1.0 - w_lex if lex else 1.0
-        for cid, z in dense:
-            fused[cid] = fused.get(cid, 0.0) + w_dense * (Z_CAP if z > Z_CAP else z if z > 0.0 else 0.0) / Z_CAP
-    return fused
-
-
-def _with_pages(fused: dict[int, float], path: dict[int, str], title: dict[str, float], gain: dict[int, float]
-                ) -> list[tuple[int, float]]:
-    pages: dict[str, list[float]] = {}
-    for cid, score in fused.items():
-        pages.setdefault(path.get(cid, ""), []).append(score)
-    bonus = {}
-    for p, scores in pages.items():
-        scores.sort(reverse=True)
-        extra = sum(w * s for w, s in zip(NEXT_SECTIONS, scores[1:], strict=False))
-        bonus[p] = extra + TITLE_WEIGHT * title.get(p, 0.0)
-    out = [(cid, score + bonus[path.get(cid, "")] + gain.get(cid, 0.0)) for cid, score in fused.items()]
-    out.sort(key=itemgetter(1), reverse=True)
-    return out
-
-
-def _more_pages(ranked: list[tuple[int, float]], path: dict[int, str], head: int) -> list[tuple[int, float]]:
-    out = ranked[:head]
-    seen = {path.get(cid, "") for cid, _ in out}
-    for cid, score in ranked[head:]:
-        if len(out) >= head + MORE_PAGES:
-            break
-        if path.get(cid, "") not in seen:
-            seen.add(path.get(cid, ""))
-            out.append((cid, score))
-    return out
-
-
-def oracle(packages: list[dict], cap: int, head: int, several: bool) -> list[tuple[int, int, float]]:
-    ranked: list[tuple[int, int, float]] = []
-    for p, pk in enumerate(packages):
-        fused = _fuse(pk["lex"], pk["dense"])
-        if len(fused) > cap:
-            fused = dict(sorted(fused.items(), key=itemgetter(1), reverse=True)[:cap])
-        path = {cid: pk["path"][cid] for cid in fused if cid in pk["path"]}
-        ordered = _more_pages(_with_pages(fused, path, pk["title"], pk["gain"]), path, head)
-        scored = [(cid, score) for cid, score in sorted(ordered) if cid in path]
-        if several:
-            best: dict[str, float] = {}
-            for cid, _ in scored:
-                best[path[cid]] = max(best.get(path[cid], 0.0), pk["coverage"][cid])
-            scored = [(cid, score * ((0.5 + 0.5 * round(best[path[cid]], 3)) * pk["weight"])) for cid, score in scored]
-        ranked += [(p, cid, score if math.isfinite(score) else 0.0) for cid, score in scored]
-    ranked.sort(key=itemgetter(2), reverse=True)
-    return ranked
-
 
 # --- the same through the arrays -------------------------------------------------------------
 
 
-def joint(packages: list[dict], cap: int, head: int, several: bool) -> list[tuple[int, int, float]]:
+def joint(packages: list[dict], cap: int, head: int, several: bool, params: RankingParams = DEFAULT_PARAMS
+          ) -> list[tuple[int, int, float]]:
     found = [Found(np.array([c for c, _ in pk["lex"]], dtype=np.int64), np.array([s for _, s in pk["lex"]]),
                    np.array([c for c, _ in pk["dense"]], dtype=np.int64), np.array([z for _, z in pk["dense"]]))
              for pk in packages]
-    fused = fuse(found, cap)
+    fused = fuse(found, cap, params)
     parts = []
     for p, pk in enumerate(packages):
         cids = fused.of(p).tolist()
@@ -100,7 +38,8 @@ def joint(packages: list[dict], cap: int, head: int, several: bool) -> list[tupl
             chars=np.zeros(len(cids), dtype=np.int64), gain=np.array([pk["gain"].get(c, 0.0) for c in cids]),
             coverage=np.array([pk["coverage"][c] for c in cids]), paths=list(number),
             title=np.array([pk["title"].get(path, 0.0) for path in number])))
-    ranked = order(fused, Evidence.joined(fused, parts), head, [pk["weight"] for pk in packages] if several else None)
+    weights = [pk["weight"] for pk in packages] if several else None
+    ranked = order(fused, Evidence.joined(fused, parts), head, weights, params)
     return list(zip(fused.pkg[ranked.at].tolist(), fused.cid[ranked.at].tolist(), ranked.score.tolist(), strict=True))
 
 
@@ -135,12 +74,27 @@ def test_the_arrays_rank_exactly_as_the_rules(packages: list[dict], cap: int, he
     assert [s for *_, s in got] == [s for *_, s in expected]  # to the bit
 
 
+PARAMS = st.builds(RankingParams, lexical_weight=st.sampled_from([0.0, 0.3, 0.7, 1.0]), z_cap=st.sampled_from([1.0, 6.0]),
+                   next_sections=st.sampled_from([(), (0.25,), (0.25, 0.1), (0.5, 0.2, 0.1)]),
+                   title_weight=st.sampled_from([0.0, 0.4, 2.0]), more_pages=st.integers(0, 12))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(package(), min_size=1, max_size=3), st.integers(1, 40), st.integers(1, 12), PARAMS)
+def test_the_arrays_follow_the_rules_whatever_the_parameters(packages: list[dict], cap: int, head: int,
+                                                            params: RankingParams) -> None:
+    several = len(packages) > 1
+    expected, got = oracle(packages, cap, head, several, params), joint(packages, cap, head, several, params)
+    assert [(p, c) for p, c, _ in got] == [(p, c) for p, c, _ in expected]
+    assert [s for *_, s in got] == [s for *_, s in expected]  # to the bit
+
+
 def test_a_package_that_failed_has_no_candidates() -> None:
     found = [Found(np.array([1, 2]), np.array([2.0, 1.0]), np.zeros(0, dtype=np.int64), np.zeros(0))] * 2
-    fused = fuse(found, 10)
+    fused = fuse(found, 10, DEFAULT_PARAMS)
     one = PackageEvidence(page=np.zeros(2, dtype=np.int64), found=np.ones(2, dtype=bool), chars=np.full(2, 40),
                           gain=np.zeros(2), coverage=np.ones(2), paths=["a.md"], title=np.zeros(1))
-    ranked = order(fused, Evidence.joined(fused, [None, one]), 8, [1.0, 1.0])
+    ranked = order(fused, Evidence.joined(fused, [None, one]), 8, [1.0, 1.0], DEFAULT_PARAMS)
     assert fused.pkg[ranked.at].tolist() == [1, 1] and ranked.path == ["a.md", "a.md"]
     assert ranked.chars.tolist() == [40, 40]
 
@@ -162,7 +116,8 @@ def test_a_cut_keeps_the_first_found_among_equal_scores() -> None:
     for packages in ([alike], [alike, alike, alike]):
         several = len(packages) > 1
         assert joint(packages, 30, 30, several) == oracle(packages, 30, 30, several)
-        fused = fuse([Found(np.arange(1, 61), np.ones(60), np.zeros(0, dtype=np.int64), np.zeros(0))] * len(packages), 30)
+        fused = fuse([Found(np.arange(1, 61), np.ones(60), np.zeros(0, dtype=np.int64), np.zeros(0))] * len(packages), 30,
+                     DEFAULT_PARAMS)
         assert fused.of(0).tolist() == list(range(1, 31))
 
 

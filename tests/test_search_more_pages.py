@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 
 import context_cli as cx
-from context_cli.search.engine import JUDGED, rank
+from context_cli.search.engine import rank
 from context_cli.search.index import open_searchable
+from context_cli.search.options import DEFAULT_PARAMS
 from context_cli.search.pages import more_pages
 
 
@@ -16,14 +17,14 @@ def test_a_page_past_the_judged_sections_keeps_its_best_section(tmp_path: Path) 
     docs = tmp_path / "docs"
     docs.mkdir()
     sections = "".join(f"## Stream option {i}\n\nThe stream option {i} tunes the stream buffer.\n\n"
-                       for i in range(JUDGED + 10))
+                       for i in range(DEFAULT_PARAMS.judged + 10))
     (docs / "reference.md").write_text(f"# Stream reference\n\n{sections}", "utf-8")
     (docs / "guide.md").write_text("# Guide\n\n## Reading events\n\nA stream yields events as they arrive; "
                                    "read them in a loop and close the connection when you are done.\n", "utf-8")
     installed = cx.build(docs, tmp_path / "p.db", name="p", version="1.0.0", embed=False)
     ranked, _, _ = rank("stream", [open_searchable(installed)], "lexical")
     paths = [c.doc_path for c in ranked]
-    assert paths[:JUDGED] == ["reference.md"] * JUDGED  # the long page still comes first
+    assert paths[:DEFAULT_PARAMS.judged] == ["reference.md"] * DEFAULT_PARAMS.judged  # the long page still comes first
     assert "guide.md" in paths
 
 

@@ -7,8 +7,9 @@ from helpers import EVAL_CORPUS, FIXTURES
 
 from context_cli.adding import AddRequest, add_source
 from context_cli.search import engine
-from context_cli.search.engine import search
+from context_cli.search.engine import SearchOptions, search
 from context_cli.search.index import open_searchable
+from context_cli.search.options import DEFAULT_PARAMS, RankingParams
 
 CLICK_DOCS = FIXTURES / "eval" / "click-docs"
 # Questions about Click that do not name it; Anthropic's docs also speak of tools and loops.
@@ -39,11 +40,11 @@ def test_the_library_the_question_is_about_answers_first(libraries, question, mo
     assert (alone["library"], alone["source"]) == (first["library"], first["source"])
 
 
-def test_without_the_prior_another_library_answered(libraries, monkeypatch):
+def test_without_the_prior_another_library_answered(libraries):
     """The rule matters: each question above was answered from Anthropic's docs before it."""
     anthropic, click = libraries
-    monkeypatch.setattr(engine, "PACKAGE_PRIOR", 0.0)
-    firsts = [search(q, [anthropic, click])["results"][0]["library"] for q in CLICK_QUESTIONS]
+    without = SearchOptions(params=RankingParams(package_prior=0.0))
+    firsts = [search(q, [anthropic, click], without)["results"][0]["library"] for q in CLICK_QUESTIONS]
     assert anthropic.label in firsts
 
 
@@ -52,7 +53,7 @@ def test_weights_are_one_for_the_closest_package_and_less_for_the_others(librari
     searchables = [open_searchable(anthropic), open_searchable(click)]
     question = next(iter(CLICK_QUESTIONS))
     scores = engine._all_cosines(searchables, question, "hybrid")
-    weights = engine._package_prior(scores)
+    weights = engine._package_prior(scores, DEFAULT_PARAMS)
     assert weights[1] == 1.0 and 0 < weights[0] < 1.0
-    assert engine._package_prior(scores[:1]) == [1.0]  # one package: nothing to weigh
-    assert engine._package_prior([scores[0], None]) == [1.0, 1.0]  # one searched lexically
+    assert engine._package_prior(scores[:1], DEFAULT_PARAMS) == [1.0]  # one package: nothing to weigh
+    assert engine._package_prior([scores[0], None], DEFAULT_PARAMS) == [1.0, 1.0]  # one searched lexically

@@ -26,8 +26,9 @@ from .fts import STOPWORDS, terms, without_library_name
 from .fts import words as query_words
 from .index import Searchable, open_searchable
 from .joint import Evidence, Found, Fused, PackageEvidence, Ranked, fuse, order
+from .options import DEFAULT_BUDGET, DEFAULT_LIMIT, DEFAULT_PARAMS, MAX_QUERY_CHARS, RankingParams, SearchOptions
 from .pack import Candidate, choose, pack
-from .pages import heading_matcher, heading_weight, title_matcher
+from .pages import asks_definition, heading_matcher, title_matcher
 from .verdict import Signals, judge, overall
 
 if TYPE_CHECKING:
@@ -40,18 +41,10 @@ if TYPE_CHECKING:
     from .lexical import QueryTerms
     from .sections import Shelf
 
-DEFAULT_BUDGET = 2000
-DEFAULT_LIMIT = 10
-MAX_QUERY_CHARS = 10_000
+__all__ = ["DEFAULT_BUDGET", "DEFAULT_LIMIT", "MAX_QUERY_CHARS", "EmptyQuery", "RankingParams", "SearchOptions",
+           "answer", "rank", "search"]
 # What one package's search may fail with: its own fault, answered by skipping it.
 PACKAGE_FAULTS = (InvalidPackage, sqlite3.Error, UnicodeDecodeError)
-POOL = 50  # candidates taken from each ranking
-PAGE_POOL = 3  # x the candidates judged per package: how many get page evidence (all, for one package)
-JUDGED = 30  # candidates that get signals and may enter the pack, shared among the packages
-MIN_JUDGED_PER_PACKAGE = 8
-# Across packages, each package's scores are weighed by how close its best section comes to
-# the query (`_package_prior`; chosen with bench/retrieval.py --together: 2 to 7 all gain).
-PACKAGE_PRIOR = 3.0
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$.:-]*[\w$]\Z")
 _NOWHERE = ("", "")
 _NO_TOKENS: frozenset[str] = frozenset()
@@ -59,13 +52,6 @@ _NO_TOKENS: frozenset[str] = frozenset()
 
 class EmptyQuery(ContextError):
     """A query with nothing to search for."""
-
-
-@dataclass
-class SearchOptions:
-    budget: int = DEFAULT_BUDGET
-    limit: int = DEFAULT_LIMIT
-    mode: str = "hybrid"  # hybrid | lexical | dense (the last two for benchmarks)
 
 
 def answer(query: str, packages: Iterable[Installed], opts: SearchOptions | None = None) -> Answer:
@@ -80,7 +66,7 @@ def answer(query: str, packages: Iterable[Installed], opts: SearchOptions | None
     searchables = [open_searchable(p) for p in packages]
     if not searchables:
         raise ContextError("no packages to search; install one with `context add` or `context install`")
-    scored, run = _ranking(query, searchables, opts.mode)
+    scored, run = _ranking(query, searchables, opts.mode, opts.params)
     while True:
         try:
             chosen = _pack(query, scored, opts)
@@ -105,10 +91,10 @@ def check_text(text: str, what: str) -> None:
         raise ContextError(f"{what} is not valid text (it contains a lone surrogate)") from None
 
 
-def rank(query: str, searchables: list[Searchable], mode: str = "hybrid"
+def rank(query: str, searchables: list[Searchable], mode: str = "hybrid", params: RankingParams = DEFAULT_PARAMS
          ) -> tuple[list[Candidate], list[str], dict[str, str]]:
     """All judged candidates across packages, best first, plus notes and per-package modes."""
-    scored, run = _ranking(query, searchables, mode)
+    scored, run = _ranking(query, searchables, mode, params)
     while True:
         try:
             return _read(query, scored.all()), run.notes, run.modes
@@ -158,7 +144,7 @@ class _Run:
             raise self.skipped[0]
 
 
-def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[_Ranking, _Run]:
+def _ranking(query: str, searchables: list[Searchable], mode: str, params: RankingParams) -> tuple[_Ranking, _Run]:
     """Every package's best sections, scored and ranked together, before any text is read."""
     run = _Run(searchables)
     if not terms(query):
@@ -166,11 +152,11 @@ def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[_Ran
         return _NOTHING, run
     # With many vectors the cosines run in a helper thread (a matrix product releases the GIL)
     # while this one ranks each package by BM25: on a second core they cost no time.
-    cosines = _cosines_of(searchables, query, mode)
-    lexical = _score_lexically([_lexical(s, query, mode) for s in searchables], mode)
-    per_package = max(MIN_JUDGED_PER_PACKAGE, JUDGED // len(searchables))
+    cosines = _cosines_of(searchables, query, mode, params)
+    lexical = _score_lexically([_lexical(s, query, mode, params.pool) for s in searchables], mode, params.pool)
+    per_package = params.judged_per_package(len(searchables))
     dense_all = cosines()
-    prior = _package_prior(dense_all)
+    prior = _package_prior(dense_all, params)
     # Each query against a package runs under its own deadline (2 s; one-time loads 10 s), and
     # one bad or pathological package never breaks the others' answer: it is skipped.
     faults: dict[int, Exception] = {}
@@ -180,8 +166,9 @@ def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[_Ran
             faults[i] = lex if isinstance(lex, Exception) else dense  # type: ignore[assignment]
         else:
             inputs.append(_Input(i, s, without_library_name(query, s.pkg.id.name), lex[1], dense))
-    fused = fuse([_found(lexical[x.at], x.dense) for x in inputs], PAGE_POOL * per_package)  # type: ignore[arg-type]
-    evidence, failed = _evidence(inputs, query, fused)
+    fused = fuse([_found(lexical[x.at], x.dense, params.pool) for x in inputs],  # type: ignore[arg-type]
+                 params.page_pool * per_package, params)
+    evidence, failed = _evidence(inputs, query, fused, params)
     faults.update((inputs[p].at, e) for p, e in failed.items())
     reached = {x.at for x in inputs}  # (those whose BM25 and cosines came back)
     for i, s in enumerate(searchables):  # notes in the packages' order, as each was searched
@@ -198,7 +185,7 @@ def _ranking(query: str, searchables: list[Searchable], mode: str) -> tuple[_Ran
         if i in faults:
             run.skip(s, faults[i])
     several = len(searchables) > 1
-    ranked = order(fused, evidence, per_package, [prior[x.at] for x in inputs] if several else None)
+    ranked = order(fused, evidence, per_package, [prior[x.at] for x in inputs] if several else None, params)
     return _Ranking.of(inputs, fused, ranked), run
 
 
@@ -214,14 +201,15 @@ class _Input:
     dense: _ZScores | None
 
 
-def _found(lexical: tuple[tuple[np.ndarray, np.ndarray], QueryTerms], dense: _ZScores | None) -> Found:
+def _found(lexical: tuple[tuple[np.ndarray, np.ndarray], QueryTerms], dense: _ZScores | None, pool: int) -> Found:
     """The package's two rankings for the fusion (no cosines: searched lexically)."""
     (lex_ids, lex_scores), _ = lexical
-    dense_ids, dense_z = dense.top(POOL) if dense is not None else _no_hits()
+    dense_ids, dense_z = dense.top(pool) if dense is not None else _no_hits()
     return Found(lex_ids, lex_scores, dense_ids, dense_z)
 
 
-def _evidence(inputs: list[_Input], query: str, fused: Fused) -> tuple[Evidence, dict[int, Exception]]:
+def _evidence(inputs: list[_Input], query: str, fused: Fused, params: RankingParams
+              ) -> tuple[Evidence, dict[int, Exception]]:
     """What the packages say of their fused candidates (`joint.Evidence`), and the packages that
     failed, by place, with their error: all packages at once when each has its whole section
     map as a table (`sections.Shelf`: a package searched before), else package by package."""
@@ -232,19 +220,20 @@ def _evidence(inputs: list[_Input], query: str, fused: Fused) -> tuple[Evidence,
         with x.s.lock:
             tables.append(x.s.section_table())
     if inputs and all(t is not None for t in tables):
-        return _evidence_together(inputs, query, fused, shelf(tables))  # type: ignore[arg-type]
+        return _evidence_together(inputs, query, fused, shelf(tables), params)  # type: ignore[arg-type]
     parts: list[PackageEvidence | None] = []
     failed: dict[int, Exception] = {}
     for p, x in enumerate(inputs):
         try:
-            parts.append(_package_evidence(x, query, fused.of(p)))
+            parts.append(_package_evidence(x, query, fused.of(p), params))
         except PACKAGE_FAULTS as e:
             failed[p] = e
             parts.append(None)
     return Evidence.joined(fused, parts), failed
 
 
-def _evidence_together(inputs: list[_Input], query: str, fused: Fused, books: Shelf) -> tuple[Evidence, dict[int, Exception]]:
+def _evidence_together(inputs: list[_Input], query: str, fused: Fused, books: Shelf, params: RankingParams
+                       ) -> tuple[Evidence, dict[int, Exception]]:
     """The evidence of every package's candidates, their pages and sizes read off one shelf."""
     import numpy as np
 
@@ -259,7 +248,7 @@ def _evidence_together(inputs: list[_Input], query: str, fused: Fused, books: Sh
         try:
             with x.s.lock:
                 matchers.append(_heading_and_title(x, query, fused.cid[a:b], gain[a:b],
-                                                   coverage[a:b] if joint is None else None))
+                                                   coverage[a:b] if joint is None else None, params))
         except PACKAGE_FAULTS as e:
             failed[p] = e
             matchers.append(None)
@@ -291,8 +280,8 @@ def _coverage_together(inputs: list[_Input], fused: Fused) -> np.ndarray | None:
     return np.divide(sums, totals, out=np.zeros(len(sums)), where=totals > 0)  # type: ignore[no-any-return]
 
 
-def _heading_and_title(x: _Input, query: str, cids: np.ndarray, gain: np.ndarray, coverage: np.ndarray | None
-                       ) -> Callable[[frozenset[str]], float]:
+def _heading_and_title(x: _Input, query: str, cids: np.ndarray, gain: np.ndarray, coverage: np.ndarray | None,
+                       params: RankingParams) -> Callable[[frozenset[str]], float]:
     """Fill in the package's candidates' heading gains and coverage of the query (None: it is
     known); its title matcher. Call under the package's lock."""
     term_stems, all_stems, query_stems = _query_stems(x.words)
@@ -303,14 +292,14 @@ def _heading_and_title(x: _Input, query: str, cids: np.ndarray, gain: np.ndarray
         heading = x.s.in_titles(query_stems, ids)
         if heading:
             gains = heading_matcher(query_stems, all_stems, x.s.heading_tokens(heading, query_stems), _filler_tokens(),
-                                    heading_weight(query))
+                                    params.definition_weight if asks_definition(query) else params.heading_weight)
             at = {cid: i for i, cid in enumerate(ids)}
             for cid in heading:
                 gain[at[cid]] = gains(cid)
     return title_matcher(x.terms.idf, term_stems)
 
 
-def _package_evidence(x: _Input, query: str, cids: np.ndarray) -> PackageEvidence:
+def _package_evidence(x: _Input, query: str, cids: np.ndarray, params: RankingParams) -> PackageEvidence:
     """What one package says of its fused candidates, read from its section map (a package
     searched for the first time, or beside one: `_evidence`)."""
     import numpy as np
@@ -320,7 +309,7 @@ def _package_evidence(x: _Input, query: str, cids: np.ndarray) -> PackageEvidenc
     with s.lock:
         known = s.sections_of(ids)  # (first: the headings below are of these sections)
         where, sizes = known.pages, known.chars
-        match = _heading_and_title(x, query, cids, gain, coverage)
+        match = _heading_and_title(x, query, cids, gain, coverage, params)
         tokens = s.title_tokens(where[cid] for cid in ids if cid in where)
         number: dict[str, int] = {}
         page = np.fromiter((number.setdefault(where.get(cid, _NOWHERE)[0], len(number)) for cid in ids), np.int64, n)
@@ -379,8 +368,8 @@ class _Ranking:
 _NOTHING = _Ranking([], [], [], [], [], [], [])
 
 
-def _package_prior(cosines: list[_ZScores | None | Exception]) -> list[float]:
-    """Each package's weight in a search over several: exp(PACKAGE_PRIOR x (its best cosine
+def _package_prior(cosines: list[_ZScores | None | Exception], params: RankingParams) -> list[float]:
+    """Each package's weight in a search over several: exp(package_prior x (its best cosine
     with the query - the best package's)), when all of them were searched with the same model.
 
     Every package's scores are relative to its own best hit, so each one offers a "best"
@@ -394,7 +383,7 @@ def _package_prior(cosines: list[_ZScores | None | Exception]) -> list[float]:
     if len(cosines) < 2 or len(zs) < len(cosines) or len({id(z.model) for z in zs}) > 1:
         return [1.0] * len(cosines)
     top = max(z.peak for z in zs)
-    return [math.exp(PACKAGE_PRIOR * (z.peak - top)) for z in zs]
+    return [math.exp(params.package_prior * (z.peak - top)) for z in zs]
 
 
 def _as_package_error(label: str, e: Exception) -> InvalidPackage:
@@ -404,31 +393,27 @@ def _as_package_error(label: str, e: Exception) -> InvalidPackage:
     return InvalidPackage(f"{label}: unreadable ({type(e).__name__}: {str(e)[:200]})")
 
 
-# From this many vectors in all, the products run in a helper thread while this one ranks by
-# BM25 (below, the hand-over costs more than it hides).
-THREAD_ROWS = 16384
-START_WAIT_S = 0.002  # how long a search waits for a helper to take its product (`background.Pending.begun`)
-
-
-def _cosines_of(searchables: list[Searchable], query: str, mode: str) -> Callable[[], list[_ZScores | None | Exception]]:
+def _cosines_of(searchables: list[Searchable], query: str, mode: str, params: RankingParams
+                ) -> Callable[[], list[_ZScores | None | Exception]]:
     """Every package's cosines with the query (see `_cosines`): call the result to have them.
 
     Many vectors are multiplied in a helper thread as one stacked matrix (`_stacked`); a
     search that still has packages to load loads them there, overlapping the BM25 loads."""
     rows = [s.vector_rows for s in searchables]
-    if mode != "lexical" and (None in rows or sum(r or 0 for r in rows) >= THREAD_ROWS):
+    if mode != "lexical" and (None in rows or sum(r or 0 for r in rows) >= params.thread_rows):
         from .background import submit
 
         if None in rows:
             return submit(functools.partial(_all_cosines, searchables, query, mode))
-        stacked = _stacked(searchables, query)
+        stacked = _stacked(searchables, query, params)
         if stacked is not None:
             return stacked
     done = _all_cosines(searchables, query, mode)
     return lambda: done
 
 
-def _stacked(searchables: list[Searchable], query: str) -> Callable[[], list[_ZScores | None | Exception]] | None:
+def _stacked(searchables: list[Searchable], query: str, params: RankingParams
+             ) -> Callable[[], list[_ZScores | None | Exception]] | None:
     """The loaded packages' cosines as one product in a helper thread (None: their models differ)."""
     from .background import submit
     from .dense import stacked
@@ -442,18 +427,18 @@ def _stacked(searchables: list[Searchable], query: str) -> Callable[[], list[_ZS
     qv = model.encode([query])[0].astype("float32")
 
     pending = submit(lambda: stack.matrix @ qv)  # the one step that releases the GIL throughout
-    pending.begun(START_WAIT_S)
+    pending.begun(params.start_wait_s)
 
     def finish() -> list[_ZScores | None | Exception]:
         # (A package's best cosines are its best z-scores: they are scaled by its mean and deviation.)
-        found = iter(stack.tops(pending(), POOL))
+        found = iter(stack.tops(pending(), params.pool))
         out: list[_ZScores | None | Exception] = []
         for d in dense:
             if d is None:
                 out.append(None)
                 continue
             top = next(found)
-            out.append(_ZScores(d[1], top.spread, model, top.peak, top.first, (top.ids, top.z)))
+            out.append(_ZScores(d[1], top.spread, model, top.peak, top.first, (params.pool, top.ids, top.z)))
         return out
 
     return finish
@@ -499,7 +484,7 @@ class _Units:
 _Lexical = tuple[tuple["np.ndarray", "np.ndarray"], "QueryTerms"]  # the BM25 top and the query's terms
 
 
-def _lexical(s: Searchable, query: str, mode: str) -> _Units | _Lexical | Exception:
+def _lexical(s: Searchable, query: str, mode: str, pool: int) -> _Units | _Lexical | Exception:
     """What BM25 needs of the package for the query (the postings of our index, or FTS5's
     top when it has none; nothing ranked in dense mode), or what went wrong, raised at its turn."""
     words = without_library_name(query, s.pkg.id.name)  # the words that choose among its pages
@@ -508,12 +493,12 @@ def _lexical(s: Searchable, query: str, mode: str) -> _Units | _Lexical | Except
             units = s.bm25_units(words, with_phrases=mode != "dense")
             if units is not None and s.bm25 is not None:
                 return _Units(s.bm25.n, terms(words), units)
-            return (s.lexical(words, POOL) if mode != "dense" else _no_hits()), s.query_terms(words)
+            return (s.lexical(words, pool) if mode != "dense" else _no_hits()), s.query_terms(words)
     except PACKAGE_FAULTS as e:
         return e
 
 
-def _score_lexically(found: list[_Units | _Lexical | Exception], mode: str) -> list[_Lexical | Exception]:
+def _score_lexically(found: list[_Units | _Lexical | Exception], mode: str, pool: int) -> list[_Lexical | Exception]:
     """Every package's BM25 top and query terms: those with our index scored together, in one
     pass over all their postings (`bm25.score_together`), the others as FTS5 ranked them."""
     from .bm25 import score_together
@@ -525,7 +510,7 @@ def _score_lexically(found: list[_Units | _Lexical | Exception], mode: str) -> l
     weights = [term_weights(f.n, f.words, [u.df if u is not None else 0 for u in f.units[:len(f.words)]])
                for _, f in ours]
     together = score_together([(f.n, f.units, list(idf.values())) for (_, f), (idf, _) in zip(ours, weights, strict=True)],
-                              POOL if mode != "dense" else 0)
+                              pool if mode != "dense" else 0)
     bounds = together.row.searchsorted(range(len(ours) + 1)).tolist()
     scored: dict[int, _Lexical] = {}
     for j, ((k, _), (idf, missing)) in enumerate(zip(ours, weights, strict=True)):
@@ -568,18 +553,18 @@ class _ZScores:
     `usable`: no z-scores at all (see `standardise`)."""
 
     def __init__(self, index: VectorIndex, spread: Spread, model: Embedder, peak: float, first: int | None,
-                 best: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+                 best: tuple[int, np.ndarray, np.ndarray] | None = None) -> None:
         self.spread, self.usable, self.index = spread, spread.usable, index
         self.first = first  # (`index.first`, known)
         self.model, self.peak = model, peak  # what made the cosines, and the best of them
-        self.best = best  # (chunk ids, z) of the POOL best cosines, best first, when a stack found them
+        self.best = best  # (k, chunk ids, z) of the k best cosines, best first, when a stack found them
 
     def top(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, z) of the `k` best cosines, best first."""
         if not self.usable:
             rows = self.spread.dev[:0].astype("int64")
-        elif self.best is not None and k == POOL:
-            return self.best
+        elif self.best is not None and k == self.best[0]:
+            return self.best[1:]
         else:
             rows = self.index.top_rows(self.spread.z(), k)
         ids = rows + self.first if self.first is not None else self.index.ids[rows]

@@ -26,10 +26,7 @@ from .runs import grouped, ranks_in
 if TYPE_CHECKING:
     import numpy as np
 
-# Fusion (chosen with bench/retrieval.py; see docs/search.md): a convex mix of BM25 scaled
-# by the query's best BM25 score and the cosine z-score capped at Z_CAP.
-LEXICAL_WEIGHT = 0.7
-Z_CAP = 6.0
+    from .options import RankingParams
 
 
 @dataclass
@@ -122,9 +119,9 @@ class Ranked:
     coverage: np.ndarray
 
 
-def fuse(found: Sequence[Found], cap: int) -> Fused:
+def fuse(found: Sequence[Found], cap: int, params: RankingParams) -> Fused:
     """Each package's BM25 (scaled by its best score) mixed with its cosine z-scores (capped
-    at Z_CAP, scaled), all packages at once; a package with more than `cap` candidates keeps
+    at `z_cap`, scaled), all packages at once; a package with more than `cap` candidates keeps
     its `cap` best.
 
     Measured against reciprocal rank fusion on three question sets, this score fusion was
@@ -136,7 +133,7 @@ def fuse(found: Sequence[Found], cap: int) -> Fused:
 
     n_lex = [len(f.lex_ids) for f in found]
     n_dense = [len(f.dense_ids) for f in found]
-    w_lex = [LEXICAL_WEIGHT if a and b else 1.0 for a, b in zip(n_lex, n_dense, strict=True)]
+    w_lex = [params.lexical_weight if a and b else 1.0 for a, b in zip(n_lex, n_dense, strict=True)]
     w_dense = [1.0 - w if a else 1.0 for w, a in zip(w_lex, n_lex, strict=True)]
     top = [(float(f.lex_scores[0]) or 1.0) if len(f.lex_scores) else 1.0 for f in found]
     one = len(found) == 1  # (one package: no package keys to carry or group by)
@@ -150,8 +147,9 @@ def fuse(found: Sequence[Found], cap: int) -> Fused:
         lex_ids, dense_ids = _joined([f.lex_ids for f in found], np.int64), _joined([f.dense_ids for f in found], np.int64)
         lex = np.array(w_lex).repeat(n_lex) * _joined([f.lex_scores for f in found], np.float64) / np.array(top).repeat(n_lex)
         z = _joined([f.dense_z for f in found], np.float64)
-    z = np.where(z > Z_CAP, Z_CAP, np.where(z > 0.0, z, 0.0))  # (NaN: 0, as `z > 0` is false)
-    dense = (w_dense[0] if one else np.array(w_dense).repeat(n_dense)) * z / Z_CAP
+    z_cap = params.z_cap
+    z = np.where(z > z_cap, z_cap, np.where(z > 0.0, z, 0.0))  # (NaN: 0, as `z > 0` is false)
+    dense = (w_dense[0] if one else np.array(w_dense).repeat(n_dense)) * z / z_cap
     # A chunk both rankings found gets the cosine's part added to its BM25 part.
     lex_key, dense_key = (lex_ids, dense_ids) if one else _keys(pkg_lex, lex_ids, pkg_dense, dense_ids)
     by_key = lex_key.argsort()
@@ -181,19 +179,20 @@ def fuse(found: Sequence[Found], cap: int) -> Fused:
     return Fused(pkg=pkg, cid=cid, score=value, bounds=[0, *counts.cumsum().tolist()])
 
 
-def order(fused: Fused, evidence: Evidence, head: int, weights: Sequence[float] | None) -> Ranked:
+def order(fused: Fused, evidence: Evidence, head: int, weights: Sequence[float] | None, params: RankingParams
+          ) -> Ranked:
     """The candidates with their pages' evidence, each package's best `head` and the best
-    section of up to MORE_PAGES more pages, damped across packages when `weights` are given
+    section of up to `more_pages` more pages, damped across packages when `weights` are given
     (`damp`), best first."""
     import numpy as np
 
     keep, page = evidence.at, evidence.page
     pkg, score, cid = fused.pkg[keep], fused.score[keep], fused.cid[keep]
     groups = len(fused.bounds) - 1
-    total = page_scores(score, page, evidence.title[page], evidence.gain)
+    total = page_scores(score, page, evidence.title[page], evidence.gain, params)
     # Each package's best first (ties: the order found), then the judged of those.
     best = grouped(pkg, (-total).argsort(kind="stable"), groups)
-    chosen = best[more_pages(pkg[best], page[best], head)]
+    chosen = best[more_pages(pkg[best], page[best], head, params.more_pages)]
     chosen = chosen[evidence.found[chosen]]  # (a vector or index row without a section)
     # Each package's in chunk id order, so that ties across the whole ranking fall as always.
     chosen = grouped(pkg, chosen[cid[chosen].argsort(kind="stable")], groups)

@@ -24,19 +24,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-# Weights of a page's 2nd and 3rd best sections, and of its title/path match (chosen with
-# bench/retrieval.py on the tuning sets; see docs/search.md).
-NEXT_SECTIONS = (0.25, 0.1)
-TITLE_WEIGHT = 0.4
-# What a section whose heading is exactly the query's terms gains, for any query and for a
-# "what is X" query (chosen on the django set; no effect on anthropic, click or flask).
-HEADING_WEIGHT = 0.3
-DEFINITION_WEIGHT = 1.5
+    from .options import RankingParams
+
 _DEFINITION = re.compile(r"^\s*(what\s+(is|are|does)|what's|whats|define)\b|\b(meaning|definition|stands?\s+for)\b",
                          re.IGNORECASE)
 _PART = re.compile(r" \(part \d+\)$")
-# Pages past the judged sections that still get their best section judged (see `more_pages`).
-MORE_PAGES = 10
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENT_WORDS = re.compile(r"\w+", re.UNICODE)
 _NO_TOKENS: frozenset[str] = frozenset()
@@ -57,9 +49,9 @@ def heading_words(section_title: str) -> list[str]:
 
 
 @lru_cache(maxsize=1024)  # asked once per package searched
-def heading_weight(query: str) -> float:
-    """What a section whose heading is the query's subject gains for this query."""
-    return DEFINITION_WEIGHT if _DEFINITION.search(query) else HEADING_WEIGHT
+def asks_definition(query: str) -> bool:
+    """Does the query ask what something is (a section whose heading is its subject gains more)?"""
+    return _DEFINITION.search(query) is not None
 
 
 def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, frozenset[str]]) -> Callable[[frozenset[str]], float]:
@@ -120,10 +112,11 @@ def heading_matcher(query_stems: frozenset[str], query_all: frozenset[str],
     return gain
 
 
-def page_scores(score: np.ndarray, page: np.ndarray, title: np.ndarray, gain: np.ndarray) -> np.ndarray:
+def page_scores(score: np.ndarray, page: np.ndarray, title: np.ndarray, gain: np.ndarray, params: RankingParams
+                ) -> np.ndarray:
     """Every candidate section's score with its page's evidence added.
 
-    A page scores its best section, a share of its next ones (NEXT_SECTIONS) and how much of
+    A page scores its best section, a share of its next ones (`next_sections`) and how much of
     the query its title and path carry (`title`, each candidate's page's `title_matcher`
     value); each section keeps its own score plus what its page offers beyond its best
     section, so a section of a page about the topic rises above a stray mention while
@@ -140,13 +133,13 @@ def page_scores(score: np.ndarray, page: np.ndarray, title: np.ndarray, gain: np
     by_page, ranked = page[o], score[o]
     place = ranks_in(by_page, counts)
     extra = np.zeros(len(counts))
-    for k, weight in enumerate(NEXT_SECTIONS, start=1):  # the 2nd's share, then the 3rd's added to it
+    for k, weight in enumerate(params.next_sections, start=1):  # the 2nd's share, then the 3rd's added to it
         at = place == k
         extra[by_page[at]] += weight * ranked[at]  # (each page once: no repeated index)
-    return score + (extra[page] + TITLE_WEIGHT * title) + gain  # type: ignore[no-any-return]
+    return score + (extra[page] + params.title_weight * title) + gain  # type: ignore[no-any-return]
 
 
-def more_pages(pkg: np.ndarray, page: np.ndarray, head: int, extra: int = MORE_PAGES) -> np.ndarray:
+def more_pages(pkg: np.ndarray, page: np.ndarray, head: int, extra: int) -> np.ndarray:
     """Which candidates are judged, of each package's best first (`pkg` and `page` of each, so
     grouped by package): its best `head`, then the best section of up to `extra` pages not
     among them.

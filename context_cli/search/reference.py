@@ -1,0 +1,100 @@
+"""The ranking's rules in plain Python: the statement that the array code must equal.
+
+Not on the query path. `joint.fuse` and `joint.order` do the same over every package's
+candidates at once, as arrays; `tests/test_search_joint.py` holds them to `reference_rank`
+to the bit (hypothesis draws ties, shared chunks and shared pages), and bench/dump_answers.py
+holds the whole search to its dumped answers. docs/search.md says the same in prose: a change
+to the ranking changes this module and that page first, and the array code follows.
+
+Each package comes as a dict of what the search knows of it before the final order:
+
+* `lex`: [(chunk id, BM25 score)], best first (ties by id); `dense`: [(chunk id, cosine z)];
+* `path`: chunk id -> its page's path (a candidate without one has no section and is dropped);
+* `title`: page path -> the share of the query's IDF its title and path carry;
+* `gain`: chunk id -> what it gains for its own heading; `coverage`: chunk id -> its share of
+  the query's IDF; `weight`: the package's prior in a search over several.
+"""
+
+from __future__ import annotations
+
+import math
+from operator import itemgetter
+from typing import Any
+
+from .options import DEFAULT_PARAMS, RankingParams
+
+
+def fused_scores(lex: list[tuple[int, float]], dense: list[tuple[int, float]], params: RankingParams) -> dict[int, float]:
+    """BM25 scaled by the best BM25 score, plus the capped cosine z-score scaled by its cap: a
+    convex mix when both rankings have something, either one at full weight when alone."""
+    w_lex = params.lexical_weight if lex and dense else 1.0
+    fused: dict[int, float] = {}
+    if lex:
+        top = lex[0][1] or 1.0
+        fused = {cid: w_lex * score / top for cid, score in lex}
+    if dense:
+        w_dense = 1.0 - w_lex if lex else 1.0
+        cap = params.z_cap
+        for cid, z in dense:
+            fused[cid] = fused.get(cid, 0.0) + w_dense * (cap if z > cap else z if z > 0.0 else 0.0) / cap
+    return fused
+
+
+def with_page_evidence(fused: dict[int, float], path: dict[int, str], title: dict[str, float], gain: dict[int, float],
+                       params: RankingParams) -> list[tuple[int, float]]:
+    """Each section's score plus its page's bonus (a share of the page's 2nd and 3rd best
+    sections, and its title match) and its heading gain, best first."""
+    pages: dict[str, list[float]] = {}
+    for cid, score in fused.items():
+        pages.setdefault(path.get(cid, ""), []).append(score)
+    bonus = {}
+    for p, scores in pages.items():
+        scores.sort(reverse=True)
+        extra = sum(w * s for w, s in zip(params.next_sections, scores[1:], strict=False))
+        bonus[p] = extra + params.title_weight * title.get(p, 0.0)
+    out = [(cid, score + bonus[path.get(cid, "")] + gain.get(cid, 0.0)) for cid, score in fused.items()]
+    out.sort(key=itemgetter(1), reverse=True)
+    return out
+
+
+def judged(ranked: list[tuple[int, float]], path: dict[int, str], head: int, params: RankingParams
+           ) -> list[tuple[int, float]]:
+    """The best `head`, then the best section of up to `more_pages` pages not among them."""
+    out = ranked[:head]
+    seen = {path.get(cid, "") for cid, _ in out}
+    for cid, score in ranked[head:]:
+        if len(out) >= head + params.more_pages:
+            break
+        if path.get(cid, "") not in seen:
+            seen.add(path.get(cid, ""))
+            out.append((cid, score))
+    return out
+
+
+def cross_package_factor(page_coverage: float, weight: float) -> float:
+    """In a search over several packages: (0.5 + 0.5 x the highest coverage among the page's
+    judged sections, to 3 places) x the package's prior."""
+    return (0.5 + 0.5 * round(page_coverage, 3)) * weight
+
+
+def reference_rank(packages: list[dict[str, Any]], cap: int, head: int, several: bool,
+                   params: RankingParams = DEFAULT_PARAMS) -> list[tuple[int, int, float]]:
+    """(package, chunk id, final score) of every judged candidate, best first: per package,
+    fusion, its `cap` best, page evidence and the judged; across packages, the factor; a
+    score that is not finite counts 0; ties by package, then chunk id."""
+    ranked: list[tuple[int, int, float]] = []
+    for p, pk in enumerate(packages):
+        fused = fused_scores(pk["lex"], pk["dense"], params)
+        if len(fused) > cap:
+            fused = dict(sorted(fused.items(), key=itemgetter(1), reverse=True)[:cap])
+        path = {cid: pk["path"][cid] for cid in fused if cid in pk["path"]}
+        ordered = judged(with_page_evidence(fused, path, pk["title"], pk["gain"], params), path, head, params)
+        scored = [(cid, score) for cid, score in sorted(ordered) if cid in path]
+        if several:
+            best: dict[str, float] = {}
+            for cid, _ in scored:
+                best[path[cid]] = max(best.get(path[cid], 0.0), pk["coverage"][cid])
+            scored = [(cid, score * cross_package_factor(best[path[cid]], pk["weight"])) for cid, score in scored]
+        ranked += [(p, cid, score if math.isfinite(score) else 0.0) for cid, score in scored]
+    ranked.sort(key=itemgetter(2), reverse=True)
+    return ranked
