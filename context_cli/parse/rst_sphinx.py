@@ -24,6 +24,7 @@ from docutils.parsers.rst.languages import en
 from docutils.statemachine import StringList
 
 from .cli_docs import RST_DIRECTIVES, rst_for
+from .includes import INCLUDES
 from .sphinx import (
     CODE,
     CODE_LANG,
@@ -92,8 +93,6 @@ class Generic(Directive):  # type: ignore[misc]  # docutils ships no type hints
     def _cli_reference(self, base: str, argument: str) -> list[Any] | None:
         """A CLI generator's page (`.. click::`, `.. argparse::`) from the code it names
         (parse/cli_docs.py), parsed with its own headings; None when the code is not found."""
-        from .rst_include import INCLUDES
-
         lines = rst_for(base, argument, self.options, getattr(self.state.document.settings, INCLUDES, None))
         if lines is None:
             return None
