@@ -102,6 +102,7 @@ def evaluate(questions: list[dict[str, Any]], installed: dict[str, Any],
                 w = dict(zip(names, weights(sc, strength), strict=True))
                 order = sorted(range(len(ranked)), key=lambda i: -ranked[i].score * w[label[ranked[i].library]])
                 m, h = mrr_hit1([base[i] for i in order], lib, gold)
+                add(f"first result wrong library, re-weighted x{strength}", float(bool(order) and base[order[0]][0] != lib))
                 add(f"MRR re-weighted x{strength}", m)
                 add(f"Hit@1 re-weighted x{strength}", h)
             order = sorted(range(len(ranked)), key=lambda i: -ranked[i].score)

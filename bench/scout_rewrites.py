@@ -12,6 +12,8 @@ grade-2 pages (as bench/retrieval.py counts them), today against:
 - **comparison**: for a query `intent.comparison` recognises, each side is searched on its
   own as well, and the three page rankings (the query's, each side's) are fused by reciprocal
   rank (k = `RRF_K`), so a page that ranks for both sides rises;
+- **comparison-both**: instead, the query's own ranking with the pages that every side's
+  search ranks in its top `BOTH_TOP` moved first;
 - **changelog demotion**: pages of kind `changelog` (the package's `pages.kind`) move below
   every other page, unless the query asks about versions or changes (`_ASKS_CHANGES`).
 
@@ -36,9 +38,11 @@ sys.path.insert(0, str(ROOT))
 import retrieval  # noqa: E402
 
 RRF_K = 10
-_ASKS_CHANGES = re.compile(r"\b(?:release|releases|changelog|changes|changed|new in|what's new|version|versions|"
-                           r"deprecat\w*|removed|upgrad\w*|migrat\w*|\d+\.\d+)\b", re.I)
-CHANGES = ("spelling", "typos", "comparison", "changelog")
+_ASKS_CHANGES = re.compile(r"\b(?:releas\w*|changelog|changes|changed|new in|what's new|versions?|deprecat\w*|"
+                           r"removed|upgrad\w*|migrat\w*|\d+\.\d+|when (?:did|was|were|will)|available|"
+                           r"launch\w*|introduc\w*|date)\b", re.I)
+CHANGES = ("spelling", "typos", "comparison", "comparison-both", "changelog")
+BOTH_TOP = 10  # comparison-both: a page in the top this many of every side's search
 
 
 def typo(query: str, seed: int) -> str | None:
@@ -92,6 +96,19 @@ def compared(query: str, s: Any, base: list[str]) -> list[str] | None:
     return sorted(score, key=lambda p: -score[p])
 
 
+def both_first(query: str, s: Any, base: list[str]) -> list[str] | None:
+    """comparison-both: the query's own ranking, with the pages that every side's search
+    also ranks in its top `BOTH_TOP` moved first (in the query's order)."""
+    from context_cli.search.intent import comparison
+
+    found = comparison(query)
+    if found is None:
+        return None
+    tops = [set(_pages(side, s)[:BOTH_TOP]) for side in found.sides]
+    both = [p for p in base if all(p in t for t in tops)]
+    return both + [p for p in base if p not in both]
+
+
 def demoted(query: str, base: list[str], changelog: set[str]) -> list[str] | None:
     if _ASKS_CHANGES.search(query) or not changelog & set(base):
         return None
@@ -111,6 +128,7 @@ def scout(installed: Any, questions: list[dict[str, Any]]) -> dict[str, dict[str
         base = _pages(q["question"], s)
         fixed = spelled(q["question"], vocab)
         after = {"spelling": _pages(fixed, s) if fixed else None, "comparison": compared(q["question"], s, base),
+                 "comparison-both": both_first(q["question"], s, base),
                  "changelog": demoted(q["question"], base, changelog)}
         typed = typo(q["question"], n)
         typed_fixed = spelled(typed, vocab) if typed else None

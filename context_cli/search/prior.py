@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 NAME_WEIGHT = 3.0  # a package the query names
 VOCAB_WEIGHT = 1.0  # per unit of mean log-likelihood ratio per query term
-CENTROID_WEIGHT = 20.0  # per unit of cosine above the packages' mean
+CENTROID_WEIGHT = 0.0  # per unit of cosine above the mean: off, measured to lose (bench/scout_prior.py)
 SMOOTH = 0.5  # added to each term's section count
 _SPLIT = re.compile(r"[-_.\s]+")
 
