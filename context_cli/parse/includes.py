@@ -21,6 +21,7 @@ MAX_FILE_BYTES = 2 << 20  # one included file
 MAX_PAGE_BYTES = 8 << 20  # everything one page includes, nested includes too
 MAX_PAGE_FILES = 256  # includes one page may make
 MAX_DEPTH = 8  # includes within includes
+INCLUDES = "context_includes"  # the docutils settings attribute that holds a page's Includes
 
 # What `may_include` looks for: any include syntax the parsers resolve. A page that has one is
 # never reused by an incremental rebuild, since what it includes may have changed.

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .cli_docs import expand_mkdocs_click
 from .common import (
     GLOSSARY_SECTIONS,
     Parsed,
@@ -58,6 +59,7 @@ def parse_markdown_blocks(text: str, *, mdx: bool = False, path: str = "", inclu
     meta: dict[str, Any] = {}
     text, toml_meta = _toml_front_matter(text)
     meta.update(toml_meta)
+    text = expand_mkdocs_click(text, includes)
     jinja = includes is not None and _JINJA_MARK.search(text) is not None and includes.renders_jinja()
     tokens = _parser().parse(_prepare(text, mdx=mdx, jinja=jinja))
     if tokens and tokens[0].type == "front_matter":

@@ -17,12 +17,12 @@ from typing import Any
 from docutils import nodes, statemachine
 from docutils.parsers.rst import Directive, directives, states
 
+from .includes import INCLUDES as INCLUDES  # (re-exported: the rst reader sets it)
 from .includes import Includes
 from .literal import language_of, select
 from .md_include import expand
 from .rst_sphinx import AnyOptions, register_for
 
-INCLUDES = "context_includes"  # the settings attribute that holds the page's Includes
 _STANDARD = Path(states.__file__).parent / "include"
 
 

@@ -23,6 +23,8 @@ from docutils.parsers.rst.directives.misc import Class
 from docutils.parsers.rst.languages import en
 from docutils.statemachine import StringList
 
+from .cli_docs import RST_DIRECTIVES, rst_for
+from .includes import INCLUDES
 from .sphinx import (
     CODE,
     CODE_LANG,
@@ -71,6 +73,8 @@ class Generic(Directive):  # type: ignore[misc]  # docutils ships no type hints
             return self._labelled(f"{VERSION[name]} {version}".strip(), rest)
         if name in LABELS:
             return self._labelled(LABELS[name], argument)
+        if base in RST_DIRECTIVES and (generated := self._cli_reference(base, argument)) is not None:
+            return generated
         if name.startswith("auto") or (argument and (":" in name or base in SIGNATURE)):
             return self._signature(argument)
         if base == "glossary":
@@ -85,6 +89,21 @@ class Generic(Directive):  # type: ignore[misc]  # docutils ships no type hints
             node["language"] = language
             return [node]
         return out + self._body()
+
+    def _cli_reference(self, base: str, argument: str) -> list[Any] | None:
+        """A CLI generator's page (`.. click::`, `.. argparse::`) from the code it names
+        (parse/cli_docs.py), parsed with its own headings; None when the code is not found."""
+        lines = rst_for(base, argument, self.options, getattr(self.state.document.settings, INCLUDES, None))
+        if lines is None:
+            return None
+        memo, holder = self.state.memo, nodes.container()
+        saved = memo.title_styles, memo.section_level
+        memo.title_styles, memo.section_level = [], 0
+        try:
+            self.state.nested_parse(StringList(lines, "<generated>"), 0, holder, match_titles=True)
+        finally:
+            memo.title_styles, memo.section_level = saved
+        return list(holder.children)
 
     def _paragraph(self, text: str, label: str = "") -> Any:
         """A paragraph of inline rst (the directive's argument), after an optional label."""

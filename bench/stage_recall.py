@@ -1,0 +1,126 @@
+"""Stage recall: at which step of a search the gold page is lost.
+
+For each question (each set's package searched alone, hybrid), whether a grade-2 page is
+among the pages of: BM25's top 10 and top 50 sections, the dense side's top 10 and top 50,
+the union of the two top 50s, the fused pool (`joint.fuse`, capped as one package's search
+caps it), the judged candidates (`engine.rank`), their first 10 pages, and the pack
+(`engine.answer`, default budget). A question whose gold is in the union but not in the fused
+pool was lost by fusion; one in the pool but not judged, by the evidence ranking.
+
+Read-only use of today's search: `Searchable.lexical` (the same BM25 the engine runs, with
+the library's name stripped as the engine does), the package's vectors and model
+(`Searchable.dense`, cosines and z-scores as `engine._cosines` computes them: that step is
+not public, so it is redone here from `VectorIndex.scores` and `dense.standardise`), then the
+public `joint.fuse`, `engine.rank` and `engine.answer`.
+
+    python bench/stage_recall.py --home H                 # every set, packages built into H
+    python bench/stage_recall.py --home H --set django --set fastapi --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
+import retrieval  # noqa: E402
+
+STAGES = ("bm25@10", "bm25@50", "dense@10", "dense@50", "union@50", "fused", "judged", "judged@10", "pack")
+
+
+def stages(installed: Any, query: str) -> dict[str, set[str]]:
+    """The pages each stage holds for `query` over one package."""
+    import numpy as np
+
+    from context_cli.search.dense import standardise
+    from context_cli.search.engine import JUDGED, PAGE_POOL, POOL, answer, rank
+    from context_cli.search.fts import without_library_name
+    from context_cli.search.index import open_searchable
+    from context_cli.search.joint import Found, fuse
+
+    s = open_searchable(installed)
+    words = without_library_name(query, s.pkg.id.name)
+    with s.lock:
+        lex_ids, lex_scores = s.lexical(words, POOL)
+    dense = s.dense()
+    dense_ids = np.zeros(0, dtype=np.int64)
+    dense_z = np.zeros(0, dtype=np.float64)
+    if dense is not None:
+        model, index = dense
+        scores = index.scores(model.encode([query])[0].astype("float32"))
+        rows = index.top_rows(scores, POOL)
+        dense_ids = index.ids[rows].astype(np.int64)
+        dense_z = standardise(scores, [(0, len(scores))])[0].z(rows)
+    fused = fuse([Found(np.asarray(lex_ids, dtype=np.int64), np.asarray(lex_scores, dtype=np.float64),
+                        dense_ids, dense_z)], PAGE_POOL * JUDGED)
+    ids = {int(i) for i in [*lex_ids, *dense_ids, *fused.cid]}
+    with s.lock:
+        page = {cid: c.doc_path for cid, c in s.sections(sorted(ids))}
+
+    def pages(cids: Any) -> set[str]:
+        return {page[int(c)] for c in cids if int(c) in page}
+
+    ranked, _, _ = rank(query, [s], "hybrid")
+    judged = retrieval.distinct_pages(ranked)
+    return {
+        "bm25@10": pages(lex_ids[:10]), "bm25@50": pages(lex_ids[:50]),
+        "dense@10": pages(dense_ids[:10]), "dense@50": pages(dense_ids[:50]),
+        "union@50": pages(lex_ids[:50]) | pages(dense_ids[:50]),
+        "fused": pages(fused.cid), "judged": set(judged), "judged@10": set(judged[:10]),
+        "pack": {h.source for h in answer(query, [installed]).results},
+    }
+
+
+def recall(installed: Any, questions: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per group ("all" and each style): the share of questions whose gold reaches each stage,
+    and how many were lost between the union and the fused pool, and the pool and judging."""
+    out: dict[str, dict[str, float]] = {}
+    for q in questions:
+        got = stages(installed, q["question"])
+        gold = {p for p, g in (q.get("grades") or {p: 2 for p in q["gold"]}).items() if g == 2}
+        hit = {k: bool(gold & v) for k, v in got.items()}
+        hit["lost in fusion"] = hit["union@50"] and not hit["fused"]
+        hit["lost in judging"] = hit["fused"] and not hit["judged"]
+        hit["dense@10 only, lost"] = (bool(gold & got["dense@10"]) and not hit["bm25@50"]
+                                     and not hit["judged@10"])
+        for group in ("all", q.get("style")):
+            if group:
+                row = out.setdefault(group, {"n": 0})
+                row["n"] += 1
+                for k, v in hit.items():
+                    row[k] = row.get(k, 0) + v
+    return {g: {k: (v if k == "n" else v / row["n"]) for k, v in row.items()} for g, row in out.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--set", dest="sets", action="append", choices=sorted(retrieval.SETS))
+    ap.add_argument("--home", type=Path, help="build into (and reuse packages from) this CONTEXT_HOME")
+    ap.add_argument("--json", dest="json_out", type=Path)
+    args = ap.parse_args()
+    os.environ["CONTEXT_HOME"] = str(args.home or tempfile.mkdtemp(prefix="bench-home-"))
+    names = args.sets or [n for n, (_, q) in retrieval.SETS.items() if q.exists()]
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    cols = [*STAGES, "lost in fusion", "lost in judging", "dense@10 only, lost"]
+    print("| set | queries | n | " + " | ".join(cols) + " |")
+    print("|---|---|---|" + "---|" * len(cols))
+    for name in names:
+        corpus, qpath = retrieval.SETS[name]
+        installed = (retrieval._built(name) if args.home else None) or retrieval.build(name, corpus, embed=True)
+        table[name] = recall(installed, retrieval.load_questions(qpath))
+        for group, row in table[name].items():
+            print(f"| {name} | {group} | {int(row['n'])} | " + " | ".join(f"{row[c]:.3f}" for c in cols) + " |",
+                  flush=True)
+    if args.json_out:
+        args.json_out.write_text(json.dumps(table, indent=2))
+
+
+if __name__ == "__main__":
+    main()
