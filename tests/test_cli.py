@@ -141,3 +141,18 @@ def test_add_db_refuses_to_replace_a_registry_install_without_replace(tmp_path):
     assert json.loads(run("info", "npm/alpha", "--json").output)["meta"]["description"] == "official"
     assert "Installed npm/alpha@1.0.0" in run("add", str(spoof), "--replace").output
     assert json.loads(run("info", "npm/alpha", "--json").output)["meta"]["description"] == "spoof"
+
+
+@pytest.mark.parametrize("meta, shown", [
+    ({"source_type": "pypi", "source_url": "pypi:flask==3.1.0"}, "flask 3.1.0's sdist on PyPI (pypi:flask==3.1.0)"),
+    ({"source_type": "npm", "source_url": "npm:@trpc/server@10.0.0"},
+     "@trpc/server@10.0.0's tarball on npm (npm:@trpc/server@10.0.0)"),
+    ({"source_type": "git", "source_url": "https://github.com/pallets/flask"},
+     "git repository https://github.com/pallets/flask"),
+    ({"source_type": "folder", "source_url": "docs"}, "folder docs"),
+    ({}, "unknown"),
+])
+def test_info_says_where_the_docs_came_from_in_words(tmp_path, meta, shown):
+    run("add", str(make_package(tmp_path / "s.db", "srclib", "1.0.0", registry="pip", **meta)))
+    lines = [ln.split(None, 1) for ln in run("info", "srclib").output.splitlines()[1:]]
+    assert dict(lines)["source"] == shown
