@@ -187,3 +187,17 @@ def test_search_json_is_one_line_when_piped_and_indented_for_people(tmp_path):
         assert proc.wait(60) == 0
     os.close(leader)
     assert shown.startswith(b'{\r\n  "query": ')
+
+
+def test_markdown_nests_a_sections_own_headings_under_its_result(tmp_path):
+    content = ("Pipelines stop when asked.\n\n## Cancelling halfway\n\nCall `cancel()`.\n\n"
+               "```sh\n# stop the pipeline halfway\n## not a heading\n```\n\n### Flushing sinks\n\nSinks flush.")
+    run("add", str(make_package(tmp_path / "h.db", "hlib", "1.0.0", [("guide.md", "Stopping", content)])))
+    md = run("search", "stop the pipeline halfway", "--lib", "hlib").output
+    assert "### Stopping\n" in md
+    assert "\n#### Cancelling halfway\n" in md and "\n##### Flushing sinks\n" in md
+    assert "\n# stop the pipeline halfway\n## not a heading\n```" in md  # code stays as it was
+    outline = [ln.split(" ")[0] for ln in md.split("```")[0::2][1].splitlines() if ln.startswith("#")]
+    assert outline == ["#####"]  # after the code block
+    assert [ln.split(" ")[0] for ln in md.split("```")[0].splitlines() if ln.startswith("#")] == [
+        "#", "##", "###", "####"]  # query, page, section, the section's own heading
