@@ -27,15 +27,20 @@ from ..errors import InvalidPackage, NotInstalled, RegistryError
 from ..package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 from ..package.reader import open_package
 from ..retry import RetryPolicy, parse_retry_after, send
-from ..sources.transfer import IDENTITY, TransferError, describe_error, download_deadline, header_int, read_body
+from ..sources.transfer import (
+    IDENTITY,
+    Progress,
+    TransferError,
+    describe_error,
+    download_deadline,
+    header_int,
+    read_body,
+)
 from ..store.store import Installed, Spec, Store
 from ..version import __version__
 from ..versions import is_version, version_key
 from .config import URL_ENV, Server, get_server
 from .protocol import SEARCH_PATH, SHA256_HEADER, download_path, error_text, package_path, read_json
-
-Progress = Callable[[int, "int | None"], None]
-"""Called with (bytes received, total bytes or None) as a download proceeds."""
 
 ATTEMPTS = 3           # tries per request for 429, 5xx and dropped connections
 BACKOFF = 0.5          # seconds before the 2nd try; doubles after that
@@ -222,7 +227,6 @@ def _install_stream(resp: requests.Response, pid: PackageId, srv: Server, store:
         raise RegistryError(f"{srv.url} gave two different checksums for {pid.qualified}; "
                             "nothing was installed")
     want = header or expected
-    total = header_int(resp.headers.get("Content-Length"))  # for progress; read_body judges it
     listed = entry.get("sizeBytes", entry.get("size"))  # the server's own word, when we have it
     limit = max_download_bytes()
     if isinstance(listed, int) and not isinstance(listed, bool) and 0 <= listed < limit:
@@ -232,7 +236,7 @@ def _install_stream(resp: requests.Response, pid: PackageId, srv: Server, store:
     fd, tmp_name = tempfile.mkstemp(prefix=".downloading-", suffix=TEMP_SUFFIX, dir=store.root)
     tmp = Path(tmp_name)
     try:
-        digest = _receive(resp, fd, total, limit, progress, pid, srv)
+        digest = _receive(resp, fd, limit, progress, pid, srv)
         if want and digest != want:
             raise RegistryError(f"checksum mismatch for {pid.qualified} from {srv.url}: the file "
                                 "was altered or damaged; nothing was installed")
@@ -249,18 +253,15 @@ def _install_stream(resp: requests.Response, pid: PackageId, srv: Server, store:
         tmp.unlink(missing_ok=True)
 
 
-def _receive(resp: requests.Response, fd: int, total: int | None, limit: int,
+def _receive(resp: requests.Response, fd: int, limit: int,
              progress: Progress | None, pid: PackageId, srv: Server) -> str:
     """Stream the body into `fd` within the size cap and deadline; return its SHA-256."""
-    digest, size = hashlib.sha256(), 0
+    digest = hashlib.sha256()
     with os.fdopen(fd, "wb") as out:
         try:
-            for chunk in read_body(resp, limit=limit, deadline=download_deadline()):
+            for chunk in read_body(resp, limit=limit, deadline=download_deadline(), progress=progress):
                 out.write(chunk)
                 digest.update(chunk)
-                size += len(chunk)
-                if progress:
-                    progress(size, total)
         except TransferError as e:
             raise RegistryError(f"download of {pid.qualified} from {srv.url}: {e}; "
                                 "nothing was installed") from None
