@@ -123,8 +123,12 @@ def publish_file(path: Path, target: Target, *, registry: str | None = None) -> 
                            "rebuild it or drop --registry")
     chosen = registry or (own if own and own != "local" else None)
     if not chosen:
-        raise PublishError(f"{Path(path).name} names no registry; pass --registry "
-                           "(npm, pip, maven, ...)")
+        file = Path(path).name
+        what = "was built as a local package" if own == "local" else "records no registry"
+        raise PublishError(f"{file} {what}: it does not say which registry (npm, pip, maven, ...) its "
+                           "library comes from, and the server files every package under one. Say it: "
+                           f"`context-registry publish {file} --registry pip` (or rebuild it with "
+                           "`context add SOURCE --registry pip`)")
     pid = check_identity(chosen, meta["name"], meta["version"])
     body = upload(target, Path(path), pid)
     return Published(pid, str(body.get("status", "created")), body.get("sha256"),
@@ -195,7 +199,8 @@ def _send(method: str, target: Target, path: str, *, what: str,
         resp = send(request, policy, sleep=_sleep)
     except (requests.ConnectionError, requests.Timeout) as e:
         raise PublishError(f"{what}: cannot reach registry server {target.url} "
-                           f"({describe_error(e)}) after {ATTEMPTS} attempts", fatal=True) from None
+                           f"({describe_error(e)}) after {ATTEMPTS} attempts; choose the server with "
+                           f"--server NAME (from `context server list`) or {SERVER_URL_ENV}", fatal=True) from None
     except requests.RequestException as e:
         raise PublishError(f"{what}: request to {target.url} failed ({describe_error(e)})") from None
     if not policy.retries_status(resp.status_code):

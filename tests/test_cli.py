@@ -141,3 +141,63 @@ def test_add_db_refuses_to_replace_a_registry_install_without_replace(tmp_path):
     assert json.loads(run("info", "npm/alpha", "--json").output)["meta"]["description"] == "official"
     assert "Installed npm/alpha@1.0.0" in run("add", str(spoof), "--replace").output
     assert json.loads(run("info", "npm/alpha", "--json").output)["meta"]["description"] == "spoof"
+
+
+@pytest.mark.parametrize("meta, shown", [
+    ({"source_type": "pypi", "source_url": "pypi:flask==3.1.0"}, "flask 3.1.0's sdist on PyPI (pypi:flask==3.1.0)"),
+    ({"source_type": "npm", "source_url": "npm:@trpc/server@10.0.0"},
+     "@trpc/server@10.0.0's tarball on npm (npm:@trpc/server@10.0.0)"),
+    ({"source_type": "git", "source_url": "https://github.com/pallets/flask"},
+     "git repository https://github.com/pallets/flask"),
+    ({"source_type": "folder", "source_url": "docs"}, "folder docs"),
+    ({}, "unknown"),
+])
+def test_info_says_where_the_docs_came_from_in_words(tmp_path, meta, shown):
+    run("add", str(make_package(tmp_path / "s.db", "srclib", "1.0.0", registry="pip", **meta)))
+    lines = [ln.split(None, 1) for ln in run("info", "srclib").output.splitlines()[1:]]
+    assert dict(lines)["source"] == shown
+
+
+def test_search_json_is_one_line_when_piped_and_indented_for_people(tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    run("add", str(make_package(tmp_path / "j.db", "jlib", "1.0.0")))
+    args = ["search", "streaming cancellation", "--format", "json"]
+    piped = run(*args).output
+    assert piped.count("\n") == 1 and json.loads(piped)["results"]
+    pretty = run(*args, "--pretty").output
+    assert pretty.startswith('{\n  "query": ') and json.loads(pretty) == json.loads(piped)
+
+    leader, follower = pty.openpty()
+    with subprocess.Popen([sys.executable, "-m", "context_cli", *args], stdout=follower,
+                          stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL) as proc:
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: the process is done
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert proc.wait(60) == 0
+    os.close(leader)
+    assert shown.startswith(b'{\r\n  "query": ')
+
+
+def test_markdown_nests_a_sections_own_headings_under_its_result(tmp_path):
+    content = ("Pipelines stop when asked.\n\n## Cancelling halfway\n\nCall `cancel()`.\n\n"
+               "```sh\n# stop the pipeline halfway\n## not a heading\n```\n\n### Flushing sinks\n\nSinks flush.")
+    run("add", str(make_package(tmp_path / "h.db", "hlib", "1.0.0", [("guide.md", "Stopping", content)])))
+    md = run("search", "stop the pipeline halfway", "--lib", "hlib").output
+    assert "### Stopping\n" in md
+    assert "\n#### Cancelling halfway\n" in md and "\n##### Flushing sinks\n" in md
+    assert "\n# stop the pipeline halfway\n## not a heading\n```" in md  # code stays as it was
+    outline = [ln.split(" ")[0] for ln in md.split("```")[0::2][1].splitlines() if ln.startswith("#")]
+    assert outline == ["#####"]  # after the code block
+    assert [ln.split(" ")[0] for ln in md.split("```")[0].splitlines() if ln.startswith("#")] == [
+        "#", "##", "###", "####"]  # query, page, section, the section's own heading

@@ -280,6 +280,28 @@ def test_unreachable_server_names_its_url(home, monkeypatch):
         remote.download_and_install("npm", "zod")
     r = CliRunner().invoke(cli, ["install", "npm/zod"])
     assert r.exit_code == 1 and url in r.output and r.output.count("\n") == 1
+    assert "the URL comes from CONTEXT_REGISTRY_URL: change or unset it" in r.output
+
+
+def test_unreachable_configured_server_names_the_command_that_changes_it(home, monkeypatch):
+    url = f"http://127.0.0.1:{free_port()}"
+    assert run("server", "add", "team", url, "--default").exit_code == 0
+    for args in (["install", "npm/zod"], ["update"]):
+        if args == ["update"]:
+            Store().install(make_package(home.parent / "z.db", "zod", "3.0.0"), registry="npm")
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 1, r.output
+        assert f"cannot reach registry server {url}: connection refused; to use another: " \
+               "`context server add NAME URL --default`" in " ".join(r.output.split())
+
+
+def test_install_of_a_missing_version_lists_the_versions_the_server_has(server, home):
+    r = CliRunner().invoke(cli, ["install", "npm/zod@9.9.9"])
+    assert r.exit_code == 1 and r.output.count("\n") == 1
+    assert "npm/zod@9.9.9 is not on " in r.output and "; it has 3.1.0, 3.0.0" in r.output
+    r = CliRunner().invoke(cli, ["install", "npm/nothing@1.0"])
+    assert r.exit_code == 1 and "nor any version of npm/nothing" in r.output
+    assert store_files(home) == []
 
 
 def _leftovers(home: Path) -> list[str]:

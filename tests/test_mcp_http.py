@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -11,6 +13,7 @@ import anyio
 import pytest
 import requests
 from mcp_fixtures import (  # noqa: F401
+    _wait_for_url,
     answer_of,
     anyio_backend,
     build_package,
@@ -114,3 +117,26 @@ def test_a_busy_port_is_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     assert done.returncode != 0
     assert done.stderr.strip().splitlines()[-1].startswith(f"Error: cannot listen on 127.0.0.1:{port}")
+
+
+async def test_sigterm_stops_quietly_with_exit_zero(tmp_path: Path) -> None:
+    """A service manager's SIGTERM, with a session open: a graceful stop, no traceback, exit 0."""
+    home = make_home(tmp_path)
+    log = tmp_path / "stderr.log"
+    with open(log, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "context_cli", "serve", "--http", "0"],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                env={**os.environ, **serve_env(home)})
+    try:
+        url = _wait_for_url(proc, log, 20)
+        async with http_session(url) as session:
+            assert answer_of(await session.call_tool("get_docs", {"library": "mylib", "topic": "timeout"}))
+            proc.send_signal(signal.SIGTERM)
+            code = await anyio.to_thread.run_sync(proc.wait, 15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = log.read_text()
+    assert code == 0, text
+    assert "Traceback" not in text and "ERROR" not in text, text

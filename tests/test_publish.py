@@ -241,7 +241,8 @@ def test_publish_registry_comes_from_the_file_or_the_option(live_server: ServerP
     use_server(monkeypatch, live_server.url)
     local = make_package(tmp_path / "local.db", "notes", "2.0.0", registry="local")
     r = run("publish", str(local))
-    assert r.exit_code == 1 and "names no registry; pass --registry" in r.output
+    assert r.exit_code == 1 and "local.db was built as a local package: it does not say which registry" in r.output
+    assert "`context-registry publish local.db --registry pip`" in " ".join(r.output.split())
     r = run("publish", str(local), "--registry", "pip")
     assert r.exit_code == 0 and "Published pip/notes@2.0.0" in r.output
     npm = make_package(tmp_path / "npm.db", "lib", "1.0.0", registry="npm")
@@ -387,3 +388,4 @@ def test_an_unreachable_server_stops_the_run(artefacts: Artefacts, tmp_path: Pat
                           PublishAllOptions(embed=False))
     assert len(summary.outcomes) == 1 and summary.stopped
     assert "cannot reach registry server" in summary.stopped
+    assert "choose the server with --server NAME" in summary.stopped and "REGISTRY_SERVER_URL" in summary.stopped

@@ -25,7 +25,8 @@ import logging
 import resource
 import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,11 +102,28 @@ def run_http(catalog: Catalog, host: str, port: int, *, ready: Callable[[str], N
                 ready(url)
 
     try:
-        anyio.run(main)
+        with _stop_quietly_on_sigterm(server):
+            anyio.run(main)
     except KeyboardInterrupt:
         pass
     finally:
         sock.close()
+
+
+@contextmanager
+def _stop_quietly_on_sigterm(server: Any) -> Iterator[None]:
+    """SIGTERM ends the server the way a service manager expects: a graceful shutdown, no
+    traceback, exit 0. uvicorn handles the signal while it serves and, once stopped, raises it
+    again for the handler that was there before; that handler is this one, which only asks the
+    server to stop (a SIGTERM before uvicorn takes over stops it too) instead of the CLI's
+    exit 143 from inside the event loop."""
+    import signal
+
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: setattr(server, "should_exit", True))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _app(catalog: Catalog, host: str, allowed_hosts: Sequence[str], limits: HttpLimits) -> Any:

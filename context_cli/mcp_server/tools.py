@@ -11,6 +11,7 @@ instructions written for it work unchanged (docs/agents.md).
 
 from __future__ import annotations
 
+import difflib
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -55,6 +56,9 @@ DOWNLOAD_PACKAGE_DESCRIPTION = (
 )
 REGISTRY_DESCRIPTION = "Package registry, as in search results: npm, pip, maven, hex, ..."
 SERVER_DESCRIPTION = "Registry server name from config.json (optional; the default server if omitted)."
+REQUIRED_HINT = {"registry": " (npm, pip, ..., as search_packages results give it)",
+                 "name": " (the package's name in its registry, e.g. react)",
+                 "version": " (one from search_packages results, e.g. 18.3.1)"}
 NO_RESULTS_MESSAGE = ("No documentation found. Try fewer or different words: the API or function name alone, "
                       "or a phrase from an error message.")
 
@@ -124,7 +128,7 @@ class Catalog:
                 try:
                     self._all, self._key = self.store.installed(), key
                 except UNREADABLE as e:
-                    raise ToolError(f"a package file in {self.store.root} is damaged ({e}); "
+                    raise ToolError(f"a package file in {self.store.root} is damaged ({e}); ask the user to "
                                     "find it with `context list` and reinstall or remove it") from None
             return list(self._all)
 
@@ -155,14 +159,19 @@ class Catalog:
 
     def _missing(self, library: str, spec: Spec, visible: list[Installed], refresh: bool) -> str:
         shown = ", ".join(dict.fromkeys(i.label for i in visible[:20])) or "none"
+        close = difflib.get_close_matches(spec.name, sorted({i.id.name for i in visible}), n=3, cutoff=0.7)
+        guess = f" Did you mean {' or '.join(close)}?" if close else ""
         if self.locked:
             if any(spec.matches(i.id) for i in self.all(refresh=refresh)):
-                return f"{library} is not available in this session (limited by --libs to: {shown})"
-            return f"Package not found: {library}. Available in this session: {shown}."
+                return (f"{library} is not available in this session (limited by --libs to: {shown}); use one of "
+                        "those, or ask the user to add it to `context serve --libs`")
+            return f"Package not found: {library}.{guess} Available in this session: {shown}. {LOCKED_NOTE}"
         same_name = [i.label for i in visible if i.id.name == spec.name]
         if same_name:
-            return f"Package not found: {library}. Installed versions: {', '.join(same_name)}."
-        return f"Package not found: {library}. Installed: {shown}. {WORKFLOW}"
+            return (f"Package not found: {library}. Installed versions: {', '.join(same_name)}. Use one of them, "
+                    f"or call search_packages to find the versions of {spec.name} the registry has, then "
+                    "download_package.")
+        return f"Package not found: {library}.{guess} Installed: {shown}. {WORKFLOW}"
 
 
 def tool_specs(catalog: Catalog) -> list[dict[str, Any]]:
@@ -260,7 +269,8 @@ def search_docs(request: DocsRequest) -> dict[str, Any]:
         result = answer(request.topic, request.packages, SearchOptions(budget=request.budget))
     except UNREADABLE as e:
         names = ", ".join(p.label for p in request.packages[:5])
-        raise ToolError(f"a package file is damaged ({names}: {e}); reinstall it") from None
+        raise ToolError(f"a package file is damaged ({names}: {e}); call download_package to reinstall it, "
+                        "or ask the user to rebuild or remove it (`context remove NAME@VERSION`)") from None
     if not result.results:
         result = replace(result, message=NO_RESULTS_MESSAGE)
     return result.to_json()
@@ -281,7 +291,7 @@ def search_packages(catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]
     _refuse_if_locked(catalog, "search_packages")
     registry, name = _text(args, "registry"), _text(args, "name")
     version, server = _text(args, "version", required=False), _text(args, "server", required=False)
-    results = _remote(lambda: _client().search_remote(registry, name, version, server=server))
+    results = [_entry(e) for e in _remote(lambda: _client().search_remote(registry, name, version, server=server))]
     answer: dict[str, Any] = {"results": results, "count": len(results)}
     if not results:
         answer["message"] = (f"The registry has no documentation package for {registry}/{name}"
@@ -297,19 +307,32 @@ def download_package(catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any
     server = _text(args, "server", required=False)
     inst = _remote(lambda: _client().download_and_install(registry, name, version, server=server,
                                                           store=catalog.store))
-    sections = inst.meta.get("chunk_count", "?")
+    sections = inst.section_count
     return {
         "success": True,
         "package": {"registry": inst.id.registry, "name": inst.id.name, "version": inst.id.version,
-                    "library": inst.label, "description": inst.meta.get("description"), "sectionCount": sections},
-        "message": f"Installed {inst.label} ({sections} sections). It is now available via the get_docs tool "
+                    "library": inst.label, "description": inst.meta.get("description"), "sectionCount": sections,
+                    "sizeBytes": inst.path.stat().st_size},
+        "message": f"Installed {inst.label} ({sections} section{'' if sections == 1 else 's'}). It is now available via the get_docs tool "
                    f"as library \"{inst.label}\".",
     }
 
 
+def _entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """A search result as Context's client reads it: one size, `size`, in bytes and a number
+    (our server sends it twice, also as `sizeBytes`; a size that is not a count is left out)."""
+    out = {k: v for k, v in entry.items() if k not in ("size", "sizeBytes")}
+    size = entry.get("size", entry.get("sizeBytes"))
+    if isinstance(size, int) and not isinstance(size, bool) and size >= 0:
+        out["size"] = size
+    return out
+
+
 def _refuse_if_locked(catalog: Catalog, tool: str) -> None:
     if catalog.locked:
-        raise ToolError(f"{tool} is not available in this session: it is limited to the libraries given with --libs")
+        raise ToolError(f"{tool} is not available in this session: it is limited to the libraries given with "
+                        "--libs; use get_docs with one of them, or ask the user to restart `context serve` "
+                        "without --libs")
 
 
 def _text(args: Mapping[str, Any], key: str, *, required: bool = True) -> str | None:
@@ -317,7 +340,7 @@ def _text(args: Mapping[str, Any], key: str, *, required: bool = True) -> str | 
     value = args.get(key)
     if value is None or (isinstance(value, str) and not value.strip()):
         if required:
-            raise ToolError(f"{key} is required")
+            raise ToolError(f"{key} is required{REQUIRED_HINT.get(key, '')}")
         return None
     if key == "version" and isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
@@ -336,15 +359,26 @@ def _client() -> ModuleType:
 
 
 def _remote(call: Callable[[], T]) -> T:
-    """Run a registry call, turning network failures into one readable line."""
+    """Run a registry call, turning failures into one line that names the agent's next step."""
     import requests
 
+    client = _client()
     try:
         return call()
+    except client.Unreachable as e:
+        fix = (f"change or unset {client.URL_ENV} where `context serve` starts" if client.from_env(e.server)
+               else "run `context server add NAME URL --default`")
+        raise ToolError(f"cannot reach registry server {e.server.url}: {e.reason}. Try again later, or ask "
+                        f"the user to {fix} to use another registry server.") from None
+    except client.PackageNotFound as e:
+        step = ("Call download_package with one of these versions." if e.versions else
+                "Call search_packages with the name the registry uses, or ask the user to run `context add` "
+                "to build the docs from source.")
+        raise ToolError(f"{e}. {step}") from None
     except ContextError:
         raise
     except requests.RequestException as e:
-        raise ToolError(f"the registry server could not be reached ({type(e).__name__}); "
-                        "check config.json or try again later") from None
+        raise ToolError(f"the registry server could not be reached ({type(e).__name__}); try again later, or "
+                        "ask the user to check it with `context server list`") from None
     except (OSError, ValueError) as e:
         raise ToolError(f"registry request failed: {e}") from None

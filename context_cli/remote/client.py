@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +27,20 @@ from ..errors import InvalidPackage, NotInstalled, RegistryError
 from ..package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 from ..package.reader import open_package
 from ..retry import RetryPolicy, parse_retry_after, send
-from ..sources.transfer import IDENTITY, TransferError, describe_error, download_deadline, header_int, read_body
+from ..sources.transfer import (
+    IDENTITY,
+    Progress,
+    TransferError,
+    describe_error,
+    download_deadline,
+    header_int,
+    read_body,
+)
 from ..store.store import Installed, Spec, Store
 from ..version import __version__
 from ..versions import is_version, version_key
-from .config import Server, get_server
+from .config import URL_ENV, Server, get_server
 from .protocol import SEARCH_PATH, SHA256_HEADER, download_path, error_text, package_path, read_json
-
-Progress = Callable[[int, "int | None"], None]
-"""Called with (bytes received, total bytes or None) as a download proceeds."""
 
 ATTEMPTS = 3           # tries per request for 429, 5xx and dropped connections
 BACKOFF = 0.5          # seconds before the 2nd try; doubles after that
@@ -47,7 +52,33 @@ MAX_BYTES_ENV, DEFAULT_MAX_BYTES = "CONTEXT_MAX_DOWNLOAD_BYTES", 512 * 1024 * 10
 
 
 class PackageNotFound(RegistryError):
-    """The server does not have the requested package or version."""
+    """The server does not have the requested package or version; `versions` are the ones of
+    that package it does have, newest first (empty when it has none)."""
+
+    def __init__(self, message: str, versions: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.versions = tuple(versions)
+
+
+class Unreachable(RegistryError):
+    """The server did not answer (refused, unknown host, timed out). The message names it and
+    how to choose another; `reason` and `server` let the MCP tools say it their way."""
+
+    def __init__(self, srv: Server, reason: str) -> None:
+        self.server, self.reason = srv, reason
+        super().__init__(f"cannot reach registry server {srv.url}: {reason}; {switch_hint(srv)}")
+
+
+def switch_hint(srv: Server) -> str:
+    """How to point the client at another server: the command, or the variable that wins over it."""
+    if from_env(srv):
+        return f"the URL comes from {URL_ENV}: change or unset it"
+    return "to use another: `context server add NAME URL --default`"
+
+
+def from_env(srv: Server) -> bool:
+    """True when `srv` is the default server re-pointed by `CONTEXT_REGISTRY_URL`."""
+    return srv.default and os.environ.get(URL_ENV, "").strip().rstrip("/") == srv.url
 
 
 def search_remote(registry: str, name: str, version: str | None = None,
@@ -161,9 +192,28 @@ def _download(pid: PackageId, srv: Server, store: Store, entry: dict[str, Any],
     """`entry` is the server's search entry for this version when we have it (sha256, size)."""
     with _request(srv, download_path(pid)) as resp:
         if resp.status_code == 404:
-            raise PackageNotFound(f"{pid.qualified} is not on {srv.name} ({srv.url})")
+            raise _version_not_found(pid, srv)
         _raise_for_status(resp, srv)
         return _install_stream(resp, pid, srv, store, entry, progress)
+
+
+SHOWN_VERSIONS = 10  # versions named in a "not on the server" message
+
+
+def _version_not_found(pid: PackageId, srv: Server) -> PackageNotFound:
+    """"X@V is not on the server", naming the versions of X it has (one more request, made
+    only after a miss; if that fails too, the message goes without them)."""
+    try:
+        entries = search_remote(pid.registry, pid.name, server=srv)
+    except RegistryError:
+        entries = []
+    versions = sorted({e["version"] for e in entries}, key=version_key, reverse=True)
+    where = f"{pid.qualified} is not on {srv.name} ({srv.url})"
+    if not versions:
+        return PackageNotFound(f"{where}, nor any version of {pid.registry}/{pid.name}")
+    shown = ", ".join(versions[:SHOWN_VERSIONS]) + (f" and {len(versions) - SHOWN_VERSIONS} more"
+                                                     if len(versions) > SHOWN_VERSIONS else "")
+    return PackageNotFound(f"{where}; it has {shown}", versions)
 
 
 def _install_stream(resp: requests.Response, pid: PackageId, srv: Server, store: Store,
@@ -177,7 +227,6 @@ def _install_stream(resp: requests.Response, pid: PackageId, srv: Server, store:
         raise RegistryError(f"{srv.url} gave two different checksums for {pid.qualified}; "
                             "nothing was installed")
     want = header or expected
-    total = header_int(resp.headers.get("Content-Length"))  # for progress; read_body judges it
     listed = entry.get("sizeBytes", entry.get("size"))  # the server's own word, when we have it
     limit = max_download_bytes()
     if isinstance(listed, int) and not isinstance(listed, bool) and 0 <= listed < limit:
@@ -187,7 +236,7 @@ def _install_stream(resp: requests.Response, pid: PackageId, srv: Server, store:
     fd, tmp_name = tempfile.mkstemp(prefix=".downloading-", suffix=TEMP_SUFFIX, dir=store.root)
     tmp = Path(tmp_name)
     try:
-        digest = _receive(resp, fd, total, limit, progress, pid, srv)
+        digest = _receive(resp, fd, limit, progress, pid, srv)
         if want and digest != want:
             raise RegistryError(f"checksum mismatch for {pid.qualified} from {srv.url}: the file "
                                 "was altered or damaged; nothing was installed")
@@ -204,18 +253,15 @@ def _install_stream(resp: requests.Response, pid: PackageId, srv: Server, store:
         tmp.unlink(missing_ok=True)
 
 
-def _receive(resp: requests.Response, fd: int, total: int | None, limit: int,
+def _receive(resp: requests.Response, fd: int, limit: int,
              progress: Progress | None, pid: PackageId, srv: Server) -> str:
     """Stream the body into `fd` within the size cap and deadline; return its SHA-256."""
-    digest, size = hashlib.sha256(), 0
+    digest = hashlib.sha256()
     with os.fdopen(fd, "wb") as out:
         try:
-            for chunk in read_body(resp, limit=limit, deadline=download_deadline()):
+            for chunk in read_body(resp, limit=limit, deadline=download_deadline(), progress=progress):
                 out.write(chunk)
                 digest.update(chunk)
-                size += len(chunk)
-                if progress:
-                    progress(size, total)
         except TransferError as e:
             raise RegistryError(f"download of {pid.qualified} from {srv.url}: {e}; "
                                 "nothing was installed") from None
@@ -234,7 +280,7 @@ def _request(srv: Server, path: str, *, params: dict[str, str] | None = None) ->
         resp = send(lambda: requests.get(srv.url + path, params=params, stream=True,
                                          timeout=TIMEOUT, headers=HEADERS), policy)
     except (requests.ConnectionError, requests.Timeout) as e:
-        raise RegistryError(f"cannot reach registry server {srv.url}: {describe_error(e)}") from None
+        raise Unreachable(srv, describe_error(e)) from None
     except requests.RequestException as e:
         raise RegistryError(f"request to registry server {srv.url} failed: {describe_error(e)}") from None
     if not policy.retries_status(resp.status_code):

@@ -15,6 +15,10 @@ URLs) goes through `read_body`, so one set of rules holds everywhere:
   that says so (0 turns the check off);
 * header numbers are read strictly (ASCII digits only): `Content-Length: ²` is no number.
 
+A raw download reports its bytes to the caller's `progress`, or else to the watcher a surface
+installed with `watching` (the CLI's progress bars on a terminal): sdists and tarballs are
+fetched deep inside the sources, whose callers have no callback to pass.
+
 Errors are `TransferError`, one short line without the URL; callers add what and where.
 """
 
@@ -24,7 +28,9 @@ import http.client
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from urllib.parse import unquote, urlsplit
 
 import requests
 
@@ -36,6 +42,31 @@ MIN_RATE_ENV, DEFAULT_MIN_RATE = "CONTEXT_DOWNLOAD_MIN_RATE", 1024  # bytes a se
 SLOW_ENV, DEFAULT_SLOW_SECONDS = "CONTEXT_DOWNLOAD_SLOW_SECONDS", 30  # the window
 _CHUNK = 64 * 1024
 _MAX_DIGITS = 19  # anything longer is not a size we would accept anyway
+
+
+Progress = Callable[[int, "int | None"], None]
+"""Called with (bytes received, declared size or None) as a download proceeds."""
+Watcher = Callable[[str], Progress]
+"""Given a download's label (its file name), the callback that hears how it goes."""
+_watcher: Watcher | None = None  # process-wide: a build's worker threads download too
+
+
+@contextmanager
+def watching(watcher: Watcher) -> Iterator[None]:
+    """While inside, every raw download whose caller passes no `progress` reports to
+    `watcher(label)`."""
+    global _watcher
+    previous, _watcher = _watcher, watcher
+    try:
+        yield
+    finally:
+        _watcher = previous
+
+
+def _label(resp: requests.Response) -> str:
+    """What a person would call the download: the file name at the end of its URL."""
+    parts = urlsplit(resp.url or "")
+    return clip(unquote(parts.path.rstrip("/").rsplit("/", 1)[-1]) or parts.netloc or "download", 80)
 
 
 class TransferError(ContextError):
@@ -82,10 +113,11 @@ def check_identity(resp: requests.Response) -> None:
 
 
 def read_body(resp: requests.Response, *, limit: int, deadline: float | None = None,
-              decode: bool = False, chunk: int = _CHUNK) -> Iterator[bytes]:
+              decode: bool = False, chunk: int = _CHUNK, progress: Progress | None = None) -> Iterator[bytes]:
     """The body in pieces; raises `TransferError` past `limit` bytes or `deadline` seconds,
     slower than `min_rate()` for its whole window, or when fewer bytes arrive than
-    `Content-Length` declared.
+    `Content-Length` declared. Each piece is reported to `progress` (else, for a raw body, to
+    the `watching` surface, if any).
 
     Raw bytes by default, and an encoded body is refused; `decode=True` (web pages, which sites
     compress whatever we ask) decodes gzip/deflate, and then `limit` counts decoded bytes.
@@ -93,6 +125,8 @@ def read_body(resp: requests.Response, *, limit: int, deadline: float | None = N
     if not decode:
         check_identity(resp)
     declared = content_length(resp)
+    if progress is None and not decode and _watcher is not None:
+        progress = _watcher(_label(resp))
     if declared is not None and declared > limit:
         raise TransferError(f"the server declares {declared} bytes, over the {limit}-byte limit")
     start, total = time.monotonic(), 0
@@ -122,6 +156,8 @@ def read_body(resp: requests.Response, *, limit: int, deadline: float | None = N
         total += len(data)
         if total > limit:
             raise TransferError(f"larger than {limit} bytes; stopped")
+        if progress is not None:
+            progress(total, declared)
         yield data
     if declared is not None and not decode and total != declared:
         raise TransferError(f"cut short ({total} of {declared} bytes)")

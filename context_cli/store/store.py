@@ -55,6 +55,16 @@ class Installed:
     def label(self) -> str:
         return f"{self.id.name}@{self.id.version}"
 
+    @property
+    def section_count(self) -> int:
+        """How many sections the package holds: its meta's count, or (when that is no number)
+        counted in the file."""
+        value = self.meta.get("chunk_count", "")
+        if value.isascii() and value.isdigit():
+            return int(value)
+        with open_package(self.path, registry=self.id.registry) as pkg:
+            return pkg.chunk_count()
+
 
 @dataclass(frozen=True)
 class Spec:

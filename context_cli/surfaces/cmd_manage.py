@@ -60,7 +60,7 @@ def info(spec: str, as_json: bool) -> None:
         ("description", meta.get("description")),
         ("sections", sections),
         ("size", f"{size / 1e6:.2f} MB"),
-        ("source", f"{meta.get('source_type', '?')}: {meta.get('source_url', '?')}"),
+        ("source", describe_source(meta)),
         ("commit", meta.get("source_commit")),
         ("built", f"{meta.get('built_at', '?')} by {meta.get('builder', 'unknown')}"),
         ("embeddings", (f"{meta['embedding_model']} ({meta.get('embedding_dim')} dims, "
@@ -82,6 +82,24 @@ def remove(spec: str) -> None:
     """Remove an installed package (SPEC: [registry/]name[@version])."""
     removed = Store().remove(spec)
     click.echo(f"Removed {removed.id.qualified}")
+
+
+SOURCE_KINDS = {"git": "git repository", "web": "website", "folder": "folder", "db": "package file",
+                "openapi": "OpenAPI spec"}
+
+
+def describe_source(meta: dict[str, str]) -> str:
+    """Where a package's docs came from, in words: `flask 3.1.0's sdist on PyPI
+    (pypi:flask==3.1.0)` rather than the meta keys side by side."""
+    kind, url = meta.get("source_type") or "", meta.get("source_url") or ""
+    if kind == "pypi" and url.startswith("pypi:") and "==" in url:
+        name, _, version = url.removeprefix("pypi:").partition("==")
+        return f"{name} {version}'s sdist on PyPI ({url})"
+    if kind == "npm" and url.startswith("npm:"):
+        return f"{url.removeprefix('npm:')}'s tarball on npm ({url})"
+    if kind in SOURCE_KINDS:
+        return f"{SOURCE_KINDS[kind]} {url}".strip()
+    return " ".join(part for part in (kind, url) if part) or "unknown"
 
 
 def _search_mode(inst: Installed) -> tuple[str, str | None]:

@@ -52,6 +52,7 @@ def serve(http_port: int | None, host: str, libs: tuple[str, ...], token: str | 
 
     Inside a project synced with `context sync`, the session sees exactly the packages its
     .context/docs.lock lists (a bare library name means the project's version), plus --libs.
+    SIGTERM or Ctrl-C stops the server gracefully (exit 0).
     """
     if more_libs and not libs:
         raise click.UsageError(f"unexpected argument {more_libs[0]!r} (did you mean --libs {more_libs[0]}?)")
@@ -69,7 +70,8 @@ def serve(http_port: int | None, host: str, libs: tuple[str, ...], token: str | 
         say(f"context MCP server: {in_project.describe()}")
     visible = catalog.choices()
     scope = f" (limited by --libs to {len(visible)})" if catalog.locked else ""
-    say(f"context MCP server: {len(visible)} package(s){scope}"
+    count = f"{len(visible)} package{'' if len(visible) == 1 else 's'}"
+    say(f"context MCP server: {count}{scope}"
         + (f": {', '.join(visible[:10])}{' …' if len(visible) > 10 else ''}" if visible
            else "; none installed yet (agents can use search_packages, or run `context add`)"))
     if http_port is None:

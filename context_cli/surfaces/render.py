@@ -21,6 +21,9 @@ from ..search.answer import Answer, Hit
 
 _CONTROLS = r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # compiled (and cached) by `re` on first use
 _RAW_IN_JSON = r"[\x7f-\x9f]"  # what `json.dumps(ensure_ascii=False)` leaves unescaped
+SECTION_LEVEL = 3  # a result's heading (`###`); its content's own headings go below it
+_ATX = r"( {0,3})(#{1,6})(?=[ \t]|$)"  # a heading line's indent and marks (CommonMark)
+_FENCE = r" {0,3}(`{3,}|~{3,})"  # a code fence's opening or closing marks
 
 
 def terminal_safe(text: str) -> str:
@@ -60,8 +63,39 @@ def to_markdown(answer: Answer) -> str:
         if (hit.library, hit.source) != page_key:
             page_key = (hit.library, hit.source)
             parts.append(_page_heading(hit))
-        parts.append(f"### {section_title(hit)}\n\n*{hit.verdict} · {hit.tokens} tokens*\n\n{hit.content}")
+        parts.append(f"### {section_title(hit)}\n\n*{hit.verdict} · {hit.tokens} tokens*\n\n"
+                     f"{nest_headings(hit.content, below=SECTION_LEVEL)}")
     return "\n\n".join(parts) + "\n"
+
+
+def nest_headings(text: str, *, below: int) -> str:
+    """`text` (Markdown) with its ATX headings moved under level `below`: the levels it uses
+    become below+1, below+2, … (at most 6), so a merged section's own `##` does not outrank
+    the `###` it sits under and the outline never skips a level. Lines inside code fences
+    (a `# comment` in a shell example) are left alone."""
+    if "#" not in text:
+        return text
+    lines = text.split("\n")
+    found: list[tuple[int, re.Match[str]]] = []
+    fence = ""
+    for i, line in enumerate(lines):
+        marks = re.match(_FENCE, line)
+        if fence:
+            if marks and marks.group(1)[0] == fence[0] and len(marks.group(1)) >= len(fence) \
+                    and not line[marks.end():].strip():
+                fence = ""
+            continue
+        if marks and not (marks.group(1)[0] == "`" and "`" in line[marks.end():]):
+            fence = marks.group(1)
+            continue
+        heading = re.match(_ATX, line)
+        if heading:
+            found.append((i, heading))
+    levels = sorted({len(h.group(2)) for _, h in found})
+    level_of = {level: min(6, below + 1 + n) for n, level in enumerate(levels)}
+    for i, h in found:
+        lines[i] = h.group(1) + "#" * level_of[len(h.group(2))] + lines[i][h.end():]
+    return "\n".join(lines)
 
 
 def _page_heading(hit: Hit) -> str:
