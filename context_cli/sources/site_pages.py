@@ -16,6 +16,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from ..document import Document
 from .http import FetchError, HttpClient, Response, safe_url
+from .site_cache import Entry, PageCache, body_hash, conditional_headers
 from .site_urls import is_page_link, normalise
 
 ACCEPT = "text/markdown;q=1.0, text/html;q=0.9, */*;q=0.5"
@@ -34,7 +35,7 @@ class Page:
 class PageReader:
     """Fetches and parses pages for one site; thread-safe. Counts pages the browser rendered."""
 
-    def __init__(self, client: HttpClient, browser: str = "auto") -> None:
+    def __init__(self, client: HttpClient, browser: str = "auto", cache: PageCache | None = None) -> None:
         from .site_browser import find_browser
 
         if browser not in BROWSER_MODES:
@@ -45,11 +46,30 @@ class PageReader:
         self.rendered = 0
         self.wanted_browser = 0  # pages that looked unrendered while no browser was available
         self.twins: bool | None = None  # None: not known yet
+        self.cache = cache
+        self.not_modified = 0  # answered 304 to a conditional request
+        self.same_bytes = 0  # fetched whole, but byte for byte what the cache holds
         self._lock = threading.Lock()
 
     def read(self, url: str) -> Page:
-        """Fetch and parse `url`; FetchError (one line) when it cannot be fetched."""
-        return self.page(self.client.get(url, headers={"Accept": ACCEPT}))
+        """Fetch and parse `url` (see `site_cache.py` for what is not parsed again); FetchError
+        (one line) when it cannot be fetched."""
+        entry = self.cache.get(url) if self.cache else None
+        resp = self.client.get(url, headers={"Accept": ACCEPT, **conditional_headers(entry)})
+        if resp.status == 304 and entry is not None:
+            with self._lock:
+                self.not_modified += 1
+            return Page(normalise(url), entry.doc, entry.links)
+        digest = body_hash(resp.body)
+        if entry is not None and entry.sha256 == digest:
+            with self._lock:
+                self.same_bytes += 1
+            return Page(normalise(resp.url), entry.doc, entry.links)
+        page = self.page(resp)
+        if self.cache is not None:
+            self.cache.put(Entry(url, digest, page.doc, page.links, resp.headers.get("etag"),
+                                 resp.headers.get("last-modified")))
+        return page
 
     def page(self, resp: Response) -> Page:
         """Parse a response that was already fetched (the start page)."""
@@ -115,6 +135,9 @@ class PageReader:
     def notes(self) -> list[str]:
         """What to tell the user about the browser, if anything."""
         out = []
+        if self.not_modified or self.same_bytes:
+            out.append(f"{self.not_modified + self.same_bytes} pages unchanged since the last fetch, not parsed again "
+                       f"({self.not_modified} answered 304 Not Modified)")
         if self.rendered:
             out.append(f"{self.rendered} pages needed a browser to render (chromium)")
         if self.wanted_browser and self.mode != "never":

@@ -56,6 +56,7 @@ class WebLimits:
     version: str | None = None  # the docs version to build (see the module docstring)
     max_depth: int = 8  # link hops from the start page, when crawling
     deadline: float = 900.0  # seconds for a whole crawl
+    cache: bool = True  # conditional requests and parsed pages from the last fetch (site_cache.py)
 
 
 def fetch_site(url: str, *, version: str | None = None, client: HttpClient | None = None,
@@ -76,6 +77,7 @@ def fetch_site(url: str, *, version: str | None = None, client: HttpClient | Non
 
 def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None) -> Fetched:
     """Fetch a docs site as Documents; raises SourceError (one line) when nothing is usable."""
+    from .site_cache import PageCache
     from .site_pages import PageReader
     from .site_urls import recorded_version
 
@@ -90,7 +92,7 @@ def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None)
                                 version=recorded_version(url, limits.version))
     if not client.allowed(url):
         raise SourceError(f"{safe_url(url)}: robots.txt disallows fetching this URL")
-    reader = PageReader(client, limits.browser)
+    reader = PageReader(client, limits.browser, PageCache.default() if limits.cache else None)
     path = p.path.lower()
     exists = _existence(client, url)
 
