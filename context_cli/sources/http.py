@@ -153,9 +153,11 @@ class HttpClient:
     # -- public --------------------------------------------------------------------------
 
     def get(self, url: str, *, text_only: bool = True, max_bytes: int | None = None,
-            check_robots: bool = True, headers: dict[str, str] | None = None) -> Response:
+            check_robots: bool = True, headers: dict[str, str] | None = None,
+            deadline: float | None = None) -> Response:
         """GET a page into memory; raise FetchError on any failure (status, size, binary).
-        `headers` are extra request headers (Accept, If-None-Match); a 304 comes back empty."""
+        `headers` are extra request headers (Accept, If-None-Match); a 304 comes back empty.
+        `deadline` (seconds for the whole body) may shorten `page_deadline` for this request."""
         limit = max_bytes or self.opts.max_bytes
         resp = self._open(url, check_robots, headers)
         try:
@@ -165,7 +167,8 @@ class HttpClient:
             _check_length(url, resp, limit)
             body = bytearray()
             sniffed = not text_only
-            for part in read_body(resp, limit=limit, deadline=self.opts.page_deadline, decode=True):
+            whole = min(deadline, self.opts.page_deadline) if deadline else self.opts.page_deadline
+            for part in read_body(resp, limit=limit, deadline=whole, decode=True):
                 body += part
                 if not sniffed and len(body) >= 1024:
                     _sniff(url, body, ctype)

@@ -20,6 +20,7 @@ from .site_cache import Entry, PageCache, body_hash, conditional_headers
 from .site_urls import is_page_link, normalise
 
 ACCEPT = "text/markdown;q=1.0, text/html;q=0.9, */*;q=0.5"
+PAGE_SECONDS = 30.0  # one page of a site, however steadily it trickles (llms-full.txt keeps the client's)
 BROWSER_MODES = ("auto", "never", "always")
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _MD_LINK_RE = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -55,7 +56,7 @@ class PageReader:
         """Fetch and parse `url` (see `site_cache.py` for what is not parsed again); FetchError
         (one line) when it cannot be fetched."""
         entry = self.cache.get(url) if self.cache else None
-        resp = self.client.get(url, headers={"Accept": ACCEPT, **conditional_headers(entry)})
+        resp = self.client.get(url, headers={"Accept": ACCEPT, **conditional_headers(entry)}, deadline=PAGE_SECONDS)
         if resp.status == 304 and entry is not None:
             with self._lock:
                 self.not_modified += 1
@@ -98,7 +99,7 @@ class PageReader:
         if self.twins is False:
             return None
         try:
-            resp = self.client.get(twin_url(url))
+            resp = self.client.get(twin_url(url), deadline=PAGE_SECONDS)
         except FetchError:
             if self.twins is None:
                 self.twins = False
