@@ -64,7 +64,7 @@ def test_robots_forbidden_folder_is_never_requested() -> None:
         fetched = fetch_source(base + "/", OPTS)
     assert paths(fetched) == ["guide", "index"]
     assert not any(p.startswith("/private/") for p in site.paths())
-    assert any("2 disallowed by robots.txt" in n for n in fetched.notes)
+    assert "skipped 2 pages: 2 disallowed by robots.txt" in fetched.notes
 
 
 def test_redirect_loop_is_one_skipped_page_and_a_looping_start_is_one_line() -> None:
@@ -92,7 +92,7 @@ def test_ten_thousand_page_sitemap_holds_the_cap() -> None:
         fetched = fetch_source(base + "/", SourceOptions(timeout=2, max_pages=25))
     assert len(fetched.documents) == 25
     assert len([p for p in site.paths() if p.startswith("/p/") and not p.endswith(".md")]) == 25
-    assert any("9975 pages beyond the limit of 25" in n for n in fetched.notes)
+    assert "skipped 9975 pages: 9975 beyond the cap of 25 pages (--max-pages)" in fetched.notes
 
 
 def test_never_ending_site_stops_at_the_cap() -> None:
@@ -256,3 +256,24 @@ def test_url_helpers() -> None:
     assert variant("https://d.com/docs/next/intro").version == "next"
     assert recorded_version("https://d.com/v18/a", None) == "18"
     assert recorded_version("https://d.com/en/stable/", None) == "latest"
+
+
+def test_cli_flags_reach_the_crawl_and_the_summary_counts_rendered_pages(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from context_cli.surfaces.cli import cli
+
+    monkeypatch.setenv("CONTEXT_BROWSER", _fake_browser(tmp_path))
+    site = Site()
+    site.add("/", page("Home", "/app", "/b", "/c", "/d"))
+    site.add("/app", SHELL)
+    for p in ("/b", "/c", "/d"):
+        site.add(p, page(p[1:].upper()))
+    with serve(site) as base:
+        r = CliRunner().invoke(cli, ["add", base + "/", "--name", "shop", "--no-embed", "--max-pages", "3"])
+        assert r.exit_code == 0, r.output
+        assert "1 pages needed a browser to render (chromium)" in r.output
+        assert "skipped 2 pages: 2 beyond the cap of 3 pages (--max-pages)" in r.output
+        r = CliRunner().invoke(cli, ["add", base + "/app", "--name", "app", "--no-embed", "--no-browser"])
+    assert r.exit_code != 0 and "no documentation text" in r.output

@@ -45,7 +45,11 @@ class Skipped:
     duplicates: int = 0
 
     def total(self) -> int:
-        return self.failed + self.robots + self.beyond_cap + self.too_deep + self.out_of_time + self.offsite
+        return self.failures() + self.beyond_cap + self.too_deep + self.out_of_time
+
+    def failures(self) -> int:
+        """Pages asked for that gave nothing (`Fetched.skipped`); the bounds are not failures."""
+        return self.failed + self.robots + self.offsite
 
     def line(self, cap: int) -> str | None:
         parts = [(self.failed, "failed or had no text"), (self.robots, "disallowed by robots.txt"),

@@ -150,7 +150,7 @@ def _from_crawl(resp: Response, reader: Any, limits: WebLimits, base: dict[str, 
         notes = [f"no llms.txt or sitemap found; crawled {len(found.documents)} pages from {safe_url(resp.url)}"]
     line = found.skipped.line(limits.max_pages)
     notes += ([line] if line else []) + reader.notes()
-    return Fetched(**base, documents=found.documents, skipped=found.skipped.total(), notes=notes)
+    return Fetched(**base, documents=found.documents, skipped=found.skipped.failures(), notes=notes)
 
 
 def _versioned_url(url: str, version: str, client: HttpClient) -> str:
@@ -362,15 +362,15 @@ def _parse_sitemap(body: bytes) -> tuple[str, list[str]]:
 
 
 def _fetch_pages(urls: list[str], reader: Any, limits: WebLimits) -> tuple[list[Document], int, list[str]]:
-    """Fetch and parse pages concurrently; failures and robots refusals are counted, not raised."""
+    """Fetch and parse listed pages concurrently; failures and robots refusals are counted, not
+    raised, and said in one line."""
+    from .site_crawl import Skipped
+
     client = reader.client
-    notes: list[str] = []
-    if len(urls) > limits.max_pages:
-        notes.append(f"{len(urls) - limits.max_pages} pages beyond the limit of {limits.max_pages} not fetched")
-        urls = urls[: limits.max_pages]
+    skipped = Skipped(beyond_cap=max(0, len(urls) - limits.max_pages))
+    urls = urls[: limits.max_pages]
     allowed = [u for u in urls if client.allowed(u)]
-    if len(allowed) < len(urls):
-        notes.append(f"{len(urls) - len(allowed)} pages disallowed by robots.txt not fetched")
+    skipped.robots = len(urls) - len(allowed)
 
     def one(u: str) -> Document | None:
         try:
@@ -387,19 +387,16 @@ def _fetch_pages(urls: list[str], reader: Any, limits: WebLimits) -> tuple[list[
                 limits.progress("fetching", len(results), len(allowed))
     docs: list[Document] = []
     used: set[str] = set()
-    failed = 0
     for doc in results:
         if doc is None or not doc.blocks:
-            failed += 1
+            skipped.failed += 1
             continue
         if doc.path in used:
             doc.path = _unique(doc.path, used)
         used.add(doc.path)
         docs.append(doc)
-    if failed:
-        notes.append(f"{failed} pages could not be fetched or had no text; skipped")
-    notes += reader.notes()
-    return docs, failed + len(urls) - len(allowed), notes
+    line = skipped.line(limits.max_pages)
+    return docs, skipped.failures(), ([line] if line else []) + reader.notes()
 
 
 def _existence(client: HttpClient, url: str) -> Callable[[], bool]:
