@@ -34,6 +34,8 @@ class AddRequest:
     model: str | None = None
     interactive: bool = False
     quality: bool | None = None  # the second vector set (BuildOptions.quality); None: as config.json says
+    max_pages: int | None = None  # websites: page cap (default web.MAX_PAGES)
+    browser: str = "auto"  # websites: auto | never | always (see sources/site_pages.py)
 
 
 @dataclass
@@ -57,7 +59,8 @@ def add_source(req: AddRequest, *, store: Store | None = None, progress: Progres
     """Fetch, build and install one source; nothing is installed if any step fails."""
     store = store or Store()
     fetched = fetch_source(req.source, SourceOptions(tag=req.tag, path=req.path, interactive=req.interactive,
-                                                     progress=progress))
+                                                     progress=progress, max_pages=req.max_pages,
+                                                     browser=req.browser))
     # A released artefact (pypi:, npm:) is filed under its index's registry, as the publisher does.
     registry = req.registry if req.registry != "local" else fetched.registry or "local"
     try:

@@ -90,7 +90,7 @@ def test_mkdocs_style_page():
     assert [(b.level, b.title) for b in doc.blocks] == [(0, ""), (2, "API call()")]
     api = doc.blocks[1].text
     assert api.startswith("```python\ncall()\n```")
-    assert "Note\n\nBe nice." in api and "term\n: meaning" in api
+    assert "> Note:\n> Be nice." in api and "term\n: meaning" in api  # a callout is a quote headed by its kind
     assert "Menu" not in body(doc) and "On this page" not in body(doc)
 
 

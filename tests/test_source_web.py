@@ -254,7 +254,7 @@ def test_page_limit_is_bounded() -> None:
                                                          progress=lambda *a: seen.append(a)))
     assert len([d for d in fetched.documents if d.path != "llms.txt"]) == 3
     assert seen[-1] == ("fetching", 3, 3)
-    assert any("limit" in n for n in fetched.notes)
+    assert "skipped 3 pages: 3 beyond the cap of 3 pages (--max-pages)" in fetched.notes
 
 
 def test_helpers() -> None:

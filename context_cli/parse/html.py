@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import site_adapters
 from .common import (
     BlockBuilder,
     Parsed,
@@ -65,15 +66,42 @@ def parse_html_blocks(text: str) -> Parsed:
         return Parsed()
     page_title = _page_title(doc)
     description = _meta_description(doc)
-    _clean(doc)
-    root = _main(doc)
+    adapter = site_adapters.pick(doc)
+    site_adapters.remove_hidden(doc)
+    site_adapters.drop_chrome(doc, adapter)
+    crumbs = site_adapters.breadcrumb(doc, adapter)
+    site_adapters.rewrite_tabs(doc)
+    site_adapters.rewrite_callouts(doc)
+    root = site_adapters.content_root(doc, adapter)
+    if root is not None:  # the generator said where the article is: trim inside it only
+        for child in list(root):
+            _clean(child)
+    else:
+        _clean(doc)
+        root = _main(doc)
     if root is None:
         _drop(doc, "header")
         _drop(doc, "footer")
         root = _readability(doc)
     builder = BlockBuilder()
     _Walker(builder).walk(root)
-    return Parsed(blocks=builder.finish(), fallback_title=page_title, description=description)
+    blocks = builder.finish()
+    return Parsed(blocks=blocks, fallback_title=_with_trail(crumbs, blocks, page_title), description=description)
+
+
+def _with_trail(crumbs: list[str], blocks: list[Any], page_title: str) -> str:
+    """Put the breadcrumb in front of the page title (`Guides > Routing > Dynamic routes`), on
+    the page's leading H1 or else on the `<title>` fallback, which is returned."""
+    first = next((b for b in blocks if b.level > 0), None)
+    title = first.title if first is not None and first.level == 1 else page_title
+    trail = [c for c in crumbs if c.lower() != title.lower()]
+    if not trail:
+        return page_title
+    joined = " > ".join([*trail, title]) if title else " > ".join(trail)
+    if first is not None and first.level == 1:
+        first.title = joined
+        return page_title
+    return joined
 
 
 def render_fragment(text: str, sink: Sink) -> bool:
@@ -215,7 +243,7 @@ class _Walker:
             return
         self._flush()
         if tag in _HEADINGS:
-            self.sink.heading(_HEADINGS[tag], _inline(el, plain=True).replace(_BR, " "))
+            self.sink.heading(_HEADINGS[tag], _inline(el, plain=True).replace(_BR, " ").strip("\u200b\ufeff \t\n"))
         elif tag == "pre":
             self.sink.add(fence(_code_text(el), _language(el)))
         elif tag in ("ul", "ol", "menu", "dir"):
@@ -288,11 +316,11 @@ def _code_text(el: Any) -> str:
 
 
 def _language(pre: Any) -> str:
-    """From `language-x` / `lang-x` / `highlight-x` / `sourceCode x` classes or `data-lang`."""
+    """From `language-x` / `lang-x` / `highlight-x` / `sourceCode x` classes, `data-lang` or `data-language`."""
     candidates = [pre, *pre.iterchildren("code"), *list(pre.iterancestors())[:3]]
     for el in candidates:
-        if el.get("data-lang"):
-            return _lang_name(el.get("data-lang"))
+        if el.get("data-lang") or el.get("data-language"):
+            return _lang_name(el.get("data-lang") or el.get("data-language"))
         classes = (el.get("class") or "").split()
         for c in classes:
             m = _LANG_CLASS.match(c)

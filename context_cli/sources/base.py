@@ -53,4 +53,5 @@ class SourceOptions:
     choose_tag: Callable[[list[str], str], str] | None = None
     timeout: float | None = None  # seconds for connect and read; default from HttpOptions
     max_pages: int | None = None  # website crawl bound
+    browser: str = "auto"  # websites: render JavaScript-only pages (auto), never, or always
     progress: Callable[[str, int, int], None] | None = None  # same shape as build's Progress

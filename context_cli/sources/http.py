@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit, urlunsplit
 from urllib.robotparser import RobotFileParser
@@ -84,6 +84,7 @@ class Response:
     content_type: str  # media type, lower case, no parameters
     charset: str | None
     body: bytes
+    headers: dict[str, str] = field(default_factory=dict)  # lower-case names (etag, last-modified, ...)
 
     @property
     def text(self) -> str:
@@ -152,10 +153,13 @@ class HttpClient:
     # -- public --------------------------------------------------------------------------
 
     def get(self, url: str, *, text_only: bool = True, max_bytes: int | None = None,
-            check_robots: bool = True) -> Response:
-        """GET a page into memory; raise FetchError on any failure (status, size, binary)."""
+            check_robots: bool = True, headers: dict[str, str] | None = None,
+            deadline: float | None = None) -> Response:
+        """GET a page into memory; raise FetchError on any failure (status, size, binary).
+        `headers` are extra request headers (Accept, If-None-Match); a 304 comes back empty.
+        `deadline` (seconds for the whole body) may shorten `page_deadline` for this request."""
         limit = max_bytes or self.opts.max_bytes
-        resp = self._open(url, check_robots)
+        resp = self._open(url, check_robots, headers)
         try:
             ctype, charset = _content_type(resp)
             if text_only and not is_text_type(ctype) and ctype != "application/octet-stream":
@@ -163,7 +167,8 @@ class HttpClient:
             _check_length(url, resp, limit)
             body = bytearray()
             sniffed = not text_only
-            for part in read_body(resp, limit=limit, deadline=self.opts.page_deadline, decode=True):
+            whole = min(deadline, self.opts.page_deadline) if deadline else self.opts.page_deadline
+            for part in read_body(resp, limit=limit, deadline=whole, decode=True):
                 body += part
                 if not sniffed and len(body) >= 1024:
                     _sniff(url, body, ctype)
@@ -171,7 +176,8 @@ class HttpClient:
             if not sniffed:
                 _sniff(url, body, ctype)
             return Response(url=resp.url, status=resp.status_code, content_type=ctype,
-                            charset=charset, body=bytes(body))
+                            charset=charset, body=bytes(body),
+                            headers={k.lower(): v for k, v in resp.headers.items()})
         except TransferError as e:
             raise FetchError(url, f"{_mb_text(e, limit)}; not fetched") from None
         except requests.RequestException as e:

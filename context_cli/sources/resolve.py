@@ -81,7 +81,7 @@ def _fetch_http(url: str, opts: SourceOptions) -> Fetched:
             if spec is None:
                 raise SourceError(f"{safe_url(url)}: a JSON/YAML file that is not an OpenAPI spec")
             return fetched_from_spec(spec, safe_url(resp.url))
-        limits = WebLimits(progress=opts.progress)
+        limits = WebLimits(progress=opts.progress, browser=opts.browser, version=opts.tag)
         if opts.max_pages:
             limits.max_pages = opts.max_pages
         return fetch_website(url, client, limits)

@@ -1,12 +1,19 @@
-"""Documentation websites: llms-full.txt, then llms.txt, then sitemap.xml, then the page itself.
+"""Documentation websites: llms-full.txt, then llms.txt, then sitemap.xml, then a crawl.
 
 The order prefers what a site publishes for machines: `llms-full.txt` is the whole docs as
 Markdown in one file (split into pages at its `# ` headings); `llms.txt` lists the pages
-worth reading; a sitemap lists every page. Each is looked for at the given URL's path and
-at the site root. Linked pages are fetched from the same origin only, at most `max_pages`,
-on `workers` threads; a page that fails is skipped and counted, never fatal. robots.txt is
-honoured throughout (see `http.py`). An unreachable site (timeout, refused, unknown host)
-stops at once with one line instead of probing every fallback.
+worth reading; a sitemap lists every page; failing all three, the start page's same-origin
+links are followed (`site_crawl.py`). Each file is looked for at the given URL's path and
+at the site root. Pages are fetched from the same origin only, at most `max_pages`, on
+`workers` threads, as Markdown where the site offers it and through a headless browser where
+they only render with JavaScript (`site_pages.py`); a page that fails is skipped and counted,
+never fatal. robots.txt is honoured throughout (see `http.py`). An unreachable site
+(timeout, refused, unknown host) stops at once with one line instead of probing every fallback.
+
+Versions (`site_urls.py`): a URL with a version segment (`/en/5.1/`, `/v18/`) builds and
+records that version, and a crawl or sitemap keeps to it; `version=` asks for one the URL
+does not name (its segment replaced, or `/en/V/`, `/V/`, `/vV/`, `?version=V` tried in turn).
+Localised and other-version copies of pages are left out.
 
 Names: `docs.python.org` -> `python`, `fastapi.tiangolo.com` -> `fastapi` (the first host
 label after generic ones such as www/docs/developer); IP hosts keep the address. Version
@@ -30,7 +37,7 @@ from .base import Fetched
 from .http import FetchError, HttpClient, Response, origin, safe_url
 
 MAX_PAGES = 500
-WORKERS = 8
+WORKERS = 4
 MAX_SITEMAPS = 50
 GENERIC_LABELS = {"www", "docs", "doc", "documentation", "developer", "developers", "dev", "api",
                   "learn", "help", "support", "wiki", "guide", "guides", "manual", "reference"}
@@ -45,17 +52,47 @@ class WebLimits:
     max_pages: int = MAX_PAGES
     workers: int = WORKERS
     progress: Callable[[str, int, int], None] | None = None  # ("fetching", done, total)
+    browser: str = "auto"  # auto: render pages that need JavaScript; never; always
+    version: str | None = None  # the docs version to build (see the module docstring)
+    max_depth: int = 8  # link hops from the start page, when crawling
+    deadline: float = 900.0  # seconds for a whole crawl
+    cache: bool = True  # conditional requests and parsed pages from the last fetch (site_cache.py)
+
+
+def fetch_site(url: str, *, version: str | None = None, client: HttpClient | None = None,
+               limits: WebLimits | None = None) -> Fetched:
+    """A docs site at `url`, of `version` when given (recorded as the package version).
+
+    The entry point for callers outside `context add` (the coverage resolver): it makes its
+    own HTTP client when none is given.
+    """
+    limits = limits or WebLimits()
+    if version is not None:
+        limits.version = version
+    if client is not None:
+        return fetch_website(url, client, limits)
+    with HttpClient() as own:
+        return fetch_website(url, own, limits)
 
 
 def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None) -> Fetched:
     """Fetch a docs site as Documents; raises SourceError (one line) when nothing is usable."""
+    from .site_cache import PageCache
+    from .site_pages import PageReader
+    from .site_urls import recorded_version
+
     limits = limits or WebLimits()
     p = urlsplit(url)
     if p.scheme not in ("http", "https") or not p.hostname:
         raise SourceError(f"{url}: not an http(s) URL")
-    base: dict[str, Any] = dict(source_type="web", source_url=safe_url(url), name=site_name(url), version="latest")
+    if limits.version:
+        url = _versioned_url(url, limits.version, client)
+        p = urlsplit(url)
+    base: dict[str, Any] = dict(source_type="web", source_url=safe_url(url), name=site_name(url),
+                                version=recorded_version(url, limits.version))
     if not client.allowed(url):
         raise SourceError(f"{safe_url(url)}: robots.txt disallows fetching this URL")
+    reader = PageReader(client, limits.browser, PageCache.default() if limits.cache else None)
     path = p.path.lower()
     exists = _existence(client, url)
 
@@ -75,14 +112,14 @@ def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None)
                 continue
             resp = _probe(client, cand)
             if resp is not None:
-                fetched = _from_llms_txt(resp, client, limits, base)
+                fetched = _from_llms_txt(resp, reader, limits, base)
                 if fetched is not None:
                     fetched.notes[:0] = _borrowed_note(url, resp)
                     return fetched
     if path.endswith(("llms.txt", "llms-full.txt")):
         raise SourceError(f"{safe_url(url)}: no usable {p.path.rsplit('/', 1)[-1]} there")
 
-    fetched = _from_sitemap(url, client, limits, base, exists)
+    fetched = _from_sitemap(url, reader, limits, base, exists)
     if fetched is not None:
         return fetched
     resp = client.get(url)  # raises the real error (404, binary, ...) as one line
@@ -92,10 +129,48 @@ def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None)
         spec = load_spec(resp.text)
         if spec is not None:
             return fetched_from_spec(spec, safe_url(resp.url))
-    doc = page_document(resp)
-    if doc is None:
-        raise SourceError(f"{safe_url(url)}: no documentation text on the page")
-    return Fetched(**base, documents=[doc], notes=["no llms.txt or sitemap found; indexed this single page"])
+    return _from_crawl(resp, reader, limits, base)
+
+
+def _from_crawl(resp: Response, reader: Any, limits: WebLimits, base: dict[str, Any]) -> Fetched:
+    from .site_crawl import CrawlLimits, crawl
+    from .site_urls import recorded_version
+
+    start = reader.page(resp)
+    found = crawl(start, reader, CrawlLimits(max_pages=limits.max_pages, workers=limits.workers,
+                                             max_depth=limits.max_depth, deadline=limits.deadline,
+                                             version=limits.version, progress=limits.progress))
+    if not found.documents:
+        raise SourceError(f"{safe_url(resp.url)}: no documentation text on the page"
+                          + ("; " + "; ".join(reader.notes()) if reader.notes() else ""))
+    base = {**base, "version": recorded_version(resp.url, limits.version)}
+    if len(found.documents) == 1:
+        notes = ["no llms.txt, sitemap or linked pages found; indexed this single page"]
+    else:
+        notes = [f"no llms.txt or sitemap found; crawled {len(found.documents)} pages from {safe_url(resp.url)}"]
+    line = found.skipped.line(limits.max_pages)
+    notes += ([line] if line else []) + reader.notes()
+    return Fetched(**base, documents=found.documents, skipped=found.skipped.failures(), notes=notes)
+
+
+def _versioned_url(url: str, version: str, client: HttpClient) -> str:
+    """The URL serving `version` of the site at `url` (see the module docstring)."""
+    from .site_urls import variant, versioned_candidates
+
+    have = variant(url).version
+    if have is not None and have.removeprefix("v") == version.removeprefix("v"):
+        return url
+    tried = versioned_candidates(url, version)
+    for cand in tried:
+        try:
+            resp = client.get(cand)
+        except FetchError as e:
+            if e.network:
+                raise
+            continue
+        if variant(resp.url).version in (version, "v" + version.removeprefix("v")) or cand == resp.url:
+            return cand
+    raise SourceError(f"{safe_url(url)}: no version {version} found (tried {', '.join(safe_url(c) for c in tried)})")
 
 
 def site_name(url: str) -> str:
@@ -197,7 +272,7 @@ def llms_links(text: str, base_url: str) -> tuple[list[str], int]:
     return links, offsite
 
 
-def _from_llms_txt(resp: Response, client: HttpClient, limits: WebLimits, base: dict[str, Any]) -> Fetched | None:
+def _from_llms_txt(resp: Response, reader: Any, limits: WebLimits, base: dict[str, Any]) -> Fetched | None:
     from ..parse import parse_markdown
 
     links, offsite = llms_links(resp.text, resp.url)
@@ -206,7 +281,7 @@ def _from_llms_txt(resp: Response, client: HttpClient, limits: WebLimits, base: 
     notes = [f"read llms.txt at {safe_url(resp.url)}: {len(links)} linked pages"]
     if offsite:
         notes.append(f"{offsite} links to other sites not followed")
-    docs, skipped, extra = _fetch_pages(links, client, limits)
+    docs, skipped, extra = _fetch_pages(links, reader, limits)
     if not docs:
         raise SourceError(f"{safe_url(resp.url)}: none of the {len(links)} linked pages could be fetched")
     notes += extra
@@ -218,15 +293,18 @@ def _from_llms_txt(resp: Response, client: HttpClient, limits: WebLimits, base: 
     return Fetched(**base, documents=docs, skipped=skipped, notes=notes, description=description or None)
 
 
-def _from_sitemap(url: str, client: HttpClient, limits: WebLimits, base: dict[str, Any],
+def _from_sitemap(url: str, reader: Any, limits: WebLimits, base: dict[str, Any],
                   exists: Callable[[], bool]) -> Fetched | None:
+    from .site_urls import acceptable, variant
+
+    client = reader.client
     candidates = _candidates(url, "sitemap.xml")
     candidates += [s for s in client.sitemaps_from_robots(url) if origin(s) == origin(url) and s not in candidates]
     for cand in candidates:
         resp = _probe(client, cand, xml=True)
         if resp is None:
             continue
-        urls = sitemap_urls(resp, client)
+        urls = sitemap_urls(resp, client, cap=max(10 * limits.max_pages, 10_000))
         scope = urlsplit(url).path
         notes = []
         if scope not in ("", "/"):
@@ -237,10 +315,11 @@ def _from_sitemap(url: str, client: HttpClient, limits: WebLimits, base: dict[st
                     return None
                 notes.append(f"the sitemap lists nothing under {prefix}; indexing every page it lists")
             urls = in_scope or urls
-        urls = [u for u in urls if origin(u) == origin(url)]
+        want = variant(url)
+        urls = [u for u in urls if origin(u) == origin(url) and acceptable(u, want, limits.version)]
         if not urls:
             continue
-        docs, skipped, extra = _fetch_pages(urls, client, limits)
+        docs, skipped, extra = _fetch_pages(urls, reader, limits)
         if not docs:
             raise SourceError(f"{safe_url(resp.url)}: none of the {len(urls)} listed pages could be fetched")
         notes = notes + [f"read sitemap {safe_url(resp.url)}: {len(urls)} pages"] + extra
@@ -248,13 +327,15 @@ def _from_sitemap(url: str, client: HttpClient, limits: WebLimits, base: dict[st
     return None
 
 
-def sitemap_urls(resp: Response, client: HttpClient) -> list[str]:
-    """Page URLs of a sitemap; a sitemap index is followed one level (bounded)."""
+def sitemap_urls(resp: Response, client: HttpClient, cap: int = 50_000) -> list[str]:
+    """Page URLs of a sitemap, at most `cap`; a sitemap index is followed one level (bounded)."""
     kind, locs = _parse_sitemap(resp.body)
     if kind != "sitemapindex":
-        return locs
+        return locs[:cap]
     urls: list[str] = []
     for loc in locs[:MAX_SITEMAPS]:
+        if len(urls) >= cap:
+            break
         if origin(loc) != origin(resp.url):
             continue
         sub = _probe(client, loc, xml=True)
@@ -263,7 +344,7 @@ def sitemap_urls(resp: Response, client: HttpClient) -> list[str]:
         sub_kind, sub_locs = _parse_sitemap(sub.body)
         if sub_kind == "urlset":
             urls.extend(sub_locs)
-    return urls
+    return urls[:cap]
 
 
 def _parse_sitemap(body: bytes) -> tuple[str, list[str]]:
@@ -280,19 +361,21 @@ def _parse_sitemap(body: bytes) -> tuple[str, list[str]]:
     return kind, [u for u in locs if u]
 
 
-def _fetch_pages(urls: list[str], client: HttpClient, limits: WebLimits) -> tuple[list[Document], int, list[str]]:
-    """Fetch and parse pages concurrently; failures and robots refusals are counted, not raised."""
-    notes: list[str] = []
-    if len(urls) > limits.max_pages:
-        notes.append(f"{len(urls) - limits.max_pages} pages beyond the limit of {limits.max_pages} not fetched")
-        urls = urls[: limits.max_pages]
+def _fetch_pages(urls: list[str], reader: Any, limits: WebLimits) -> tuple[list[Document], int, list[str]]:
+    """Fetch and parse listed pages concurrently; failures and robots refusals are counted, not
+    raised, and said in one line."""
+    from .site_crawl import Skipped
+
+    client = reader.client
+    skipped = Skipped(beyond_cap=max(0, len(urls) - limits.max_pages))
+    urls = urls[: limits.max_pages]
     allowed = [u for u in urls if client.allowed(u)]
-    if len(allowed) < len(urls):
-        notes.append(f"{len(urls) - len(allowed)} pages disallowed by robots.txt not fetched")
+    skipped.robots = len(urls) - len(allowed)
 
     def one(u: str) -> Document | None:
         try:
-            return page_document(client.get(u))
+            doc: Document | None = reader.read(u).doc
+            return doc
         except Exception:  # noqa: BLE001 - one bad page must never abort the crawl
             return None
 
@@ -304,18 +387,16 @@ def _fetch_pages(urls: list[str], client: HttpClient, limits: WebLimits) -> tupl
                 limits.progress("fetching", len(results), len(allowed))
     docs: list[Document] = []
     used: set[str] = set()
-    failed = 0
     for doc in results:
         if doc is None or not doc.blocks:
-            failed += 1
+            skipped.failed += 1
             continue
         if doc.path in used:
             doc.path = _unique(doc.path, used)
         used.add(doc.path)
         docs.append(doc)
-    if failed:
-        notes.append(f"{failed} pages could not be fetched or had no text; skipped")
-    return docs, failed + len(urls) - len(allowed), notes
+    line = skipped.line(limits.max_pages)
+    return docs, skipped.failures(), ([line] if line else []) + reader.notes()
 
 
 def _existence(client: HttpClient, url: str) -> Callable[[], bool]:

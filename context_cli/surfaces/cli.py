@@ -29,6 +29,8 @@ COMMANDS = {
     "auth": "cmd_auth:auth",
     "server": "cmd_server:server",
     "sync": "cmd_sync:sync_cmd",
+    "skill": "cmd_skill:skill",
+    "doctor": "cmd_doctor:doctor",
 }
 
 SHORT_HELP = {
@@ -44,6 +46,8 @@ SHORT_HELP = {
     "auth": "Manage cookies and headers for private docs sites.",
     "server": "Manage the registry servers (config.json): add, list, remove.",
     "sync": "Get docs for exactly the versions in the project's lockfiles.",
+    "skill": "Write an agent's skill or rules file: check installed docs first, get_api, ask before adding.",
+    "doctor": "Check packages, models, servers, project scope and temp files; print fixes.",
 }
 
 

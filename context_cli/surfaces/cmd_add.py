@@ -19,7 +19,7 @@ from .render import echo
 @click.option("--pkg-version", "version", help="Package version (default: from the source, else 'latest').")
 @click.option("--registry", default="local", show_default=True, help="Registry namespace: npm, pip, ...")
 @click.option("--path", "path", help="Only index this sub-folder of the source.")
-@click.option("--tag", help="Git tag or ref to build (git sources).")
+@click.option("--tag", help="Git tag or ref to build (git sources); the docs version to build (websites).")
 @click.option("--lang", help="Include docs in this locale folder (e.g. fr, zh-CN).")
 @click.option("--description", help="One-line description stored in the package.")
 @click.option("--save", "save", type=click.Path(dir_okay=False, path_type=Path),
@@ -30,9 +30,14 @@ from .render import echo
               help="Also embed with the quality model (all-MiniLM-L6-v2; needs context-docs[quality]) or the "
                    "configured embeddings endpoint: slower to build, better dense search.")
 @click.option("--replace", is_flag=True, help="Replace a package of the same identity installed from a registry.")
+@click.option("--max-pages", type=click.IntRange(min=1), help="Websites: fetch at most this many pages (default 500).")
+@click.option("--browser/--no-browser", "browser", default=None,
+              help="Websites: render every page with the installed chromium, or never (default: only "
+                   "pages that need JavaScript).")
 def add(source: str, name: str | None, version: str | None, registry: str, path: str | None,
         tag: str | None, lang: str | None, description: str | None, save: Path | None,
-        no_embed: bool, model: str | None, quality: bool | None, replace: bool) -> None:
+        no_embed: bool, model: str | None, quality: bool | None, replace: bool,
+        max_pages: int | None, browser: bool | None) -> None:
     """Build a package from SOURCE and install it.
 
     SOURCE is a folder, a git URL (https://, ssh://, git@, file://, .../tree/REF), a
@@ -42,7 +47,8 @@ def add(source: str, name: str | None, version: str | None, registry: str, path:
     request = AddRequest(
         source=source, name=name, version=version, registry=registry, path=path, tag=tag,
         lang=lang, description=description, save=save, embed=not no_embed, model=model,
-        interactive=sys.stdin.isatty(), quality=quality,
+        interactive=sys.stdin.isatty(), quality=quality, max_pages=max_pages,
+        browser={None: "auto", True: "always", False: "never"}[browser],
     )
     with progress_bar() as bars:
         result = add_source(request, store=Store(replace=replace), progress=bars.stage if bars else None)
