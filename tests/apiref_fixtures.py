@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
+from route_server import Routes, serving
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "apiref"
 
@@ -13,3 +18,25 @@ def unpack_sdist(name: str, dest: Path) -> Path:
     with tarfile.open(FIXTURES / f"{name}.tar.gz") as tar:
         tar.extractall(dest, filter="data")
     return dest / name
+
+
+def serve_pypi(srv: Routes, name: str = "itsdangerous", versions: tuple[str, ...] = ("2.1.2", "2.2.0")) -> None:
+    """`name` on a loopback PyPI (route_server.Routes) with the fixture sdists of `versions`."""
+    releases = {}
+    for v in versions:
+        data = (FIXTURES / f"{name}-{v}.tar.gz").read_bytes()
+        path = f"/files/{name}-{v}.tar.gz"
+        srv.add(path, data)
+        releases[v] = [{"filename": f"{name}-{v}.tar.gz", "packagetype": "sdist", "url": srv.url + path,
+                        "yanked": False, "digests": {"sha256": hashlib.sha256(data).hexdigest()}}]
+    srv.add(f"/pypi/{name}/json", {"info": {"name": name, "summary": f"{name} from the fixtures",
+                                            "version": versions[-1]}, "releases": releases})
+
+
+@pytest.fixture
+def pypi(monkeypatch: pytest.MonkeyPatch) -> Iterator[Routes]:
+    """A loopback PyPI serving the itsdangerous fixtures (CONTEXT_PYPI_URL points at it)."""
+    with serving(Routes()) as srv:
+        serve_pypi(srv)
+        monkeypatch.setenv("CONTEXT_PYPI_URL", srv.url)
+        yield srv

@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..symbol import Symbol
 from .docstring import render
-from .model import ApiReference, Symbol
+from .model import ApiReference
 from .pymodule import Def, ModuleInfo, read_module
 
 SKIP_DIRS = frozenset({"tests", "test", "testing", "examples", "example", "docs", "doc", "documentation",

@@ -29,6 +29,7 @@ COMMANDS = {
     "auth": "cmd_auth:auth",
     "server": "cmd_server:server",
     "sync": "cmd_sync:sync_cmd",
+    "api": "cmd_api:api",
 }
 
 SHORT_HELP = {
@@ -44,6 +45,7 @@ SHORT_HELP = {
     "auth": "Manage cookies and headers for private docs sites.",
     "server": "Manage the registry servers (config.json): add, list, remove.",
     "sync": "Get docs for exactly the versions in the project's lockfiles.",
+    "api": "Show a symbol's signature, docs and deprecation, read from the released code.",
 }
 
 
@@ -57,7 +59,7 @@ INTERRUPTED = {
 ERROR_CHARS = 400  # an error is one line of at most this much (names and specs are clipped)
 # Commands that only read packages and print: once their output is out, the process ends
 # without the interpreter's teardown (see `_quick_exit`).
-QUICK_EXIT = frozenset({"query", "search"})
+QUICK_EXIT = frozenset({"query", "search", "api"})
 
 
 class LazyGroup(click.Group):
