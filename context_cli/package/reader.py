@@ -174,6 +174,17 @@ class Package:
         return [PageRecord(path, title, url, digest, kind if kind in PAGE_KINDS else "guide")
                 for path, title, url, digest, kind in rows]
 
+    def page_chunks(self, paths: Iterable[str]) -> list[tuple[int, Chunk]]:
+        """(id, chunk) of every section of these pages, in id order (through the
+        `chunks_page_tokens` index where the package has it)."""
+        params = sorted(set(paths))
+        if not params:
+            return []
+        with self.deadline():
+            ids = [int(r[0]) for r in self.db.execute(
+                f"SELECT id FROM chunks WHERE doc_path IN ({','.join('?' * len(params))})", params)]
+        return self.chunks(ids)
+
     def symbols(self, tails: Iterable[str] | None = None) -> list[tuple[Symbol, int | None]]:
         """(symbol, id of the section showing it) whose last name part is one of `tails`
         (lower case; found through the `symbols_tail` index), or every symbol when None;

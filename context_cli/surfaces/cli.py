@@ -30,6 +30,7 @@ COMMANDS = {
     "server": "cmd_server:server",
     "sync": "cmd_sync:sync_cmd",
     "api": "cmd_api:api",
+    "changes": "cmd_api:changes",
 }
 
 SHORT_HELP = {
@@ -46,6 +47,7 @@ SHORT_HELP = {
     "server": "Manage the registry servers (config.json): add, list, remove.",
     "sync": "Get docs for exactly the versions in the project's lockfiles.",
     "api": "Show a symbol's signature, docs and deprecation, read from the released code.",
+    "changes": "What changed in a library's API between two versions, with the release notes.",
 }
 
 

@@ -1,4 +1,4 @@
-"""`context api NAME`: a symbol's entry from the API reference read from the released code."""
+"""`context api NAME` and `context changes LIB FROM TO`: the API reference read from the released code."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..apiref.changes import Changes as ChangesResult
 from ..apiref.lookup import Found, Lookup, find_api
 from ..store.store import Installed, Store
 from .project import project_options, project_scope
@@ -54,3 +55,55 @@ def _markdown(f: Found) -> str:
 
 def _more(found: Lookup) -> str:
     return f"\n\n({found.more} more entries of that name; qualify it, e.g. Class.{found.query})" if found.more else ""
+
+
+@click.command("changes")
+@click.argument("library")
+@click.argument("old", metavar="FROM")
+@click.argument("new", metavar="TO", required=False)
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@click.option("--no-fetch", is_flag=True, help="Use installed versions only (never download or build).")
+@project_options
+def changes(library: str, old: str, new: str | None, fmt: str, no_fetch: bool, project: Path | None,
+            no_project: bool) -> None:
+    """What changed in LIBRARY's API from FROM to TO: symbols added, removed, changed and newly
+    deprecated, and the release notes in between. A version that is not installed is got as
+    `sync` gets one (registry server, else the released artefact). Inside a synced project TO
+    defaults to the project's version."""
+    from ..apiref.changes import changes as compare_versions
+    from ..apiref.obtain import obtain, registry_of
+    from ..store.store import Spec
+
+    store = Store()
+    spec = Spec.parse(library)
+    if new is None:
+        scope = project_scope(store, project, no_project)
+        mine = store.find(Spec(spec.name, None, spec.registry), among=scope.packages) if scope.lock else []
+        if not mine:
+            raise click.UsageError("give TO (the version to compare FROM with)")
+        new = mine[0].id.version
+    registry = registry_of(store, spec)
+    before = obtain(store, registry, spec.name, old, fetch=not no_fetch)
+    after = obtain(store, registry, spec.name, new, fetch=not no_fetch)
+    result = compare_versions(before, after)
+    if fmt == "json":
+        click.echo(json_safe(json.dumps(result.to_dict(), indent=2, ensure_ascii=False)))
+        return
+    echo(_changes_markdown(result), redacted=False)
+
+
+def _changes_markdown(c: ChangesResult) -> str:
+    lines = [f"# {c.old} -> {c.new}", ""]
+    for title, items in (("Added", c.added), ("Removed", c.removed)):
+        lines += [f"## {title} ({len(items)})", ""] + [f"- `{s.name}` ({s.kind})" for s in items] + [""]
+    lines += [f"## Changed ({len(c.changed)})", ""]
+    for o, n in c.changed:
+        lines += [f"- `{n.name}`", f"  - before: `{' '.join(o.signature.split())}`",
+                  f"  - now: `{' '.join(n.signature.split())}`"]
+    lines += ["", f"## Newly deprecated ({len(c.deprecated)})", ""]
+    lines += [f"- `{s.name}`" + (f": {s.deprecated}" if s.deprecated else "") for s in c.deprecated]
+    if c.notes:
+        lines += ["", "## Release notes", ""]
+        for note in c.notes:
+            lines += [f"### {note.title}", "", note.content, ""]
+    return "\n".join(lines).rstrip()
