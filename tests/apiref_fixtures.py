@@ -40,3 +40,16 @@ def pypi(monkeypatch: pytest.MonkeyPatch) -> Iterator[Routes]:
         serve_pypi(srv)
         monkeypatch.setenv("CONTEXT_PYPI_URL", srv.url)
         yield srv
+
+
+def install_release(store_root: Path, version: str, scratch: Path) -> Path:
+    """Build the itsdangerous `version` fixture as `context add pypi:` would and install it."""
+    from context_cli.build import BuildOptions, build
+    from context_cli.sources.base import Fetched
+    from context_cli.store.store import Store
+
+    root = unpack_sdist(f"itsdangerous-{version}", scratch / version)
+    fetched = Fetched(source_type="pypi", source_url=f"pypi:itsdangerous=={version}", folder=root, docs_path="docs",
+                      code=root, name="itsdangerous", version=version, registry="pip")
+    built = build(fetched, scratch / f"itsdangerous-{version}.db", BuildOptions(embed=False, registry="pip"))
+    return Store(store_root).install(built.path).path
