@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .apiref.autodoc import Expander
 from .apiref.extract import extract_release, summary
 from .apiref.model import ApiReference
 from .apiref.pages import api_documents, section_ids
@@ -96,8 +97,9 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
                    start=opts.previous is None) as pool:
         model = _load_model(opts.embed_model) if opts.embed else None
         prev = _Previous.load(opts.previous, model.fingerprint if model else None) if opts.previous else None
-        found = _collect(fetched, found_files, progress, prev, model, pool)
         api = _api(fetched, pid, opts)
+        found = _collect(fetched, found_files, progress, prev, model, pool,
+                         Expander(api.symbols) if api is not None else None)
         api_pages: dict[str, str] = {}
         if api is not None:
             docs = [d for d in api_documents(api) if d.path not in {p.doc_path for p in found.pages}]
@@ -279,8 +281,9 @@ def _discover(fetched: Fetched, opts: BuildOptions) -> Discovered | None:
 
 
 def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | None, prev: _Previous | None,
-             model: Embedder | None, pool: Pool | None) -> _Collected:
-    """The sections of every page in order, taken from `prev` for unchanged pages."""
+             model: Embedder | None, pool: Pool | None, expander: Expander | None = None) -> _Collected:
+    """The sections of every page in order, taken from `prev` for unchanged pages; autodoc and
+    mkdocstrings directives filled by `expander` (the release's API) first."""
     out = _Collected(skipped=fetched.skipped)
     if found is None:
         _add_documents(out, fetched.documents or (), prev, model)
@@ -293,6 +296,8 @@ def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | No
         except OSError:
             out.skipped += 1
             continue
+        if expander is not None:
+            data = expander.expand(rel, data)
         digest = content_hash(data)
         # A page that includes other files is always rebuilt: what it includes may have changed.
         files.append((rel, data, digest, prev.take(rel, digest) if prev and not may_include(data) else None))
