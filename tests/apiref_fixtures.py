@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import tarfile
 from collections.abc import Iterator
@@ -53,3 +54,25 @@ def install_release(store_root: Path, version: str, scratch: Path) -> Path:
                       code=root, name="itsdangerous", version=version, registry="pip")
     built = build(fetched, scratch / f"itsdangerous-{version}.db", BuildOptions(embed=False, registry="pip"))
     return Store(store_root).install(built.path).path
+
+
+def serve_npm(srv: Routes, name: str, version: str, tarball: str) -> None:
+    """`name@version` on a loopback npm registry, its tarball the fixture file `tarball`."""
+    data = (FIXTURES / tarball).read_bytes()
+    path = f"/tarballs/{tarball}"
+    srv.add(path, data)
+    sri = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+    srv.add("/" + name.replace("/", "%2F"), {
+        "name": name, "dist-tags": {"latest": version},
+        "versions": {version: {"name": name, "version": version, "dist": {"tarball": srv.url + path, "integrity": sri}}}})
+
+
+@pytest.fixture
+def npm(monkeypatch: pytest.MonkeyPatch) -> Iterator[Routes]:
+    """A loopback npm registry with p-limit 5.0.0, ms 2.1.3 and @types/ms 2.1.0."""
+    with serving(Routes()) as srv:
+        serve_npm(srv, "p-limit", "5.0.0", "p-limit-5.0.0.tgz")
+        serve_npm(srv, "ms", "2.1.3", "ms-2.1.3.tgz")
+        serve_npm(srv, "@types/ms", "2.1.0", "types-ms-2.1.0.tgz")
+        monkeypatch.setenv("CONTEXT_NPM_REGISTRY_URL", srv.url)
+        yield srv

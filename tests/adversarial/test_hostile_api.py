@@ -41,3 +41,29 @@ def test_time_bound_stops_the_walk(tmp_path: Path) -> None:
         (pkg / f"m{i}.py").write_text("def f(): pass\n" * 200, "utf-8")
     ref = extract_api(tmp_path, registry="pip", name="big", version="1", max_seconds=0.0)
     assert any("stopped after" in n for n in ref.notes)
+
+
+def test_hostile_declaration_files(tmp_path: Path) -> None:
+    import json
+
+    from context_cli.apiref.typescript import extract_declarations
+
+    pkg = tmp_path / "package"
+    pkg.mkdir()
+    exports: object = "./index.d.ts"
+    for _ in range(500):  # conditions nested far deeper than any package needs
+        exports = {"types": exports}
+    (pkg / "package.json").write_text(json.dumps({"name": "evil", "exports": {".": exports, "./big": "./big.d.ts"},
+                                                  "types": "./index.d.ts"}), "utf-8")
+    (pkg / "index.d.ts").write_text('export * from "./a";\nexport declare function ok(): void;\n'
+                                    "export type Deep = " + "Array<" * 3000 + "string" + ">" * 3000 + ";\n", "utf-8")
+    (pkg / "a.d.ts").write_text('export * from "./b";\nexport * from "../../../etc/passwd";\n', "utf-8")
+    (pkg / "b.d.ts").write_text('export * from "./a";\nexport declare const b: number;\n', "utf-8")
+    with open(pkg / "big.d.ts", "wb") as f:  # 40 MB, sparse: refused by its size
+        f.truncate(40 * 1024 * 1024)
+    start = time.monotonic()
+    ref = extract_declarations(pkg, registry="npm", name="evil", version="1")
+    assert time.monotonic() - start < 20
+    names = {s.name for s in ref.symbols}
+    assert {"evil.ok", "evil.b"} <= names
+    assert any("skipped big.d.ts (41 MB" in n for n in ref.notes)
