@@ -18,10 +18,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .apiref.autodoc import Expander
+from .apiref.extract import extract_release, summary
+from .apiref.model import ApiReference
+from .apiref.pages import api_documents, section_ids
 from .build_pages import PageWork, Pool, build_pages, page_pool, page_work
 from .build_pages import Progress as Progress  # (stage, done, total); adding and registry use it
 from .chunk.chunker import content_key, dedupe
@@ -55,6 +60,7 @@ class BuildResult:
     embedding_model: str | None
     notes: list[str] = field(default_factory=list)
     reused_pages: int = 0  # pages copied from BuildOptions.previous instead of rebuilt
+    symbols: int = 0  # API entries read from the release's code (the `symbols` table)
 
 
 @dataclass
@@ -69,6 +75,7 @@ class BuildOptions:
     embed_model: str | None = None  # a model spec for load_model; None = configured default
     previous: Path | None = None  # an earlier package of this identity: unchanged pages are reused
     quality: bool | None = None  # also the second vector set (embed/quality.py); None: as config.json says
+    api: bool = True  # read a released artefact's code for its API reference (context_cli/apiref)
 
 
 def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress | None = None,
@@ -90,10 +97,20 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
                    start=opts.previous is None) as pool:
         model = _load_model(opts.embed_model) if opts.embed else None
         prev = _Previous.load(opts.previous, model.fingerprint if model else None) if opts.previous else None
-        found = _collect(fetched, found_files, progress, prev, model, pool)
+        api = _api(fetched, pid, opts)
+        found = _collect(fetched, found_files, progress, prev, model, pool,
+                         Expander(api.symbols) if api is not None else None)
+        api_pages: dict[str, str] = {}
+        if api is not None:
+            docs = [d for d in api_documents(api) if d.path not in {p.doc_path for p in found.pages}]
+            _add_documents(found, docs, prev, model)
+            api_pages = {d.path: d.title for d in docs}
     kept = dedupe(s.key for s in found.sections)
     sections = [found.sections[i] for i in kept]
     chunks = [s.chunk for s in sections]
+    symbols = None
+    if api is not None:
+        symbols = list(zip(api.symbols, section_ids(api.symbols, enumerate(chunks, start=1), api_pages), strict=True))
     if not chunks:
         raise SourceError("no documentation found in the source (no parsable docs files)")
     deduped_pages = _lost_to_other_pages(found.sections, kept)
@@ -111,11 +128,13 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
         model_name = model.name
     quality = _quality_set(chunks, opts, progress)
     write = fill_package if in_place else write_package
-    write(dest, meta, chunks, vectors=vectors, pages=found.pages, counted=found.counted(kept), quality=quality)
+    write(dest, meta, chunks, vectors=vectors, pages=found.pages, counted=found.counted(kept), quality=quality,
+          symbols=symbols)
     return BuildResult(
         path=dest, id=pid, pages=len(found.pages), chunks=len(chunks),
         tokens=sum(c.tokens for c in chunks), skipped=found.skipped,
-        seconds=time.perf_counter() - start, embedding_model=model_name, notes=list(fetched.notes),
+        seconds=time.perf_counter() - start, embedding_model=model_name,
+        notes=list(fetched.notes) + (summary(api) if api is not None else []), symbols=len(symbols or ()),
         reused_pages=found.reused_pages,
     )
 
@@ -262,17 +281,12 @@ def _discover(fetched: Fetched, opts: BuildOptions) -> Discovered | None:
 
 
 def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | None, prev: _Previous | None,
-             model: Embedder | None, pool: Pool | None) -> _Collected:
-    """The sections of every page in order, taken from `prev` for unchanged pages."""
+             model: Embedder | None, pool: Pool | None, expander: Expander | None = None) -> _Collected:
+    """The sections of every page in order, taken from `prev` for unchanged pages; autodoc and
+    mkdocstrings directives filled by `expander` (the release's API) first."""
     out = _Collected(skipped=fetched.skipped)
     if found is None:
-        for doc in fetched.documents or ():
-            record = PageRecord(doc.path, doc.title, doc.url, content_hash(_doc_text(doc)), doc.kind)
-            old = prev.take(doc.path, record.content_hash) if prev else None
-            if old is not None:
-                out.reuse_page(record, old)
-            else:
-                out.add_page(record, page_work(doc, model))
+        _add_documents(out, fetched.documents or (), prev, model)
         return out
     files = []  # (rel, data, digest, old page or None)
     for file in found.files:
@@ -282,6 +296,8 @@ def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | No
         except OSError:
             out.skipped += 1
             continue
+        if expander is not None:
+            data = expander.expand(rel, data)
         digest = content_hash(data)
         # A page that includes other files is always rebuilt: what it includes may have changed.
         files.append((rel, data, digest, prev.take(rel, digest) if prev and not may_include(data) else None))
@@ -297,6 +313,25 @@ def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | No
         elif page is not None:
             out.add_page(PageRecord(rel, page.title, page.url, digest, page.kind), page)
     return out
+
+
+def _add_documents(out: _Collected, docs: Iterable[Document], prev: _Previous | None, model: Embedder | None) -> None:
+    """Ready-made pages, each reused from `prev` when unchanged, else chunked here."""
+    for doc in docs:
+        record = PageRecord(doc.path, doc.title, doc.url, content_hash(_doc_text(doc)), doc.kind)
+        old = prev.take(doc.path, record.content_hash) if prev else None
+        if old is not None:
+            out.reuse_page(record, old)
+        else:
+            out.add_page(record, page_work(doc, model))
+
+
+def _api(fetched: Fetched, pid: PackageId, opts: BuildOptions) -> ApiReference | None:
+    """The release's API entries, when the source is a released artefact and `opts.api`."""
+    if fetched.code is None or not opts.api:
+        return None
+    return extract_release(fetched.code, source_type=fetched.source_type, registry=pid.registry, name=pid.name,
+                           version=pid.version)
 
 
 @dataclass

@@ -23,7 +23,7 @@ from context_cli.search.answer import Answer, Hit, Page
 from context_cli.search.engine import DEFAULT_BUDGET
 from context_cli.surfaces.render import section_title, to_markdown
 
-from . import page_markdown, page_search
+from . import page_api, page_markdown, page_search
 from .page_search import MAX_BUDGET, SearchFailed, clean_query
 from .storage import Record
 
@@ -229,14 +229,15 @@ async def docs_page(request: Request) -> Response:
     budget, budget_note = _budget(request.query_params.get("budget", ""))
     answer: Answer | None = None
     problem = budget_note
+    local = getattr(storage, "local_copy", None)
+    locate = (lambda: local(current)) if local else (lambda: storage.blob_path(current.sha256))
     if query:
-        local = getattr(storage, "local_copy", None)
-        locate = (lambda: local(current)) if local else (lambda: storage.blob_path(current.sha256))
         try:
             answer = await page_search.run_search(current.sha256, locate, current.id, query, budget)
         except SearchFailed as e:
             problem = str(e)
-    return html(render_package(versions, current, query, budget, answer, problem))
+    api = await page_api.api_section(current.sha256, locate)
+    return html(render_package(versions, current, query, budget, answer, problem, api))
 
 
 def _resolve(storage: Any, segments: list[str]) -> tuple[list[Record], Record] | None:
@@ -280,8 +281,8 @@ def _budget(raw: str) -> tuple[int, str | None]:
 
 
 def render_package(versions: list[Record], current: Record, query: str, budget: int,
-                   answer: Answer | None, problem: str | None) -> str:
-    """The package page: install command, search form and answer, facts, versions."""
+                   answer: Answer | None, problem: str | None, api: str = "") -> str:
+    """The package page: install command, search form and answer, facts, versions, API."""
     here = docs_url(current.registry, current.name, current.version)
     install = f"context install {current.registry}/{current.name}@{current.version}"
     latest = " (latest)" if current is versions[0] else ""
@@ -305,7 +306,8 @@ def render_package(versions: list[Record], current: Record, query: str, budget: 
 <h2 id="facts">This version</h2>
 {_facts(current)}
 <h2 id="versions">Versions</h2>
-{_versions_table(versions, current)}"""
+{_versions_table(versions, current)}
+{api}"""
     return layout(f"{current.name} {current.version} · context registry", body, noindex=bool(query))
 
 

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent / "context_cli"
 # Lowest first. Top-level modules not named here (a new one) count as "orchestrate", as does
 # the package itself (`context_cli/__init__.py`, where a public API would live).
 LAYERS = [
-    ("base", {"version", "versions", "errors", "home", "document", "atomic", "digest", "retry"}),
+    ("base", {"version", "versions", "errors", "home", "document", "atomic", "digest", "retry", "symbol"}),
     # A website's pages (llms-full.txt) are split while they are fetched, so sources use parse.
     ("parse", {"parse"}),
     ("sources", {"sources"}),

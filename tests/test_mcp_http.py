@@ -38,7 +38,8 @@ async def test_sessions_list_tools_and_answer_concurrently(tmp_path: Path) -> No
             init = session.initialize_result
             assert init.capabilities.tools is not None and init.capabilities.tools.list_changed is True
             listing = await session.list_tools()
-            assert [t.name for t in listing.tools] == ["get_docs", "search_packages", "download_package"]
+            assert [t.name for t in listing.tools] == ["get_docs", "search_packages", "download_package",
+                                                      "get_api", "get_changes"]
             assert tool_named(listing, "get_docs").input_schema["properties"]["library"]["enum"] == [
                 "mylib@2.0.0", "mylib@1.0.0", "other@0.3"]
             answer = answer_of(await session.call_tool("get_docs", {"library": "mylib", "topic": "timeout",
@@ -101,7 +102,7 @@ async def test_libs_pins_every_http_session(tmp_path: Path) -> None:
     with http_server(make_home(tmp_path), "--libs", "other") as url:
         async with http_session(url) as session:
             listing = await session.list_tools()
-            assert [t.name for t in listing.tools] == ["get_docs"]
+            assert [t.name for t in listing.tools] == ["get_docs", "get_api", "get_changes"]
             assert tool_named(listing, "get_docs").input_schema["properties"]["library"]["enum"] == ["other@0.3"]
             refused = await session.call_tool("get_docs", {"library": "mylib", "topic": "cancel"})
             assert refused.is_error and "not available in this session" in text_of(refused)

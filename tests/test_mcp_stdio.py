@@ -30,13 +30,14 @@ from context_cli.store.store import Store
 pytestmark = pytest.mark.anyio
 
 
-async def test_initialize_lists_three_tools_with_the_library_enum(tmp_path: Path) -> None:
+async def test_initialize_lists_the_tools_with_the_library_enum(tmp_path: Path) -> None:
     async with stdio_session(make_home(tmp_path)) as session:
         init = session.initialize_result
         assert init.server_info.name == "context"
         assert init.capabilities.tools is not None and init.capabilities.tools.list_changed is True
         listing = await session.list_tools()
-        assert [t.name for t in listing.tools] == ["get_docs", "search_packages", "download_package"]
+        assert [t.name for t in listing.tools] == ["get_docs", "search_packages", "download_package", "get_api",
+                                                  "get_changes"]
         get_docs = tool_named(listing, "get_docs").input_schema
         assert get_docs["required"] == ["topic"]
         assert get_docs["properties"]["library"]["enum"] == ["mylib@2.0.0", "mylib@1.0.0", "other@0.3"]
@@ -132,7 +133,7 @@ async def test_nothing_installed_offers_a_plain_string(tmp_path: Path) -> None:
 async def test_libs_pins_the_session_and_hides_the_registry_tools(tmp_path: Path) -> None:
     async with stdio_session(make_home(tmp_path), "--libs", "mylib") as session:
         listing = await session.list_tools()
-        assert [t.name for t in listing.tools] == ["get_docs"]
+        assert [t.name for t in listing.tools] == ["get_docs", "get_api", "get_changes"]  # no registry tools
         assert tool_named(listing, "get_docs").input_schema["properties"]["library"]["enum"] == [
             "mylib@2.0.0", "mylib@1.0.0"]
         refused = await session.call_tool("get_docs", {"library": "other", "topic": "pipeline"})

@@ -39,7 +39,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..errors import ContextError
 from ..search.answer import dumps
 from ..version import __version__
-from . import tools
+from . import api_tools, tools
 from .tools import Catalog
 
 log = logging.getLogger("context.mcp")
@@ -60,7 +60,14 @@ TOOLS: dict[str, ToolFn] = {
     "get_docs": tools.get_docs,
     "search_packages": tools.search_packages,
     "download_package": tools.download_package,
+    **api_tools.TOOLS,
 }
+SESSION_TOOLS = {"get_docs", *api_tools.TOOLS}  # what a session limited by --libs may call
+
+
+def tool_specs(catalog: Catalog) -> list[dict[str, Any]]:
+    """Every tool's spec: tools.py's three and the API-reference two."""
+    return tools.tool_specs(catalog) + api_tools.specs(catalog)
 
 
 class _Server(Server[dict[str, Any]]):
@@ -257,7 +264,7 @@ def build_server(catalog: Catalog) -> _Server:
     async def list_tools(ctx: ServerRequestContext[Any, Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         notifier.remember(ctx)
-        specs = await anyio.to_thread.run_sync(tools.tool_specs, catalog)
+        specs = await anyio.to_thread.run_sync(tool_specs, catalog)
         return types.ListToolsResult(tools=[
             types.Tool(name=s["name"], description=s["description"], input_schema=s["inputSchema"]) for s in specs
         ])
@@ -268,9 +275,9 @@ def build_server(catalog: Catalog) -> _Server:
         if invalid:
             return _error(f"{invalid} is not valid text (it contains a lone surrogate)")
         fn = TOOLS.get(params.name)
-        if fn is None or (catalog.locked and params.name != "get_docs"):
+        if fn is None or (catalog.locked and params.name not in SESSION_TOOLS):
             return _error(f"Unknown tool: {params.name}. Available: "
-                          f"{', '.join(s for s in TOOLS if not catalog.locked or s == 'get_docs')}")
+                          f"{', '.join(s for s in TOOLS if not catalog.locked or s in SESSION_TOOLS)}")
         args = params.arguments if isinstance(params.arguments, Mapping) else {}
         downloading = params.name == "download_package"
         notifier.busy += int(downloading)
@@ -298,7 +305,7 @@ def build_server(catalog: Catalog) -> _Server:
         return None if answer is None else _result(answer)
 
     def input_schema(name: str) -> Mapping[str, Any] | None:
-        return next((s["inputSchema"] for s in tools.tool_specs(catalog) if s["name"] == name), None)
+        return next((s["inputSchema"] for s in tool_specs(catalog) if s["name"] == name), None)
 
     server = _Server(
         "context", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan,

@@ -27,6 +27,8 @@ from .validate import MAX_VALUE_BYTES, check
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..symbol import Symbol
+
 __all__ = ["Package", "PackageTooSlow", "open_package", "read_meta"]
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -82,6 +84,7 @@ class Package:
     has_url: bool = False  # chunks carry our `url` column (Context's packages do not)
     has_pages: bool = False  # our `pages` table (content hashes for incremental rebuilds)
     has_quality: bool = False  # a second vector set (validate.quality_set; its rows unchecked until read)
+    has_symbols: bool = False  # the API reference read from the release's code (`symbols` table)
 
     @property
     def name(self) -> str:
@@ -171,6 +174,40 @@ class Package:
         return [PageRecord(path, title, url, digest, kind if kind in PAGE_KINDS else "guide")
                 for path, title, url, digest, kind in rows]
 
+    def page_chunks(self, paths: Iterable[str]) -> list[tuple[int, Chunk]]:
+        """(id, chunk) of every section of these pages, in id order (through the
+        `chunks_page_tokens` index where the package has it)."""
+        params = sorted(set(paths))
+        if not params:
+            return []
+        with self.deadline():
+            ids = [int(r[0]) for r in self.db.execute(
+                f"SELECT id FROM chunks WHERE doc_path IN ({','.join('?' * len(params))})", params)]
+        return self.chunks(ids)
+
+    def symbols(self, tails: Iterable[str] | None = None) -> list[tuple[Symbol, int | None]]:
+        """(symbol, id of the section showing it) whose last name part is one of `tails`
+        (lower case; found through the `symbols_tail` index), or every symbol when None;
+        none in a package without the table. Values are typed in SQL (see `_as_text`)."""
+        from ..symbol import Symbol
+
+        if not self.has_symbols:
+            return []
+        sql = ("SELECT " + ", ".join(_as_text(c) for c in ("name", "kind", "signature", "doc", "source", "aliases"))
+               + ", CAST(deprecated AS TEXT), CAST(since AS TEXT), coalesce(CAST(line AS INTEGER), 0),"
+               " CAST(chunk_id AS INTEGER) FROM symbols")
+        params: list[str] = []
+        if tails is not None:
+            params = sorted(set(tails))
+            if not params:
+                return []
+            sql += f" WHERE tail IN ({','.join('?' * len(params))})"
+        with self.deadline(DEFAULT_DEADLINE_S if tails is not None else LOAD_DEADLINE_S):
+            rows = self.db.execute(sql + " ORDER BY id", params).fetchall()
+        return [(Symbol(name=n, kind=k, signature=sig, doc=doc, deprecated=dep, since=since, source=src, line=line,
+                        aliases=tuple(a for a in aliases.split("\n") if a)), cid)
+                for n, k, sig, doc, src, aliases, dep, since, line, cid in rows]
+
     def vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, (n, dim) float32 unit rows), ids ascending; MalformedVectors when they
         do not decode to finite rows. Only for packages with `has_vectors`."""
@@ -243,7 +280,7 @@ def open_package(path: Path, *, registry: str | None = None, deep: bool = False,
         raise
     pkg = Package(path=path, meta=found.meta, id=pid, db=db, guard=guard, has_vectors=found.has_vectors,
                   has_bm25=found.has_bm25, has_bm25_phrases=found.has_bm25_phrases, has_url=found.has_url,
-                  has_pages=found.has_pages, has_quality=found.has_quality)
+                  has_pages=found.has_pages, has_quality=found.has_quality, has_symbols=found.has_symbols)
     guard.label = pkg.label
     return pkg
 

@@ -55,6 +55,21 @@ QUALITY_TABLE = "quality_vectors"
 QUALITY_DDL = f"CREATE TABLE {QUALITY_TABLE} (chunk_id INTEGER PRIMARY KEY, vector BLOB NOT NULL);"
 QUALITY_META = ("quality_source", "quality_model", "quality_fingerprint", "quality_dim", "quality_dtype")
 
+# Ours, optional: the API as released (context_cli/apiref; docs/api-reference.md), one row per
+# public symbol, in packages built from a release's code. `tail` (the last dotted part, lower
+# case) is the key of unqualified look-ups; `aliases` holds the other public names, one a line;
+# `chunk_id` is the section that shows the entry. Meta `symbol_count` is its row count.
+SYMBOLS_TABLE = "symbols"
+SYMBOLS_DDL = """
+CREATE TABLE symbols (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tail TEXT NOT NULL, kind TEXT NOT NULL,
+  signature TEXT NOT NULL DEFAULT '', doc TEXT NOT NULL DEFAULT '', deprecated TEXT, since TEXT,
+  source TEXT NOT NULL DEFAULT '', line INTEGER NOT NULL DEFAULT 0, aliases TEXT NOT NULL DEFAULT '',
+  chunk_id INTEGER);
+CREATE INDEX symbols_tail ON symbols(tail);
+"""
+SYMBOL_COLUMNS = ("name", "tail", "kind", "signature", "doc", "deprecated", "since", "source", "line", "aliases",
+                  "chunk_id")
+
 REQUIRED_CHUNK_COLUMNS = ("id", "doc_path", "doc_title", "section_title", "content", "tokens")
 REQUIRED_META = ("name", "version")
 

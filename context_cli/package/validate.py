@@ -29,6 +29,8 @@ from .schema import (
     QUALITY_TABLE,
     REQUIRED_CHUNK_COLUMNS,
     REQUIRED_META,
+    SYMBOL_COLUMNS,
+    SYMBOLS_TABLE,
 )
 
 MAX_VALUE_BYTES = 64 * 1024 * 1024  # no single text or blob in a package may exceed this
@@ -52,6 +54,7 @@ class Found:
     has_url: bool
     has_pages: bool
     has_quality: bool = False  # a second vector set whose table and meta look usable (`quality_set`)
+    has_symbols: bool = False  # an API reference table with the columns we read (`symbols_present`)
 
 
 def check(db: sqlite3.Connection, label: str, deep: bool) -> Found:
@@ -73,7 +76,16 @@ def check(db: sqlite3.Connection, label: str, deep: bool) -> Found:
         _deep(db, label, meta, has_vectors, has_bm25, has_phrases, "url" in columns)
     return Found(meta=meta, has_vectors=has_vectors, has_bm25=has_bm25, has_bm25_phrases=has_phrases,
                  has_url="url" in columns, has_pages=_real_table(objects, "pages"),
-                 has_quality=quality_set(objects, meta))
+                 has_quality=quality_set(objects, meta), has_symbols=symbols_present(db, objects))
+
+
+def symbols_present(db: sqlite3.Connection, objects: Objects) -> bool:
+    """The `symbols` table is there, a real table, with every column we read (packages built
+    before it, or by other tools, have none: they simply have no API reference)."""
+    if not _real_table(objects, SYMBOLS_TABLE):
+        return False
+    columns = {str(r[1]) for r in db.execute(f"PRAGMA table_info({SYMBOLS_TABLE})")}
+    return columns.issuperset(SYMBOL_COLUMNS)
 
 
 def _schema(db: sqlite3.Connection, label: str) -> dict[str, tuple[str, str]]:

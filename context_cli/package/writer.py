@@ -20,10 +20,25 @@ from ..version import __version__
 from . import bm25, phrases
 from . import vectors as vec
 from .identity import check_identity
-from .schema import CORE_DDL, EXTRA_DDL, FORMAT_VERSION, PAGE_TOKENS_DDL, QUALITY_DDL, QUALITY_TABLE, PageRecord
+from .schema import (
+    CORE_DDL,
+    EXTRA_DDL,
+    FORMAT_VERSION,
+    PAGE_TOKENS_DDL,
+    QUALITY_DDL,
+    QUALITY_TABLE,
+    SYMBOL_COLUMNS,
+    SYMBOLS_DDL,
+    PageRecord,
+)
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from ..symbol import Symbol
+
+# (symbol, id of the chunk that shows it or None); None for the whole list: no `symbols` table.
+SymbolRows = Sequence[tuple["Symbol", int | None]]
 
 MAX_FREE = 0.01  # a package with more free pages than this share is compacted (VACUUM)
 
@@ -44,17 +59,19 @@ def write_package(
     pages: Sequence[PageRecord] = (),
     counted: bm25.Counted | None = None,
     quality: vec.QualitySet | None = None,
+    symbols: SymbolRows | None = None,
 ) -> Path:
     """Write `chunks` (and optionally one vector per chunk) to `dest` atomically; return `dest`.
 
     `meta` must hold name and version; format and build keys are filled in here. `counted`,
     the chunks' BM25 terms if the caller counted them already (a build does, page by page in
     its workers; see `bm25.prepare`), saves counting them here. `quality`, a second vector
-    set of one row per chunk, is stored beside the first (docs/package-format.md).
+    set of one row per chunk, is stored beside the first (docs/package-format.md). `symbols`,
+    the release's API entries, become the `symbols` table (docs/api-reference.md).
     """
     with atomic_path(dest, prefix=".building-") as tmp:
         fill_package(tmp, meta, chunks, vectors=vectors, vector_dtype=vector_dtype, pages=pages, counted=counted,
-                     quality=quality)
+                     quality=quality, symbols=symbols)
     return Path(dest)
 
 
@@ -68,6 +85,7 @@ def fill_package(
     pages: Sequence[PageRecord] = (),
     counted: bm25.Counted | None = None,
     quality: vec.QualitySet | None = None,
+    symbols: SymbolRows | None = None,
 ) -> None:
     """Write a package into `path`, a fresh (empty or absent) file the caller makes atomic:
     `write_package`, or `add`, whose one temp file is validated and renamed by the store."""
@@ -88,12 +106,15 @@ def fill_package(
         full_meta["embedding_dtype"] = vector_dtype
     if quality is not None:
         full_meta.update(quality.meta())
-    _fill(Path(path), full_meta, chunks, vectors, vector_dtype, pages, counted, quality)
+    if symbols is not None:
+        full_meta["symbol_count"] = str(len(symbols))
+    _fill(Path(path), full_meta, chunks, vectors, vector_dtype, pages, counted, quality, symbols)
 
 
 def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
           vectors: np.ndarray | None, vector_dtype: str, pages: Sequence[PageRecord],
-          counted: bm25.Counted | None, quality: vec.QualitySet | None = None) -> None:
+          counted: bm25.Counted | None, quality: vec.QualitySet | None = None,
+          symbols: SymbolRows | None = None) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     rows = [(i, c.doc_title, c.section_title, c.content) for i, c in enumerate(chunks, start=1)]
@@ -133,6 +154,8 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
             ((p.doc_path, p.doc_title, p.url, p.content_hash, p.kind) for p in pages),
         )
         db.execute(PAGE_TOKENS_DDL)
+        if symbols is not None:
+            _write_symbols(db, symbols)
         bm25.write(db, rows, prepared_index)
         db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                        (("bm25_index", bm25.FORMAT), ("bm25_phrases", phrases.FORMAT)))
@@ -140,3 +163,11 @@ def _fill(path: Path, meta: dict[str, str], chunks: Sequence[Chunk],
         free, total = (db.execute(f"PRAGMA {p}").fetchone()[0] for p in ("freelist_count", "page_count"))
         if free > total * MAX_FREE:
             db.execute("VACUUM")
+
+
+def _write_symbols(db: sqlite3.Connection, symbols: SymbolRows) -> None:
+    db.executescript(SYMBOLS_DDL)
+    db.executemany(
+        f"INSERT INTO symbols({', '.join(SYMBOL_COLUMNS)}) VALUES ({', '.join('?' * len(SYMBOL_COLUMNS))})",
+        ((s.name, s.name.rsplit(".", 1)[-1].lower(), s.kind, s.signature, s.doc, s.deprecated, s.since, s.source,
+          s.line, "\n".join(s.aliases), cid) for s, cid in symbols))

@@ -301,7 +301,7 @@ def _fetch_archive(url: Any, label: str, *, prefix: str, max_bytes: int,
         notes.append(f"docs from {found}{'/' if (root / found).is_dir() else ''}" if found
                      else "no docs folder or README found; indexing the whole artefact")
         notes += extracted.notes()
-        return Fetched(source_type="", source_url="", folder=root, docs_path=found,
+        return Fetched(source_type="", source_url="", folder=root, docs_path=found, code=root,
                        notes=notes, temp_dirs=[tmp])
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -32,6 +32,9 @@ class Fetched:
     # The registry a released artefact belongs to, in the publisher's names ("pip" for a PyPI
     # sdist, "npm"), so `context add pypi:NAME` is filed where `context install pip/NAME` looks.
     registry: str | None = None
+    # A released artefact's unpacked tree (`pypi:`, `npm:`), whose code the build reads for the
+    # API reference (context_cli/apiref); None for sources that are docs only.
+    code: Path | None = None
     notes: list[str] = field(default_factory=list)  # things to tell the user ("using tag v2.1.0")
     temp_dirs: list[Path] = field(default_factory=list)
     skipped: int = 0  # pages that failed to fetch or parse

@@ -31,6 +31,8 @@ COMMANDS = {
     "sync": "cmd_sync:sync_cmd",
     "skill": "cmd_skill:skill",
     "doctor": "cmd_doctor:doctor",
+    "api": "cmd_api:api",
+    "changes": "cmd_api:changes",
 }
 
 SHORT_HELP = {
@@ -48,6 +50,8 @@ SHORT_HELP = {
     "sync": "Get docs for exactly the versions in the project's lockfiles.",
     "skill": "Write an agent's skill or rules file: check installed docs first, get_api, ask before adding.",
     "doctor": "Check packages, models, servers, project scope and temp files; print fixes.",
+    "api": "Show a symbol's signature, docs and deprecation, read from the released code.",
+    "changes": "What changed in a library's API between two versions, with the release notes.",
 }
 
 
@@ -61,7 +65,7 @@ INTERRUPTED = {
 ERROR_CHARS = 400  # an error is one line of at most this much (names and specs are clipped)
 # Commands that only read packages and print: once their output is out, the process ends
 # without the interpreter's teardown (see `_quick_exit`).
-QUICK_EXIT = frozenset({"query", "search"})
+QUICK_EXIT = frozenset({"query", "search", "api"})
 
 
 class LazyGroup(click.Group):

@@ -1,0 +1,141 @@
+"""Sphinx autodoc and mkdocstrings directives filled from the release's API entries.
+
+`.. autoclass:: Signer` (with `:members:`), `.. automodule::`, `.. autofunction::` and the
+other `auto*` directives in reST, and `::: pkg.module` in Markdown (mkdocstrings), name code
+that only Sphinx or mkdocs would import to document. The build has that code's entries, so
+each directive is replaced, before the page is parsed, by the entries it names written in
+the page's own markup: a page of bare directives comes out as a complete API page. A
+directive whose target is not an entry is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ..symbol import Symbol
+from .pages import entry_text
+
+_AUTO = re.compile(r"^([ \t]*)\.\.[ \t]+auto(module|class|function|method|attribute|data|exception|property|"
+                   r"decorator|exception|pydantic_model|pydantic_settings)::[ \t]*(\S+)[ \t]*$", re.MULTILINE)
+_CURRENT = re.compile(r"^[ \t]*\.\.[ \t]+(?:py:)?(?:current)?module::[ \t]*(\S+)[ \t]*$", re.MULTILINE)
+_MKDOCS = re.compile(r"^([ \t]*):::[ \t]+([\w.]+)[ \t]*$", re.MULTILINE)
+_TICK = re.compile(r"(?<![`\\])`([^`\n]+)`(?!`)")
+MAX_PAGE_BYTES = 4 * 1024 * 1024  # an expanded page stops growing here (its remaining directives stay bare)
+
+
+class Expander:
+    """The entries of one release, by every public name, ready to fill directives."""
+
+    def __init__(self, symbols: Iterable[Symbol]) -> None:
+        self.by_name: dict[str, Symbol] = {}
+        self.children: dict[str, list[Symbol]] = {}
+        for s in symbols:
+            for n in s.names:
+                self.by_name.setdefault(n, s)
+            if s.kind != "module":
+                self.children.setdefault(s.name.rsplit(".", 1)[0], []).append(s)
+
+    def expand(self, rel: str, data: bytes) -> bytes:
+        """`data` with its directives filled (unchanged when it has none this can fill)."""
+        if rel.endswith((".rst", ".rest", ".txt")) and b".. auto" in data:
+            return self._rst(data.decode("utf-8", "replace")).encode("utf-8")
+        if rel.endswith((".md", ".markdown")) and b":::" in data:
+            return self._markdown(data.decode("utf-8", "replace")).encode("utf-8")
+        return data
+
+    def find(self, target: str, module: str | None) -> Symbol | None:
+        target = target.strip().lstrip("~")
+        return self.by_name.get(target) or (self.by_name.get(f"{module}.{target}") if module else None)
+
+    def members(self, s: Symbol) -> list[Symbol]:
+        return self.children.get(s.name, [])
+
+    # ---- reST -------------------------------------------------------------------------------
+
+    def _rst(self, text: str) -> str:
+        out: list[str] = []
+        lines = text.split("\n")
+        module: str | None = None
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            current = _CURRENT.match(line)
+            if current:
+                module = current.group(1)
+            m = _AUTO.match(line)
+            if m is None or sum(len(x) for x in out) > MAX_PAGE_BYTES:
+                out.append(line)
+                i += 1
+                continue
+            indent, kind, target = m.groups()
+            end = i + 1
+            while end < len(lines) and (not lines[end].strip() or _width(lines[end]) > len(indent)):
+                end += 1
+            block = lines[i + 1:end]
+            options = {o.strip().split(":")[1] for o in block if o.strip().startswith(":") and o.count(":") >= 2}
+            symbol = self.find(target, module)
+            if symbol is None:
+                out.extend(lines[i:end])
+            else:
+                if kind == "module":
+                    module = symbol.name
+                members = "members" in options or (kind == "module" and not options)
+                out.extend(self._rst_entry(symbol, indent, members))
+                out.extend(x for x in block if x.strip() and not x.strip().startswith(":"))
+                out.append("")
+            i = end
+        return "\n".join(out)
+
+    def _rst_entry(self, s: Symbol, indent: str, members: bool, depth: int = 0) -> list[str]:
+        inner = indent + "   "
+        signature = s.signature.split("\n") if s.signature else [s.name]
+        out = [f"{indent}.. py:{'module' if s.kind == 'module' else s.kind}:: {signature[0]}",
+               *(inner + x for x in signature[1:]), ""]
+        body = _rst_text(entry_text(_without_signature(s)))
+        out += [inner + x if x else "" for x in body.split("\n")] + [""]
+        if members and depth < 3:
+            for child in self.members(s):
+                out += self._rst_entry(child, inner, s.kind == "module", depth + 1)
+        return out
+
+    # ---- Markdown (mkdocstrings) ------------------------------------------------------------
+
+    def _markdown(self, text: str) -> str:
+        def fill(m: re.Match[str]) -> str:
+            symbol = self.find(m.group(2), None)
+            return m.group(0) if symbol is None else "\n\n".join(self._md_entry(symbol, 2))
+
+        return _MKDOCS.sub(fill, text)
+
+    def _md_entry(self, s: Symbol, level: int) -> list[str]:
+        out = [f"{'#' * min(level, 6)} {s.name}", entry_text(s)]
+        if level < 5:
+            for child in self.members(s):
+                out += self._md_entry(child, level + 1)
+        return out
+
+
+def _width(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _without_signature(s: Symbol) -> Symbol:
+    from dataclasses import replace
+
+    return replace(s, signature="")
+
+
+def _rst_text(markdown: str) -> str:
+    """The Markdown of an entry as reST: fences become code-block directives, `x` becomes ``x``."""
+    out: list[str] = []
+    fenced = False
+    for line in markdown.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+            out += [f".. code-block:: {line[3:].strip() or 'text'}", ""] if fenced else [""]
+        elif fenced:
+            out.append("   " + line if line else "")
+        else:
+            out.append(_TICK.sub(r"``\1``", line))
+    return "\n".join(out)

@@ -1,0 +1,137 @@
+"""`context changes` and MCP `get_changes`: what changed in the API between two versions.
+
+Entries are matched by name or by any public name they share (a class that moved between
+modules but kept `pkg.Name` is the same entry), then sorted into added, removed, changed
+(the signature differs) and newly deprecated. The release notes are the changelog sections
+(`pages.kind = 'changelog'`) of the newer package whose heading names a version after FROM
+up to TO.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..package.reader import open_package
+from ..store.store import Installed
+from ..symbol import Symbol
+
+_VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+(?:[-.]?(?:a|b|rc|alpha|beta|dev|post)\.?\d*)?)", re.IGNORECASE)
+MAX_NOTES_CHARS = 40_000  # release notes beyond this are left out (and counted)
+
+
+@dataclass(frozen=True)
+class Note:
+    version: str
+    title: str
+    content: str
+    source: str
+
+
+@dataclass
+class Changes:
+    library: str
+    old: str  # name@FROM
+    new: str  # name@TO
+    added: list[Symbol] = field(default_factory=list)
+    removed: list[Symbol] = field(default_factory=list)
+    changed: list[tuple[Symbol, Symbol]] = field(default_factory=list)
+    deprecated: list[Symbol] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    notes_left_out: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        def brief(s: Symbol) -> dict[str, Any]:
+            return {"name": s.name, "kind": s.kind, "signature": s.signature}
+
+        return {
+            "library": self.library, "from": self.old, "to": self.new,
+            "added": [brief(s) for s in self.added], "removed": [brief(s) for s in self.removed],
+            "changed": [{"name": n.name, "kind": n.kind, "old": o.signature, "new": n.signature}
+                        for o, n in self.changed],
+            "deprecated": [{**brief(s), "message": s.deprecated} for s in self.deprecated],
+            "releaseNotes": [{"version": n.version, "title": n.title, "content": n.content, "source": n.source}
+                             for n in self.notes],
+            "releaseNotesLeftOut": self.notes_left_out,
+        }
+
+
+def compare(old: list[Symbol], new: list[Symbol]) -> tuple[list[Symbol], list[Symbol], list[tuple[Symbol, Symbol]],
+                                                            list[Symbol]]:
+    """(added, removed, changed as (old, new), newly deprecated) between two symbol lists."""
+    by_name: dict[str, Symbol] = {}
+    for s in old:
+        for n in s.names:
+            by_name.setdefault(n, s)
+    matched: set[int] = set()
+    added, changed, deprecated = [], [], []
+    for s in new:
+        before = by_name.get(s.name) or next((by_name[n] for n in s.aliases if n in by_name), None)
+        if before is None:
+            added.append(s)
+            if s.deprecated is not None:
+                deprecated.append(s)
+            continue
+        matched.add(id(before))
+        if " ".join(before.signature.split()) != " ".join(s.signature.split()):
+            changed.append((before, s))
+        if s.deprecated is not None and before.deprecated is None:
+            deprecated.append(s)
+    removed = [s for s in old if id(s) not in matched]
+    return added, removed, changed, deprecated
+
+
+def changes(old: Installed, new: Installed) -> Changes:
+    """What changed from package `old` to package `new` (two versions of one library)."""
+    from ..errors import ContextError
+
+    out = Changes(library=new.id.name, old=old.label, new=new.label)
+    symbols = []
+    for inst in (old, new):
+        with open_package(inst.path) as pkg:
+            if not pkg.has_symbols:
+                raise ContextError(f"{pkg.label} has no API reference (it is read from a release's code: "
+                                   f"rebuild it with `context add {_spec(inst)}`)")
+            symbols.append([s for s, _ in pkg.symbols()])
+    out.added, out.removed, out.changed, out.deprecated = compare(symbols[0], symbols[1])
+    out.notes, out.notes_left_out = release_notes(new, old.id.version, new.id.version)
+    return out
+
+
+def _spec(inst: Installed) -> str:
+    registry, name, version = inst.id.registry, inst.id.name, inst.id.version
+    return f"npm:{name}@{version}" if registry == "npm" else f"pypi:{name}=={version}"
+
+
+def release_notes(inst: Installed, after: str, upto: str) -> tuple[list[Note], int]:
+    """The changelog sections of `inst` for versions in (after, upto], oldest first, within
+    MAX_NOTES_CHARS; and how many were left out."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        low, high = Version(after), Version(upto)
+    except InvalidVersion:
+        return [], 0
+    found: list[tuple[Version, Note]] = []
+    with open_package(inst.path) as pkg:
+        paths = [p.doc_path for p in pkg.pages() if p.kind == "changelog"]
+        for _, chunk in pkg.page_chunks(paths):
+            m = _VERSION.search(chunk.section_title)
+            if m is None:
+                continue
+            try:
+                v = Version(m.group(1))
+            except InvalidVersion:
+                continue
+            if low < v <= high:
+                found.append((v, Note(m.group(1), chunk.breadcrumb, chunk.content, chunk.doc_path)))
+    found.sort(key=lambda f: f[0])
+    notes: list[Note] = []
+    used = 0
+    for _, note in found:
+        if used + len(note.content) > MAX_NOTES_CHARS:
+            break
+        notes.append(note)
+        used += len(note.content)
+    return notes, len(found) - len(notes)

@@ -1,0 +1,59 @@
+"""A package built from a release carries its API: a `symbols` table and reference pages."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from apiref_fixtures import pypi  # noqa: F401 - a fixture
+from click.testing import CliRunner
+
+from context_cli.package.reader import open_package
+from context_cli.store.store import Store
+from context_cli.surfaces.cli import cli
+
+
+def test_add_pypi_release_gains_its_api(pypi, context_home: Path) -> None:  # noqa: F811
+    result = CliRunner().invoke(cli, ["add", "pypi:itsdangerous==2.2.0", "--no-embed"])
+    assert result.exit_code == 0, result.output
+    assert "API: 69 symbols in 7 modules" in result.output
+    path = Store().resolve("itsdangerous@2.2.0").path
+    with sqlite3.connect(path) as db:  # plain SQLite, as another tool would read it
+        assert db.execute("SELECT value FROM meta WHERE key = 'symbol_count'").fetchone() == ("69",)
+        assert db.execute("SELECT count(*) FROM symbols").fetchone() == (69,)
+        kinds = dict(db.execute("SELECT doc_path, kind FROM pages"))
+    assert kinds["src/itsdangerous/signer.py"] == "reference" and kinds["docs/concepts.rst"] == "guide"
+    assert kinds["docs/changes.rst"] == "changelog"
+    with open_package(path) as pkg:
+        assert pkg.has_symbols
+        [(sign, cid)] = [r for r in pkg.symbols(["sign"]) if r[0].name == "itsdangerous.signer.Signer.sign"]
+        assert sign.aliases == ("itsdangerous.Signer.sign",) and cid is not None
+        [(_, chunk)] = pkg.chunks([cid])
+        assert chunk.doc_path == "src/itsdangerous/signer.py" and "Signer.sign(value: str | bytes)" in chunk.content
+
+
+def test_packages_without_symbols_still_read(tmp_path: Path) -> None:
+    from context_cli.document import Chunk
+    from context_cli.package.writer import write_package
+
+    path = write_package(tmp_path / "p.db", {"name": "p", "version": "1"},
+                         [Chunk("a.md", "A", "", "Some text about widgets.", 6, False)])
+    with open_package(path) as pkg:
+        assert not pkg.has_symbols and pkg.symbols() == [] and "symbol_count" not in pkg.meta
+
+
+def test_readme_only_release_gains_its_whole_api(tmp_path: Path) -> None:
+    from apiref_fixtures import unpack_sdist
+
+    from context_cli.build import BuildOptions, build
+    from context_cli.sources.base import Fetched
+
+    root = unpack_sdist("itsdangerous-2.2.0", tmp_path)
+    fetched = Fetched(source_type="pypi", source_url="pypi:itsdangerous==2.2.0", folder=root,
+                      docs_path="README.md", code=root, name="itsdangerous", version="2.2.0", registry="pip")
+    result = build(fetched, tmp_path / "out.db", BuildOptions(embed=False))
+    assert result.symbols == 69 and result.pages == 8  # the README and 7 modules
+    off = build(fetched, tmp_path / "off.db", BuildOptions(embed=False, api=False))
+    assert off.symbols == 0 and off.pages == 1
+    with open_package(off.path) as pkg:
+        assert not pkg.has_symbols

@@ -1,0 +1,103 @@
+"""The API read from a real sdist with `ast`: names, signatures, docs, re-exports, deprecations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from apiref_fixtures import unpack_sdist
+
+from context_cli.apiref.docstring import render
+from context_cli.apiref.python import extract_api
+
+
+@pytest.fixture(scope="module")
+def itsdangerous(tmp_path_factory: pytest.TempPathFactory):
+    root = unpack_sdist("itsdangerous-2.2.0", tmp_path_factory.mktemp("sdist"))
+    ref = extract_api(root, registry="pip", name="itsdangerous", version="2.2.0")
+    return {s.name: s for s in ref.symbols}, ref
+
+
+def test_entries_are_named_where_defined_with_their_reexports(itsdangerous) -> None:
+    symbols, ref = itsdangerous
+    signer = symbols["itsdangerous.signer.Signer"]
+    assert signer.kind == "class" and signer.aliases == ("itsdangerous.Signer",)
+    assert signer.source == "src/itsdangerous/signer.py" and signer.line > 1
+    assert "Signer(secret_key: str | bytes" in signer.signature  # the constructor, `self` dropped
+    sign = symbols["itsdangerous.signer.Signer.sign"]
+    assert sign.kind == "method" and sign.signature == "Signer.sign(value: str | bytes) -> bytes"
+    assert symbols["itsdangerous.signer.Signer.secret_key"].kind == "property"
+    assert ref.notes == []
+
+
+def test_private_modules_and_names_stay_out(itsdangerous) -> None:
+    symbols, _ = itsdangerous
+    assert not any("._json" in n or n.rsplit(".", 1)[-1].startswith("_") for n in symbols)
+    assert "itsdangerous.encoding.want_bytes" in symbols  # public module, no __all__: its own names
+
+
+def test_overloads_keep_every_signature(itsdangerous) -> None:
+    unsign = itsdangerous[0]["itsdangerous.timed.TimestampSigner.unsign"]
+    assert unsign.signature.count("TimestampSigner.unsign(") == 2  # the two overloads, not the implementation
+    assert "Literal[True]" in unsign.signature and unsign.doc  # the docstring is the implementation's
+
+
+def test_docstrings_become_markdown_with_versions(itsdangerous) -> None:
+    bad_data = itsdangerous[0]["itsdangerous.exc.BadData"]
+    assert bad_data.since == "0.15"
+    loads_unsafe = itsdangerous[0]["itsdangerous.serializer.Serializer.loads_unsafe"]
+    assert "*Added in version 0.15.*" in loads_unsafe.doc
+
+
+def test_docstring_styles() -> None:
+    rest = render(":param str salt: A salt.\n:returns: The bytes.\n\n.. deprecated:: 2.1\n    Use :func:`~a.dumps`.")
+    assert "- `salt` (str): A salt." in rest.markdown and rest.deprecated == "Deprecated since version 2.1: Use `dumps`."
+    google = render("Args:\n    x (int): the x.\n    y: the y\n        more.\n\nReturns:\n    str: text.")
+    assert "- `x` (int): the x." in google.markdown and "- `y`: the y more." in google.markdown
+    numpy = render("Parameters\n----------\na : int\n    The a.\n")
+    assert "- `a` (int): The a." in numpy.markdown
+    code = render("Use it::\n\n    s.sign(x)\n\n>>> 1 + 1\n2")
+    assert "```python\ns.sign(x)\n```" in code.markdown and "```pycon\n>>> 1 + 1\n2\n```" in code.markdown
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, "utf-8")
+    return root
+
+
+def test_deprecations_all_and_stubs(tmp_path: Path) -> None:
+    root = write(tmp_path, {
+        "pkg/__init__.py": "from .core import run, old, Legacy\nfrom .core import *\n__all__ = ['run', 'old', 'Legacy']\n",
+        "pkg/core.py": (
+            "import warnings\nfrom typing_extensions import deprecated\n"
+            "def run(x):\n    '''Run.'''\n"
+            "def old(y):\n    '''Old.'''\n    warnings.warn('use run', DeprecationWarning, stacklevel=2)\n"
+            "@deprecated('gone in 3')\nclass Legacy:\n    pass\n"
+            "def helper(): pass\n"
+        ),
+        "pkg/core.pyi": "def run(x: int) -> str: ...\ndef old(y: int) -> None: ...\n"
+                        "class Legacy: ...\ndef helper() -> None: ...\n",
+        "pkg/tests/test_core.py": "def test_it(): pass\n",
+        "pkg/_vendor/six.py": "def six(): pass\n",
+        "setup.py": "print('never run')\n",
+    })
+    symbols = {s.name: s for s in extract_api(root, registry="pip", name="pkg", version="1").symbols}
+    assert symbols["pkg.core.run"].signature == "run(x: int) -> str"  # the stub wins
+    assert symbols["pkg.core.run"].aliases == ("pkg.run",)
+    assert not any("tests" in n or "_vendor" in n or "setup" in n for n in symbols)
+    root2 = write(tmp_path / "src2", {
+        "pkg/__init__.py": "from .core import run, old, Legacy\n__all__ = ['run', 'old', 'Legacy']\n",
+        "pkg/core.py": (
+            "import warnings\nfrom typing_extensions import deprecated\n"
+            "def run(x, /, y=1, *, z: int = 2, **kw): pass\n"
+            "def old(y):\n    '''Old.'''\n    warnings.warn(f'use run, not {y}', DeprecationWarning, stacklevel=2)\n"
+            "@deprecated('gone in 3')\nclass Legacy:\n    pass\n"
+        ),
+    })
+    symbols = {s.name: s for s in extract_api(root2, registry="pip", name="pkg", version="1").symbols}
+    assert symbols["pkg.core.run"].signature == "run(x, /, y=1, *, z: int = 2, **kw)"
+    assert symbols["pkg.core.old"].deprecated == "use run, not {...}"
+    assert symbols["pkg.core.Legacy"].deprecated == "gone in 3"
+    assert symbols["pkg.core.run"].deprecated is None

@@ -1,0 +1,72 @@
+"""The API of npm packages from their declaration files (tree-sitter), or from `@types/NAME`."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+from apiref_fixtures import FIXTURES, npm  # noqa: F401 - a fixture
+from click.testing import CliRunner
+
+from context_cli.apiref.jsdoc import render_jsdoc
+from context_cli.apiref.types_package import matching_version, types_name
+from context_cli.apiref.typescript import entry_points, extract_declarations
+from context_cli.surfaces.cli import cli
+
+
+def unpack(name: str, dest: Path) -> Path:
+    with tarfile.open(FIXTURES / name) as tar:
+        tar.extractall(dest, filter="data")
+    return next(dest.iterdir())
+
+
+def test_declarations_found_through_exports_with_their_jsdoc(tmp_path: Path) -> None:
+    root = unpack("p-limit-5.0.0.tgz", tmp_path)
+    assert entry_points(root, "p-limit") == {"p-limit": "index.d.ts"}
+    symbols = {s.name: s for s in extract_declarations(root, registry="npm", name="p-limit", version="5.0.0").symbols}
+    p_limit = symbols["p-limit.pLimit"]
+    assert p_limit.kind == "function" and p_limit.signature == "function pLimit(concurrency: number): LimitFunction"
+    assert "- `concurrency`: Concurrency limit." in p_limit.doc and "**Returns:** A `limit` function." in p_limit.doc
+    assert symbols["p-limit.LimitFunction.activeCount"].signature == "readonly LimitFunction.activeCount: number"
+
+
+def test_reexports_namespaces_overloads_and_deprecation(tmp_path: Path) -> None:
+    pkg = tmp_path / "package"
+    pkg.mkdir()
+    (pkg / "package.json").write_text(json.dumps({"name": "lib", "types": "./index.d.ts"}), "utf-8")
+    (pkg / "index.d.ts").write_text(
+        'import * as z from "./external";\nexport * from "./external";\nexport { z };\n'
+        'export { helper as help } from "./more";\n', "utf-8")
+    (pkg / "external.d.ts").write_text(
+        "/** Make a string schema. */\nexport declare function string(): Str;\n"
+        "export declare function string(msg: string): Str;\n"
+        "export declare class Str {\n  /** @deprecated use min(1) */\n  nonempty(): Str;\n"
+        "  private secret: number;\n  email(message?: string): Str;\n}\n"
+        "export declare enum Kind { A, B }\nexport interface Opts { strict?: boolean }\n", "utf-8")
+    (pkg / "more.d.ts").write_text('export * from "./index";\nexport declare const helper: () => void;\n', "utf-8")
+    symbols = {s.name: s for s in extract_declarations(pkg, registry="npm", name="lib", version="1").symbols}
+    assert symbols["lib.string"].signature.count("function string(") == 2 and "lib.z.string" in symbols["lib.string"].aliases
+    assert symbols["lib.Str.nonempty"].deprecated == "use min(1)" and "lib.Str.secret" not in symbols
+    assert symbols["lib.help"].kind == "variable"  # through a cycle back to index, bounded
+    assert {symbols["lib.Kind"].kind, symbols["lib.Opts"].kind} == {"enum", "interface"}
+
+
+def test_jsdoc_and_types_helpers() -> None:
+    doc = render_jsdoc("/**\n * Parse it.\n * @param {string} text - the text\n * @since 2.1\n"
+                       " * @example\n * parse('x')\n */")
+    assert "- `text`: the text" in doc.markdown and doc.since == "2.1" and "```ts\nparse('x')\n```" in doc.markdown
+    assert types_name("@babel/core") == "@types/babel__core" and types_name("ms") == "@types/ms"
+    assert matching_version(["0.7.31", "0.7.34", "2.1.0", "2.0.9"], "2.1.3") == "2.1.0"
+    assert matching_version(["0.7.34"], "2.1.3") is None
+
+
+def test_add_npm_without_declarations_uses_types_and_says_so(npm) -> None:  # noqa: F811
+    result = CliRunner().invoke(cli, ["add", "npm:ms@2.1.3", "--no-embed"])
+    assert result.exit_code == 0 and "from @types/ms@2.1.0" in result.output, result.output
+    found = json.loads(CliRunner().invoke(cli, ["api", "ms", "--lib", "ms", "--format", "json"]).stdout)
+    assert any(s["kind"] == "function" and "ms(" in s["signature"] for s in found["symbols"])
+    result = CliRunner().invoke(cli, ["add", "npm:p-limit@5.0.0", "--no-embed"])
+    assert result.exit_code == 0 and "API: 6 symbols in 1 modules" in result.output
+    found = CliRunner().invoke(cli, ["api", "pLimit", "--lib", "p-limit", "--format", "json"])
+    assert json.loads(found.stdout)["symbols"][0]["signature"] == "function pLimit(concurrency: number): LimitFunction"
