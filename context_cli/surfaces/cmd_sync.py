@@ -66,6 +66,8 @@ def _print(outcome: Outcome, *, check: bool, dry_run: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    if outcome.server_note:
+        echo(f"note: registry server: {outcome.server_note}; everything below was looked for elsewhere")
     console = Console(width=None if sys.stdout.isatty() else 160, soft_wrap=False)
     table = Table(box=None, pad_edge=False, show_edge=False)
     for column in ("dependency", "wanted", "action", "source", "size"):

@@ -20,6 +20,7 @@ class Outcome:
     lock: Path
     lock_written: bool = False
     problems: list[str] = field(default_factory=list)  # --check: docs.lock out of step
+    server_note: str | None = None  # the registry server could not be asked: said once
 
     @property
     def exit_code(self) -> int:
@@ -29,6 +30,7 @@ class Outcome:
     def to_json(self) -> dict[str, Any]:
         return {"project": str(self.project.root), "files": self.project.files, "notes": self.project.notes,
                 "docs_lock": str(self.lock), "docs_lock_written": self.lock_written,
+                "registry_server": self.server_note,
                 "rows": [r.to_json() for r in self.rows], "problems": self.problems,
                 "exit_code": self.exit_code}
 
@@ -47,7 +49,7 @@ def sync(path: Path, *, transitive: bool = False, build: bool = True, check: boo
     previous = {(e.registry, e.name, e.version): e for e in read_lock(lock)}
     ctx = Context(actions.open_store(store_root), previous, build=build, offline=check)
     rows = make_plan(project.deps, ctx)
-    outcome = Outcome(project, rows, lock)
+    outcome = Outcome(project, rows, lock, server_note=ctx.server_down)
     if check:
         outcome.problems = _out_of_step(rows, previous)
         return outcome
