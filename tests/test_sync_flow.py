@@ -244,3 +244,54 @@ def test_readme_only_is_the_last_resort_and_monorepo_tags_are_found(world: World
     assert widgets["action"] == "built" and widgets["source"] == "https://github.com/acme/mono.git#@acme/widgets@2.0.0"
     with Store().open("npm/@acme/widgets@2.0.0") as pkg:
         assert {c[0] for c in pkg.db.execute("SELECT doc_path FROM chunks")} == {"packages/widgets/docs/usage.md"}
+
+
+def _npm_entry(world: World, name: str, repository: str) -> None:
+    """An npm package whose tarball holds only a README, with `repository` in its metadata."""
+    import hashlib
+
+    from helpers import targz
+
+    tarball = targz({"package/package.json": json.dumps({"name": name}),
+                     "package/README.md": f"# {name}\n\nA parser.\n\n## Usage\n\nCall `load(path)` to read a file.\n"})
+    world.index.add(f"/tarballs/{name}-1.0.0.tgz", tarball)
+    world.index.add(f"/{name}", {"name": name, "versions": {"1.0.0": {
+        "repository": {"type": "git", "url": repository},
+        "dist": {"tarball": f"{world.index.url}/tarballs/{name}-1.0.0.tgz",
+                 "shasum": hashlib.sha1(tarball).hexdigest()}}}})
+
+
+def test_metadata_repositories_are_read_safely_and_one_bad_one_sinks_nothing(world: World, tmp_path: Path):
+    """An scp-style URL (react-icons') is read as the https URL it means; a file:// or
+    loopback repository named by metadata is refused in one line and never fetched."""
+    _npm_entry(world, "scp-icons", "git+ssh://git@github.com:acme/readme-only.git")
+    _npm_entry(world, "file-repo", f"git+{world.repo.as_uri()}")
+    _npm_entry(world, "inner-repo", "git+https://127.0.0.1:9/acme/secret.git")
+    deps = {"scp-icons": "1.0.0", "file-repo": "1.0.0", "inner-repo": "1.0.0"}
+    project = npm_project(tmp_path / "app", deps, deps)
+    code, data = sync_json(str(project))
+    rows = by_label(data)
+    assert code == 0 and data["docs_lock_written"]
+    scp = rows["npm/scp-icons@1.0.0"]
+    assert scp["docs"] == "docs" and scp["source"] == "https://github.com/acme/readme-only.git#v1.0.0"
+    for name, why in (("file-repo", "only https:// and git:// URLs"), ("inner-repo", "loopback")):
+        row = rows[f"npm/{name}@1.0.0"]
+        assert row["docs"] == "readme" and any(why in n for n in row["notes"]), row
+    assert "README only" in run(str(project), "--rebuild", "readme")[1]
+
+
+def test_readme_only_is_its_own_outcome_and_the_accept_list_lets_check_pass(world: World, tmp_path: Path):
+    project = npm_project(tmp_path / "app", {"readme-big": "2.1.0", "gone": "1.0.0"},
+                          {"readme-big": "2.1.0", "gone": "1.0.0"})
+    code, out = run(str(project))
+    assert code == 1 and "(README only)" in out and "1 of them README only" in out
+    entries = json.loads((project / ".context" / "docs.lock").read_text())["packages"]
+    assert [e["docs"] for e in entries if e["name"] == "readme-big"] == ["readme"]
+    assert run(str(project), "--check")[0] == 1
+    (project / ".context" / "config").write_text('accept = ["npm/gone"]\n')
+    code, data = sync_json(str(project), "--check")
+    assert code == 0 and data["summary"]["accepted without docs"] == 1
+    world.index.log.clear()
+    code, data = sync_json(str(project), "--rebuild", "readme-big")
+    assert code == 0 and by_label(data)["npm/readme-big@2.1.0"]["action"] == "built"
+    assert world.index.log  # asked again

@@ -176,6 +176,14 @@ def build_docs(store: Store, registry: str, name: str, version: str, earlier: li
                  fetched.meta.get("docs_version"))
 
 
+def has_definition(registry: str, name: str) -> bool:
+    """Whether the catalogue holds a definition for the package (a README-only build is then
+    worth trying again)."""
+    from ..sources.docsources.catalogue import load_catalogue
+
+    return load_catalogue().find(registry, name) is not None
+
+
 def symbol_count(path: Path) -> int:
     """The API symbols a package holds (the API reference read from the released code); 0 for a
     package built without that table."""

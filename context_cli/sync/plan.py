@@ -79,6 +79,7 @@ class Context:
     build: bool = True
     offline: bool = False  # --check: nothing leaves the machine
     server_down: str | None = None  # once the registry server cannot be reached, stop asking it
+    rebuild: frozenset[str] = frozenset()  # names (or "readme": every README-only one) to build again
 
 
 def make_plan(deps: list[Dep], ctx: Context) -> list[Row]:
@@ -115,11 +116,25 @@ def _mark_installed(row: Row, ctx: Context) -> bool:
     local = actions.installed_path(ctx.store, row.registry, row.name, row.version)
     if local is None:
         return False
-    row.action, row.size, row.path = INSTALLED, local.size, local.path
     prev = ctx.previous.get((row.registry, row.name, row.version))
+    if not ctx.offline and _retry(row, prev, ctx):
+        row.notes.append("built again: " + ("--rebuild" if row.name in ctx.rebuild else
+                                            "README only last time, and the catalogue now has a definition"))
+        return False
+    row.action, row.size, row.path = INSTALLED, local.size, local.path
     if prev is not None and prev.size == local.size:
-        row.sha256, row.source = prev.sha256, prev.source
+        row.sha256, row.source, row.docs = prev.sha256, prev.source, prev.docs
     return True
+
+
+def _retry(row: Row, prev: Entry | None, ctx: Context) -> bool:
+    """Build an installed package again: asked for by name, or README-only last time (by
+    docs.lock) when a better source may now exist (`--rebuild readme`, or a definition)."""
+    if row.name in ctx.rebuild or f"{row.registry}/{row.name}" in ctx.rebuild:
+        return True
+    if prev is None or prev.docs == "docs" or not ctx.build or not actions.can_build(row.registry):
+        return False
+    return "readme" in ctx.rebuild or actions.has_definition(row.registry, row.name)
 
 
 def _resolve_locally(row: Row, ctx: Context) -> bool:
@@ -266,5 +281,6 @@ def finish(rows: list[Row]) -> list[Entry]:
             row.sha256 = file_sha256(row.path)
         if not row.source:
             row.source = actions.package_source(row.path)
-        entries.append(Entry(row.registry, row.name, row.version, row.sha256, row.size or 0, row.source))
+        entries.append(Entry(row.registry, row.name, row.version, row.sha256, row.size or 0, row.source,
+                             row.docs or "docs"))
     return entries

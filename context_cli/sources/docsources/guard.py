@@ -68,7 +68,7 @@ def _public(address: str) -> bool:
 
 def _kind(address: str) -> str:
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    for kind in ("loopback", "link_local", "private", "multicast", "reserved", "unspecified"):
+    for kind in ("unspecified", "loopback", "link_local", "private", "multicast", "reserved"):
         if getattr(ip, f"is_{kind}", False):
             return kind.replace("_", "-")
     return "non-public"

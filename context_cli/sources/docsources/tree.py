@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
-DOC_NAMES = frozenset({"docs", "doc", "documentation", "website", "site-docs", "guide", "guides"})
+DOC_NAMES = frozenset({"docs", "doc", "documentation", "website"})
 NESTED = ("website/docs", "apps/docs", "apps/website", "packages/docs", "docs/source", "docs/src",
           "docs/docs", "src/content", "www/docs", "site/docs", "website/content")
 NOT_DOCS = frozenset({"node_modules", "test", "tests", "__tests__", "fixtures", "examples", "example",
@@ -42,7 +42,9 @@ def best_tree(paths: Iterable[str], *, near: str | None = None,
             continue
         for folder in _candidates(path, near_path):
             counts[folder] = counts.get(folder, 0) + 1
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], len(PurePosixPath(kv[0]).parts), kv[0]))
+    # Equal counts: the deeper folder (website/docs over website, docs/source over docs) is the
+    # docs tree itself, the shallower only holds it.
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], -len(PurePosixPath(kv[0]).parts), kv[0]))
     return ranked[0][0] if ranked and ranked[0][1] >= MIN_PAGES else None
 
 
