@@ -28,8 +28,12 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the same rows.")
 @click.option("--rebuild", multiple=True, metavar="NAME",
               help="Build NAME again even if installed (repeatable; `readme`: every README-only one).")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="Also read sub-projects under these folders (tests/, fixtures/, examples/ and "
+                   ".gitignore'd ones are skipped by default).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Leave sub-projects under these folders out.")
 def sync_cmd(path: Path, transitive: bool, no_build: bool, check: bool, dry_run: bool, as_json: bool,
-             rebuild: tuple[str, ...]) -> None:
+             rebuild: tuple[str, ...], include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
     """Get docs for exactly the versions the project in PATH uses (default: here).
 
     Reads lockfiles (uv, poetry, pdm, pipenv, requirements, npm, pnpm, yarn, bun, mix) or, without
@@ -56,7 +60,8 @@ def sync_cmd(path: Path, transitive: bool, no_build: bool, check: bool, dry_run:
     try:
         with _progress(enabled=not as_json and sys.stderr.isatty()) as (on_plan, on_done):
             outcome = sync(path, transitive=transitive, build=not no_build, check=check, dry_run=dry_run,
-                           on_plan=on_plan, on_done=on_done, rebuild=frozenset(rebuild))
+                           on_plan=on_plan, on_done=on_done, rebuild=frozenset(rebuild),
+                           include=include, exclude=exclude)
     except (LockfileError, NoDependencyFiles) as e:
         echo(f"Error: {e}", err=True)
         sys.exit(2)

@@ -58,6 +58,7 @@ class Outcome:
 
 def sync(path: Path, *, transitive: bool = False, build: bool = True, check: bool = False,
          dry_run: bool = False, store_root: Path | None = None, rebuild: frozenset[str] = frozenset(),
+         include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
          on_plan: Callable[[list[Row]], None] | None = None,
          on_done: Callable[[Row], None] | None = None) -> Outcome:
     """Sync the docs of a project's dependencies; `check` and `dry_run` change nothing.
@@ -65,7 +66,7 @@ def sync(path: Path, *, transitive: bool = False, build: bool = True, check: boo
     A dependency file that cannot be read raises `LockfileError` before anything is
     downloaded, installed or written.
     """
-    project = read_project(path, transitive=transitive)
+    project = read_project(path, transitive=transitive, include=include, exclude=exclude)
     accepted = read_accepted(project.root)
     lock = lock_path(project.root)
     previous = {(e.registry, e.name, e.version): e for e in read_lock(lock)}
