@@ -56,11 +56,27 @@ class AddResult:
 
 
 def add_source(req: AddRequest, *, store: Store | None = None, progress: Progress | None = None) -> AddResult:
-    """Fetch, build and install one source; nothing is installed if any step fails."""
-    store = store or Store()
+    """Fetch, build and install one source; nothing is installed if any step fails.
+
+    `pypi:`/`npm:` without `--path` go through the docs-source ladder (`sources.docsources`),
+    as `sync` and the publisher do: a definition, the repository's tag, the artefact's docs,
+    the versioned site, the README, whichever comes first.
+    """
+    if req.source.strip().startswith(("pypi:", "npm:")) and not req.path:
+        from .sources.docsources.ladder import resolve_spec
+
+        return add_fetched(resolve_spec(req.source.strip()).fetched, req, store=store, progress=progress)
     fetched = fetch_source(req.source, SourceOptions(tag=req.tag, path=req.path, interactive=req.interactive,
                                                      progress=progress, max_pages=req.max_pages,
                                                      browser=req.browser))
+    return add_fetched(fetched, req, store=store, progress=progress)
+
+
+def add_fetched(fetched: Fetched, req: AddRequest, *, store: Store | None = None,
+                progress: Progress | None = None) -> AddResult:
+    """Build and install what a source fetched (a ready `.db` is installed as it is); the
+    fetched temp folders are removed whatever happens."""
+    store = store or Store()
     # A released artefact (pypi:, npm:) is filed under its index's registry, as the publisher does.
     registry = req.registry if req.registry != "local" else fetched.registry or "local"
     try:

@@ -120,6 +120,7 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
         "source_type": fetched.source_type, "source_url": fetched.source_url,
         "source_commit": fetched.source_commit,
         "deduped_pages": json.dumps(deduped_pages) if deduped_pages else None,
+        **fetched.meta,
     }
     vectors, model_name = None, None
     if model is not None:

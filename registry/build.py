@@ -92,7 +92,22 @@ def version_to_build(definition: Definition, version: str | None) -> str:
 
 
 def fetch_for(definition: Definition, version: str) -> tuple[Fetched, Source]:
-    """Fetch the docs of `definition` at `version`; the caller must `cleanup()` the result."""
+    """Fetch the docs of `definition` at `version`; the caller must `cleanup()` the result.
+
+    An artefact source goes through the client's docs-source ladder (`context_cli.sources.
+    docsources`), so a release whose sdist or tarball has only a README is built from its
+    repository's tag or its versioned site, exactly as `context sync` would build it.
+    """
+    source = definition.resolve_source(None if version == "latest" else version)
+    if isinstance(source, PypiSource | NpmSource):
+        from context_cli.sources.docsources.ladder import resolve
+
+        return resolve(definition.registry, definition.name, version, definition=definition).fetched, source
+    return fetch_defined(definition, version)
+
+
+def fetch_defined(definition: Definition, version: str) -> tuple[Fetched, Source]:
+    """Fetch exactly what `definition` names for `version` (the ladder's definition step)."""
     source = definition.resolve_source(None if version == "latest" else version)
     if isinstance(source, GitSource):
         fetched = _fetch_git(definition, source)

@@ -3,8 +3,10 @@
 * the real registry server on a loopback port, holding a few npm and pip packages;
 * a stand-in for PyPI and npm on loopback (`CONTEXT_PYPI_URL`, `CONTEXT_NPM_REGISTRY_URL`)
   serving real sdists and tarballs made here;
-* a real git repository (file://) with a version tag, named as the source repository of an
-  npm package whose tarball carries only a README, and of a Hex package;
+* a real git repository with a version tag, named as the source repository of an npm package
+  whose tarball carries only a README, and of a Hex package: the metadata says
+  `https://github.com/acme/...`, and git's `url.<folder>.insteadOf` (a global config of the
+  test's own) serves it from the local folder, as a `fetch` snapshot would be served;
 * a Hex API stand-in (`CONTEXT_HEX_URL`) on the same loopback server.
 """
 
@@ -38,6 +40,15 @@ def git(cwd: Path, *args: str) -> str:
 
 
 Index = Routes  # the PyPI / npm / Hex stand-in
+FORGE = "https://github.com/acme"  # what the metadata names; git reads it from the local folders
+
+
+def serve_forge(monkeypatch: pytest.MonkeyPatch, folder: Path, config: Path) -> None:
+    """Make git fetch `FORGE/<name>` from `folder/<name>`: a global config of the test's own
+    with `url.<folder>.insteadOf`, and the file transport allowed for metadata URLs."""
+    config.write_text(f'[url "{folder.as_uri()}/"]\n\tinsteadOf = {FORGE}/\n')
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("CONTEXT_GIT_ALLOW_PROTOCOL", "file")
 
 
 @dataclass
@@ -65,7 +76,7 @@ def _fill_index(index: Index, repo: Path) -> None:
     index.add("/readme-only", {
         "name": "readme-only", "dist-tags": {"latest": "1.0.0"},
         "versions": {"1.0.0": {"name": "readme-only", "version": "1.0.0",
-                               "repository": {"type": "git", "url": f"git+{repo.as_uri()}"},
+                               "repository": {"type": "git", "url": f"git+{FORGE}/readme-only.git"},
                                "dist": {"tarball": f"{index.url}/tarballs/readme-only-1.0.0.tgz",
                                         "shasum": hashlib.sha1(tarball).hexdigest()}}}})
 
@@ -79,11 +90,11 @@ def _fill_index(index: Index, repo: Path) -> None:
     scoped = targz({"package/package.json": '{"name": "@acme/widgets"}', "package/README.md": readme})
     index.add("/tarballs/widgets-2.0.0.tgz", scoped)
     index.add("/@acme%2Fwidgets", {"name": "@acme/widgets", "versions": {"2.0.0": {
-        "repository": {"type": "git", "url": f"git+{repo.parent.joinpath('mono').as_uri()}",
+        "repository": {"type": "git", "url": f"git+{FORGE}/mono.git",
                        "directory": "packages/widgets"},
         "dist": {"tarball": f"{index.url}/tarballs/widgets-2.0.0.tgz", "shasum": hashlib.sha1(scoped).hexdigest()}}}})
     index.add("/api/packages/tiny_ex", {"name": "tiny_ex", "releases": [{"version": "1.0.0"}, {"version": "0.9.0"}],
-                                        "meta": {"links": {"GitHub": repo.as_uri()}}})
+                                        "meta": {"links": {"GitHub": f"{FORGE}/readme-only"}}})
 
 
 def _make_repo(root: Path) -> Path:
@@ -107,6 +118,8 @@ def _make_repo(root: Path) -> Path:
     git(mono, "add", "-A")
     git(mono, "commit", "-q", "-m", "widgets")
     git(mono, "tag", "@acme/widgets@2.0.0")
+    for folder in (repo, mono):  # forge URLs end in .git, and git's file transport keeps the name
+        folder.with_name(folder.name + ".git").symlink_to(folder.name)
     return repo
 
 
@@ -138,5 +151,6 @@ def world(world_parts: World, monkeypatch: pytest.MonkeyPatch) -> World:
     monkeypatch.setenv("CONTEXT_NPM_REGISTRY_URL", world_parts.index.url)
     monkeypatch.setenv("CONTEXT_HEX_URL", world_parts.index.url)
     monkeypatch.setattr(remote_client, "BACKOFF", 0.01)
+    serve_forge(monkeypatch, world_parts.repo.parent, world_parts.repo.parent / "gitconfig")
     world_parts.index.log.clear()
     return world_parts

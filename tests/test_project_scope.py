@@ -62,6 +62,18 @@ def test_a_lock_whose_packages_are_missing_says_to_sync(home: Path, tmp_path: Pa
     assert result.exit_code == 1 and "run `context sync`" in result.output
 
 
+def test_a_locked_version_without_docs_is_said_not_answered_from_another(home: Path, tmp_path: Path,
+                                                                          monkeypatch) -> None:
+    project = synced_project(tmp_path, ("mylib", "3.0.0"), ("other", "0.3"))
+    monkeypatch.chdir(project)
+    for args in (["search", "pipelines", "--lib", "mylib"], ["query", "mylib", "pipelines"]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 1, result.output
+        assert "local/mylib@3.0.0 is what" in result.output and "run `context sync`" in result.output
+        assert "2.0.0" not in result.output and len(result.output.strip().splitlines()) == 1
+    assert search("--lib", "mylib", "--no-project")["library"] == "mylib@2.0.0"
+
+
 def test_a_damaged_lock_is_an_error_not_a_wider_scope(home: Path, tmp_path: Path, monkeypatch) -> None:
     project = synced_project(tmp_path, ("mylib", "1.0.0"))
     lock_path(project).write_text("{not json", "utf-8")

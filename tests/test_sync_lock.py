@@ -37,7 +37,7 @@ def test_write_only_when_changed_and_round_trip(tmp_path: Path):
 @pytest.mark.parametrize("text,match", [
     ('{"format": 1, "packages": [', r"docs.lock line 1: invalid JSON"),
     ('{"format": 7, "packages": []}', "is not a docs.lock of format 1"),
-    ('{"format": 1, "packages": [{"name": "x"}]}', "has an entry without"),
+    ('{"format": 1, "packages": [{"name": "x"}]}', "entry 1: has no registry, version, sha256, size, source"),
 ])
 def test_damaged_lock_is_one_error(tmp_path: Path, text: str, match: str):
     path = lock_path(tmp_path)
@@ -45,6 +45,44 @@ def test_damaged_lock_is_one_error(tmp_path: Path, text: str, match: str):
     path.write_text(text)
     with pytest.raises(LockfileError, match=match):
         read_lock(path)
+
+
+GOOD = {"registry": "npm", "name": "zod", "version": "3.23.8", "sha256": "a" * 64, "size": 10, "source": "x"}
+
+
+@pytest.mark.parametrize("field,value,match", [
+    ("size", "Infinity", "holds Infinity"),
+    ("size", "NaN", "holds NaN"),
+    ("size", "-1", "size must be a whole number"),
+    ("size", "1.5", "size must be a whole number"),
+    ("size", "true", "size must be a whole number"),
+    ("size", "1" + "0" * 400, "size must be a whole number"),
+    ("version", '"' + "9" * 5000 + '"', "entry 1: "),
+    ("version", "3", "version must be text"),
+    ("name", '"../../etc"', "entry 1: "),
+    ("registry", '"NPM "', "entry 1: "),
+    ("sha256", '"xyz"', "sha256 is not 64"),
+    ("source", '"' + "s" * 3000 + '"', "source is over"),
+    ("docs", '"maybe"', "docs must be one of"),
+])
+def test_every_field_is_checked(tmp_path: Path, field: str, value: str, match: str):
+    """`"size": Infinity` and its kin: one line naming the file and the entry, never a crash later."""
+    path = lock_path(tmp_path)
+    path.parent.mkdir()
+    item = json.dumps({k: v for k, v in GOOD.items() if k != field})[:-1] + f', "{field}": {value}}}'
+    path.write_text('{"format": 1, "packages": [' + item + "]}")
+    with pytest.raises(LockfileError, match=match) as e:
+        read_lock(path)
+    assert str(e.value).startswith(str(path)) and "\n" not in str(e.value) and len(str(e.value)) < 400
+
+
+def test_readme_only_is_recorded_and_real_docs_keep_their_bytes(tmp_path: Path):
+    path = lock_path(tmp_path)
+    readme = Entry("npm", "left-pad", "1.3.0", "b" * 64, 5, "npm:left-pad@1.3.0", "readme")
+    write_lock(path, [A, readme])
+    text = path.read_text()
+    assert text.count('"docs"') == 1 and '"docs": "readme"' in text
+    assert sorted(read_lock(path)) == sorted([A, readme])
 
 
 def test_scope_finds_nearest_lock_upward(tmp_path: Path):

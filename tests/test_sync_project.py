@@ -145,3 +145,27 @@ def test_npm_shrinkwrap_is_read_like_package_lock(tmp_path):
     assert project.files == ["npm-shrinkwrap.json"]
     assert names(project.deps) == {("npm", "express", "4.17.1"), ("npm", "lodash-es", "4.17.21"),
                                    ("npm", "mocha", "8.4.0")}
+
+
+def test_test_fixture_and_ignored_trees_are_skipped_unless_included(tmp_path: Path):
+    """poetry's own tests/fixtures/incompatible_lock/poetry.lock is no dependency of poetry."""
+    from context_cli.sync.project import read_project
+
+    (tmp_path / "requirements.txt").write_text("click==8.1.7\n")
+    bad = tmp_path / "tests" / "fixtures" / "incompatible_lock"
+    bad.mkdir(parents=True)
+    (bad / "poetry.lock").write_text("this is [not toml\n")
+    (tmp_path / "examples" / "demo").mkdir(parents=True)
+    (tmp_path / "examples" / "demo" / "requirements.txt").write_text("flask==3.0.0\n")
+    (tmp_path / "examples" / "demo" / "uv.lock").write_text("version = 1\n")
+    (tmp_path / "generated" / "app").mkdir(parents=True)
+    (tmp_path / "generated" / "app" / "requirements.txt").write_text("django==5.0\n")
+    (tmp_path / "generated" / "app" / "poetry.lock").write_text("")
+    (tmp_path / ".gitignore").write_text("# out\n/generated/\n")
+    project = read_project(tmp_path)
+    assert [d.name for d in project.deps] == ["click"] and not project.notes
+    project = read_project(tmp_path, include=("tests",))  # the fixture is a sub-project: a note, not an error
+    assert [d.name for d in project.deps] == ["click"]
+    assert len(project.notes) == 1 and project.notes[0].startswith("tests/fixtures/incompatible_lock/ left out: ")
+    assert read_project(tmp_path, include=("generated/*",)).notes[0].startswith("generated/app/ left out: ")
+    assert read_project(tmp_path, exclude=("nothing",)).files == ["requirements.txt"]

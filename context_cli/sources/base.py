@@ -36,6 +36,7 @@ class Fetched:
     # API reference (context_cli/apiref); None for sources that are docs only.
     code: Path | None = None
     notes: list[str] = field(default_factory=list)  # things to tell the user ("using tag v2.1.0")
+    meta: dict[str, str] = field(default_factory=dict)  # extra package meta (docs_source, docs_version)
     temp_dirs: list[Path] = field(default_factory=list)
     skipped: int = 0  # pages that failed to fetch or parse
 
@@ -58,3 +59,6 @@ class SourceOptions:
     max_pages: int | None = None  # website crawl bound
     browser: str = "auto"  # websites: render JavaScript-only pages (auto), never, or always
     progress: Callable[[str, int, int], None] | None = None  # same shape as build's Progress
+    near: str | None = None  # a monorepo package's folder: the docs tree is looked for near it
+    untrusted: bool = False  # a URL from package metadata: git runs under docsources.guard's rules
+    require_docs: bool = False  # no docs tree found in the repository: fail, never fetch it whole

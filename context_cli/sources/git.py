@@ -35,10 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from ..errors import SourceError
+from ..errors import SourceError, redact
 from ..versions import VERSION_RE, is_prerelease, version_key
 from .base import Fetched, SourceOptions
-from .folder import DOCS_DIRS
 from .http import safe_url
 
 FORGES = {"github.com", "gitlab.com", "bitbucket.org", "codeberg.org"}
@@ -120,7 +119,11 @@ def clean_url(url: str) -> str:
     """The remote URL as stored in a package: no credentials, no query, no local paths."""
     if _SCP_RE.match(url) and "://" not in url:
         return url
-    p = urlsplit(url)
+    try:
+        p = urlsplit(url)
+        p.port  # noqa: B018 - `ssh://git@host:owner/repo` (scp-style after a scheme) has no port
+    except ValueError:
+        return redact(url.split("?")[0].split("#")[0])
     if p.scheme == "file":
         return repo_name(url) or "repository"
     return safe_url(url)
@@ -160,13 +163,14 @@ def version_from_ref(ref: str) -> str | None:
 
 
 def ls_remote(url: str, *patterns: str, options: tuple[str, ...] = (),
-              symref: bool = False) -> list[tuple[str, str]]:
+              symref: bool = False, untrusted: bool = False) -> list[tuple[str, str]]:
     """`git ls-remote` lines as (sha, ref); with `symref`, a `ref: refs/heads/x` line has sha ''.
 
     The one way this project asks a remote what it has (the publisher too): same environment,
     retries and one-line errors as every other git call here.
     """
-    args = ["ls-remote", *options, *(["--symref"] if symref else []), url, *patterns]
+    guard = untrusted_config() if untrusted else []
+    args = [*guard, "ls-remote", *options, *(["--symref"] if symref else []), "--", url, *patterns]
     out = []
     for line in run_git(args, timeout=LS_TIMEOUT, what=url).splitlines():
         left, _, right = line.partition("\t")
@@ -177,9 +181,9 @@ def ls_remote(url: str, *patterns: str, options: tuple[str, ...] = (),
     return out
 
 
-def list_tags(url: str) -> list[str]:
+def list_tags(url: str, *, untrusted: bool = False) -> list[str]:
     """Tag names of a remote (peeled duplicates folded), via `git ls-remote --tags`."""
-    return [ref[len("refs/tags/"):] for _, ref in ls_remote(url, options=("--tags", "--refs"))
+    return [ref[len("refs/tags/"):] for _, ref in ls_remote(url, options=("--tags", "--refs"), untrusted=untrusted)
             if ref.startswith("refs/tags/")]
 
 
@@ -233,7 +237,10 @@ def fetch_git(source: str, opts: SourceOptions) -> Fetched:
     tmp = Path(tempfile.mkdtemp(prefix="context-git-"))
     checkout = tmp / "repo"
     try:
-        _clone(spec.url, ref, checkout, docs_path)
+        docs_path = _clone(spec.url, ref, checkout, docs_path, near=opts.near, untrusted=opts.untrusted,
+                           whole=not opts.require_docs)
+        if opts.require_docs and not docs_path:
+            raise SourceError(f"{clean_url(spec.url)} has no docs tree at {ref or 'its default branch'}")
         commit = run_git(["-C", str(checkout), "rev-parse", "HEAD"], timeout=60, what=source).strip()
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -265,7 +272,7 @@ def _split_ref(spec: GitSpec) -> tuple[str, str | None]:
 
 
 def _pick_tag(url: str, opts: SourceOptions, notes: list[str]) -> tuple[str, str] | None:
-    tags = list_tags(url)
+    tags = list_tags(url, untrusted=opts.untrusted)
     best = newest_tag(tags)
     if best is None:
         return None
@@ -281,48 +288,70 @@ def _pick_tag(url: str, opts: SourceOptions, notes: list[str]) -> tuple[str, str
     return tag, version
 
 
-def _clone(url: str, ref: str | None, dest: Path, docs_path: str | None) -> None:
-    """Partial sparse clone of one ref; plain shallow clone where the server refuses that."""
+def _clone(url: str, ref: str | None, dest: Path, docs_path: str | None, *, near: str | None = None,
+           untrusted: bool = False, whole: bool = True) -> str | None:
+    """Partial sparse clone of one ref (plain shallow clone where the server refuses that);
+    returns the docs path: the one given, else the docs tree found in the listing. Without a
+    docs tree the whole ref is checked out, unless not `whole`."""
+    guard = untrusted_config() if untrusted else []
     branch = ["--branch", ref] if ref and not _SHA_RE.match(ref) else []
     if ref and _SHA_RE.match(ref):
-        _fetch_commit(url, ref, dest)
+        _fetch_commit(url, ref, dest, guard)
     else:
         try:
-            run_git(["clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch",
+            run_git([*guard, "clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch",
                       "--filter=blob:none", "--sparse", *branch, url, str(dest)],
                      timeout=CLONE_TIMEOUT, what=url, ref=ref)
         except SourceError as e:
             if getattr(e, "fatal", False):
                 raise
             shutil.rmtree(dest, ignore_errors=True)
-            run_git(["clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch", *branch,
+            run_git([*guard, "clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch", *branch,
                       url, str(dest)], timeout=CLONE_TIMEOUT, what=url, ref=ref)
-            return
-    _narrow(dest, docs_path)
+            return docs_path or _docs_tree(dest, near)
+    return _narrow(dest, docs_path, near, whole)
 
 
-def _fetch_commit(url: str, sha: str, dest: Path) -> None:
+def _fetch_commit(url: str, sha: str, dest: Path, guard: list[str]) -> None:
     dest.mkdir(parents=True)
     run_git(["-C", str(dest), "init", "--quiet"], timeout=60, what=url)
     run_git(["-C", str(dest), "remote", "add", "origin", url], timeout=60, what=url)
-    run_git(["-C", str(dest), "fetch", "--quiet", "--depth", "1", "origin", sha],
+    run_git([*guard, "-C", str(dest), "fetch", "--quiet", "--depth", "1", "origin", sha],
              timeout=CLONE_TIMEOUT, what=url, ref=sha)
-    run_git(["-C", str(dest), "checkout", "--quiet", "FETCH_HEAD"], timeout=CLONE_TIMEOUT, what=url)
+    run_git([*guard, "-C", str(dest), "checkout", "--quiet", "FETCH_HEAD"], timeout=CLONE_TIMEOUT, what=url)
 
 
-def _narrow(dest: Path, docs_path: str | None) -> None:
-    """Check out only the docs folder (plus top-level files) when it is known or obvious."""
+def _narrow(dest: Path, docs_path: str | None, near: str | None, whole: bool) -> str | None:
+    """Check out only the docs tree (plus top-level files) when it is given or found."""
     if not (dest / ".git" / "info" / "sparse-checkout").exists():
-        return
-    target = docs_path.strip("/") if docs_path else None
-    if not target:
-        listing = run_git(["-C", str(dest), "ls-tree", "-d", "--name-only", "HEAD"],
-                           timeout=60, what=str(dest)).split()
-        target = next((d for d in DOCS_DIRS if d in listing), None)
+        return docs_path or _docs_tree(dest, near)
+    target = docs_path.strip("/") if docs_path else _docs_tree(dest, near)
     if target:
         run_git(["-C", str(dest), "sparse-checkout", "set", target], timeout=CLONE_TIMEOUT, what=str(dest))
-    else:
+    elif whole:
         run_git(["-C", str(dest), "sparse-checkout", "disable"], timeout=CLONE_TIMEOUT, what=str(dest))
+    return docs_path or target
+
+
+def _docs_tree(dest: Path, near: str | None) -> str | None:
+    """The folder with the most doc pages (docsources.tree), from the full tree listing."""
+    from .docsources.tree import best_tree
+
+    listing = run_git(["-C", str(dest), "ls-tree", "-r", "--name-only", "-z", "HEAD"],
+                      timeout=120, what=str(dest)).split("\0")
+    return best_tree((p for p in listing if p), near=near)
+
+
+def untrusted_config() -> list[str]:
+    """git options for a repository named by package metadata: https and git transports only
+    (plus what CONTEXT_GIT_ALLOW_PROTOCOL adds, e.g. `file` for tests serving snapshots through
+    `url.<folder>.insteadOf`), no redirects (each hop would need the guard's check), no hooks,
+    no submodules."""
+    extra = [p for p in os.environ.get("CONTEXT_GIT_ALLOW_PROTOCOL", "").split(":") if re.fullmatch(r"[a-z+]+", p)]
+    opts = ["protocol.allow=never", "http.followRedirects=false", "core.hooksPath=/dev/null",
+            "submodule.recurse=false", "fetch.recurseSubmodules=false",
+            *(f"protocol.{p}.allow=always" for p in ("https", "git", *extra))]
+    return [arg for o in opts for arg in ("-c", o)]
 
 
 def _git_env() -> dict[str, str]:
@@ -369,6 +398,16 @@ def run_git(args: list[str], *, timeout: float, what: str, ref: str | None = Non
     raise AssertionError("unreachable")
 
 
+def _host(url: str) -> str:
+    m = _SCP_RE.match(url)
+    if m and "://" not in url:
+        return m.group("host")
+    try:
+        return urlsplit(url).hostname or "the git server"
+    except ValueError:
+        return "the git server"
+
+
 def _explain(stderr: str, shown: str, ref: str | None) -> GitError:
     err = stderr.lower()
     if "remote branch" in err and "not found" in err or "couldn't find remote ref" in err \
@@ -382,7 +421,7 @@ def _explain(stderr: str, shown: str, ref: str | None) -> GitError:
         return GitError(f"{shown}: access denied (the repository needs credentials git could not supply)", True)
     if "could not resolve host" in err or "failed to connect" in err or "connection refused" in err \
             or "timed out" in err:
-        return GitError(f"{shown}: cannot reach the git server", True)
+        return GitError(f"{_host(shown)} unreachable (git could not connect for {shown})", True)
     if "filter" in err or "sparse" in err:
         return GitError(f"{shown}: server refused a partial clone", False)
     last = next((ln.strip() for ln in reversed(stderr.splitlines()) if ln.strip()), "git failed")

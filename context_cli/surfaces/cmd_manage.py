@@ -61,6 +61,7 @@ def info(spec: str, as_json: bool) -> None:
         ("sections", sections),
         ("size", f"{size / 1e6:.2f} MB"),
         ("source", describe_source(meta)),
+        ("docs", _docs_line(meta, inst.id.version)),
         ("commit", meta.get("source_commit")),
         ("built", f"{meta.get('built_at', '?')} by {meta.get('builder', 'unknown')}"),
         ("embeddings", (f"{meta['embedding_model']} ({meta.get('embedding_dim')} dims, "
@@ -74,6 +75,15 @@ def info(spec: str, as_json: bool) -> None:
     for key, value in lines:
         if value:
             echo(f"  {key:<11} {value}")
+
+
+def _docs_line(meta: dict[str, str], version: str) -> str | None:
+    """Where the docs came from (the docs-source ladder's step), and what they cover when that
+    is not exactly this version."""
+    step, covers, ref = meta.get("docs_source"), meta.get("docs_version"), meta.get("docs_ref")
+    if covers:
+        return f"{step or '?'}: docs of {covers}" + (f" ({ref})" if ref else "") + f", not exact to {version}"
+    return f"{step}" + (f" at {ref}" if ref else "") if step else None
 
 
 @click.command("remove")

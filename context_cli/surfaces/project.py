@@ -83,8 +83,26 @@ def resolve_in_scope(store: Store, spec: str, scope: ProjectScope) -> Installed:
     project's version), else among everything installed."""
     if scope.lock is not None and store.find(Spec.parse(spec), among=scope.packages):
         return store.resolve(spec, among=scope.packages)
+    locked = _locked_missing(spec, scope)
+    if locked:
+        raise NotInstalled(f"{locked} is what {scope.lock} locks, and its docs are not installed; "
+                           "run `context sync` (another installed version is not used in this project; "
+                           "--no-project searches everything)")
     try:
         return store.resolve(spec)
     except NotInstalled:
         raise NotInstalled(f"{spec} is not installed (see `context list`"
                            + (", or run `context sync`)" if scope.lock is not None else ")")) from None
+
+
+def _locked_missing(spec: str, scope: ProjectScope) -> str | None:
+    """The docs.lock entry `spec` names when that entry's package is not installed (any
+    version asked for but the project's means the project's)."""
+    wanted = Spec.parse(spec)
+    for entry in scope.missing:
+        registry, _, rest = entry.partition("/")
+        at = rest.rfind("@")
+        name, version = rest[:at], rest[at + 1:]
+        if name == wanted.name and wanted.registry in (None, registry) and wanted.version in (None, version):
+            return entry
+    return None

@@ -6,11 +6,9 @@ The identities sync uses are (registry, name, version) with registry `pip`, `npm
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from ..errors import ContextError, RegistryError, SourceError
 from ..store.store import Installed, Store
@@ -126,20 +124,9 @@ def index_versions(registry: str, name: str) -> list[str]:
 
 
 def _index_doc(registry: str, name: str) -> dict[str, Any]:
-    from ..sources.artefact import base_url, get_json
+    from ..sources.docsources.metadata import index_doc
 
-    if registry == "pip":
-        url = f"{base_url('pypi')}/pypi/{quote(name, safe='')}/json"
-        doc = get_json(url, what="PyPI", not_found=f"no such package on PyPI: {name}")
-    elif registry == "hex":
-        url = f"{base_url('hex')}/api/packages/{quote(name, safe='')}"
-        doc = get_json(url, what="Hex", not_found=f"no such package on Hex: {name}")
-    else:
-        url = f"{base_url('npm')}/{quote(name, safe='@')}"
-        doc = get_json(url, what="npm registry", not_found=f"no such package on npm: {name}")
-    if not isinstance(doc, dict):
-        raise SourceError(f"the {registry} index sent an unexpected answer for {name}")
-    return doc
+    return index_doc(registry, name)
 
 
 def artefact_spec(registry: str, name: str, version: str) -> str:
@@ -151,97 +138,60 @@ def artefact_spec(registry: str, name: str, version: str) -> str:
 @dataclass
 class Built:
     local: Local
-    source: str  # what it was built from: an artefact spec, or `REPOSITORY#TAG`
-    readme_only: bool
+    source: str  # what it was built from: an artefact spec, `REPOSITORY#TAG`, a site
+    docs: str  # "docs", or "readme" / "api" when the release's README is all there was
     notes: list[str]
-    tag: str | None = None
+    step: str = ""  # the ladder step that won
+    docs_version: str | None = None  # when the docs are not exact to the version ("latest")
+
+    @property
+    def readme_only(self) -> bool:
+        return self.docs != "docs"
 
 
-def build_from_artefact(store: Store, registry: str, name: str, version: str) -> Built:
-    """`context add pypi:NAME==VER` / `npm:NAME@VER`, filed under `pip`/`npm` (not `local`)."""
-    from ..adding import AddRequest, add_source
+def build_docs(store: Store, registry: str, name: str, version: str, earlier: list[str]) -> Built:
+    """Build `registry/name@version` from the first step of the docs-source ladder that gives
+    docs (`sources.docsources.ladder`), filed under `pip`/`npm`/`hex` (never `local`);
+    `earlier` says why the installed and registry-server steps did not answer."""
+    from ..adding import AddRequest, add_fetched
+    from ..sources.docsources.ladder import Attempt, resolve
 
-    if registry == "hex":
-        raise SourceError("hex release tarballs are not built (their docs live in the code)")
-    spec = artefact_spec(registry, name, version)
-    result = add_source(AddRequest(source=spec, name=name, version=version, registry=registry), store=store)
-    readme = any(re.match(r"^docs from readme", n, re.IGNORECASE) for n in result.notes)
-    return Built(local_of(result.installed), spec, readme, list(result.notes))
-
-
-def build_from_tag(store: Store, registry: str, name: str, version: str) -> Built | None:
-    """The docs folder of the source repository at this version's tag, or None when the index
-    names no repository or the repository has no such tag."""
-    from ..adding import AddRequest, add_source
-    from ..sources.git import clean_url, list_tags
-
-    repo = source_repository(registry, name, version)
-    if repo is None:
-        return None
-    url, directory = repo
-    try:
-        tags = set(list_tags(url))
-    except ContextError:
-        return None
-    short = name.rsplit("/", 1)[-1]
-    tag = next((t for t in (f"v{version}", version, f"{name}@{version}", f"{short}@{version}",
-                            f"{short}-v{version}", f"{short}-{version}") if t in tags), None)
-    if tag is None:
-        return None
-    result = add_source(AddRequest(source=url, tag=tag, name=name, version=version, registry=registry,
-                                   path=directory), store=store)
-    return Built(local_of(result.installed), f"{clean_url(url)}#{tag}", False, list(result.notes), tag)
-
-
-def source_repository(registry: str, name: str, version: str) -> tuple[str, str | None] | None:
-    """(git URL, folder inside it) from the index's metadata: PyPI `project_urls`, npm
-    `repository` (with its `directory` for monorepos)."""
-    from ..sources.git import parse_git_url
-
-    try:
-        doc = _index_doc(registry, name)
-    except ContextError:
-        return None
-    candidates: list[tuple[str, str | None]] = []
-    if registry == "pip":
-        info = table(doc.get("info"))
-        urls = table(info.get("project_urls"))
-        ranked = sorted(urls.items(), key=lambda kv: _URL_RANK.get(str(kv[0]).lower().replace("-", " "), 9))
-        candidates = [(str(u), None) for k, u in ranked if _URL_RANK.get(str(k).lower().replace("-", " "), 9) < 9]
-        if isinstance(info.get("home_page"), str):
-            candidates.append((info["home_page"], None))
-    elif registry == "hex":
-        links = table(table(doc.get("meta")).get("links"))
-        ranked = sorted(links.items(), key=lambda kv: _URL_RANK.get(str(kv[0]).lower(), 5))
-        candidates = [(str(u), None) for _, u in ranked if isinstance(u, str)]
+    before = [Attempt(step, False, reason) for step, _, reason in (e.partition(": ") for e in earlier)]
+    resolved = resolve(registry, name, version, earlier=before)
+    fetched = resolved.fetched
+    ref = fetched.meta.get("docs_ref")
+    if resolved.step in ("artefact", "readme") or fetched.source_type in ("pypi", "npm"):
+        source = artefact_spec(registry, name, version)
     else:
-        meta = table(table(doc.get("versions")).get(version))
-        repo = meta.get("repository") or doc.get("repository")
-        if isinstance(repo, str):
-            candidates.append((repo, None))
-        elif isinstance(repo, dict) and isinstance(repo.get("url"), str):
-            directory = repo.get("directory") if isinstance(repo.get("directory"), str) else None
-            candidates.append((repo["url"], directory))
-    for text, directory in candidates:
-        url = _git_url(text)
-        if url and parse_git_url(url) is not None:
-            return url, directory
-    return None
+        source = fetched.source_url + (f"#{ref}" if ref else "")
+    try:
+        result = add_fetched(fetched, AddRequest(source=source, name=name, version=version, registry=registry),
+                             store=store)
+    except SourceError as e:
+        raise SourceError(f"{e}; tried first: {resolved.tried()}" if resolved.tried() else str(e)) from None
+    docs = "docs"
+    if resolved.readme_only:
+        docs = "api" if symbol_count(result.installed.path) else "readme"
+    return Built(local_of(result.installed), source, docs, list(result.notes), resolved.step,
+                 fetched.meta.get("docs_version"))
 
 
-_URL_RANK = {"source": 0, "source code": 0, "repository": 1, "code": 1, "github": 2, "gitlab": 2,
-             "homepage": 3, "home": 3}
+def has_definition(registry: str, name: str) -> bool:
+    """Whether the catalogue holds a definition for the package (a README-only build is then
+    worth trying again)."""
+    from ..sources.docsources.catalogue import load_catalogue
+
+    return load_catalogue().find(registry, name) is not None
 
 
-def _git_url(url: str) -> str | None:
-    url = url.strip()
-    m = re.match(r"^(github|gitlab|bitbucket):([\w.-]+/[\w.-]+)$", url)
-    if m:
-        return f"https://{m.group(1)}.{'org' if m.group(1) == 'bitbucket' else 'com'}/{m.group(2)}.git"
-    if re.match(r"^[\w.-]+/[\w.-]+$", url):
-        return f"https://github.com/{url}.git"
-    url = url.removeprefix("git+")
-    if url.startswith("git://github.com/"):
-        url = "https://" + url[len("git://"):]
-    return url or None
+def symbol_count(path: Path) -> int:
+    """The API symbols a package holds (the API reference read from the released code); 0 for a
+    package built without that table."""
+    import sqlite3
+    from contextlib import closing
 
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            return int(db.execute("SELECT count(*) FROM symbols").fetchone()[0])
+    except sqlite3.Error:  # OperationalError: no such table (built without the API reference)
+        return 0

@@ -1,9 +1,10 @@
 """Decide, then do: what each dependency needs to have its docs at exactly its version.
 
 Order per dependency: installed -> nothing; on the registry server -> download; else built
-from the released artefact (unless `build=False`), the source repository's tag when the
-artefact has only a README; else "unavailable", with the versions that do exist. Never
-another version. Remote work runs a few at a time (WORKERS), never all at once.
+(unless `build=False`) from the first step of the docs-source ladder that gives docs
+(`sources.docsources`: a definition, the repository's tag, the artefact, the versioned site,
+the README); else "not available", with what each step found. Never another version. Remote
+work runs a few at a time (WORKERS), never all at once.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..digest import file_sha256
-from ..errors import ContextError, RegistryError
+from ..errors import ContextError, RegistryError, redact
 from . import actions
 from .docslock import Entry
 from .model import Dep
@@ -50,6 +51,8 @@ class Row:
     notes: list[str] = field(default_factory=list)
     path: Path | None = None
     elsewhere: list[str] = field(default_factory=list)  # what exists, told if the build fails
+    docs: str | None = None  # "docs", "readme", "api" (README plus API reference); None: not built here
+    docs_version: str | None = None  # what the docs cover when not exactly `version` ("latest")
 
     @property
     def label(self) -> str:
@@ -63,7 +66,8 @@ class Row:
         return {"registry": self.registry, "name": self.name, "version": self.version,
                 "wanted": self.wanted, "direct": self.direct, "origin": self.origin,
                 "action": self.action, "source": self.source or None, "size": self.size,
-                "sha256": self.sha256, "notes": self.notes}
+                "sha256": self.sha256, "notes": self.notes, "docs": self.docs,
+                "docs_version": self.docs_version}
 
 
 @dataclass
@@ -75,6 +79,7 @@ class Context:
     build: bool = True
     offline: bool = False  # --check: nothing leaves the machine
     server_down: str | None = None  # once the registry server cannot be reached, stop asking it
+    rebuild: frozenset[str] = frozenset()  # names (or "readme": every README-only one) to build again
 
 
 def make_plan(deps: list[Dep], ctx: Context) -> list[Row]:
@@ -111,11 +116,25 @@ def _mark_installed(row: Row, ctx: Context) -> bool:
     local = actions.installed_path(ctx.store, row.registry, row.name, row.version)
     if local is None:
         return False
-    row.action, row.size, row.path = INSTALLED, local.size, local.path
     prev = ctx.previous.get((row.registry, row.name, row.version))
+    if not ctx.offline and _retry(row, prev, ctx):
+        row.notes.append("built again: " + ("--rebuild" if row.name in ctx.rebuild else
+                                            "README only last time, and the catalogue now has a definition"))
+        return False
+    row.action, row.size, row.path = INSTALLED, local.size, local.path
     if prev is not None and prev.size == local.size:
-        row.sha256, row.source = prev.sha256, prev.source
+        row.sha256, row.source, row.docs = prev.sha256, prev.source, prev.docs
     return True
+
+
+def _retry(row: Row, prev: Entry | None, ctx: Context) -> bool:
+    """Build an installed package again: asked for by name, or README-only last time (by
+    docs.lock) when a better source may now exist (`--rebuild readme`, or a definition)."""
+    if row.name in ctx.rebuild or f"{row.registry}/{row.name}" in ctx.rebuild:
+        return True
+    if prev is None or prev.docs == "docs" or not ctx.build or not actions.can_build(row.registry):
+        return False
+    return "readme" in ctx.rebuild or actions.has_definition(row.registry, row.name)
 
 
 def _resolve_locally(row: Row, ctx: Context) -> bool:
@@ -142,11 +161,10 @@ def _plan_remote(row: Row, ctx: Context) -> None:
         try:
             on_server = actions.server_versions(row.registry, row.name)
         except RegistryError as e:
-            if not isinstance(e, actions.NotFound):
-                ctx.server_down = str(e)
-            row.notes.append(f"registry server: {e}")
-    else:
-        row.notes.append(f"registry server: {ctx.server_down}")
+            if isinstance(e, actions.NotFound):
+                row.notes.append(f"registry server: {e}")
+            else:  # said once, above the table (Outcome.server_note), not under every row
+                ctx.server_down = ctx.server_down or str(e)
     if row.version is None:
         _resolve_range(row, on_server or [], ctx)
         if row.version is None:
@@ -185,19 +203,6 @@ def _resolve_range(row: Row, on_server: list[str], ctx: Context) -> None:
     row.notes.append(f"resolved from range {wanted}")
 
 
-def _released(row: Row) -> list[str]:
-    """What the package index has released, when a build of another version failed."""
-    if row.action != BUILD:
-        return []
-    try:
-        versions = actions.index_versions(row.registry, row.name)
-    except ContextError:
-        return []
-    from ..versions import version_key
-
-    return [_exists(sorted(versions, key=version_key, reverse=True), "the package index")]
-
-
 def _exists(versions: list[str], where: str) -> str:
     if not versions:
         return f"{where} has no version of it"
@@ -217,8 +222,10 @@ def execute(rows: list[Row], ctx: Context, on_done: Callable[[Row], None] | None
         try:
             done = _download(row, ctx) if row.action == DOWNLOAD else _build(row, ctx)
         except ContextError as e:
-            done = replace(row, action=UNAVAILABLE, notes=[*row.notes, str(e), *row.elsewhere,
-                                                           *_released(row)])
+            done = replace(row, action=UNAVAILABLE, notes=[*row.notes, redact(str(e)), *row.elsewhere])
+        except Exception as e:  # one bad dependency never sinks the others, nor the docs.lock
+            done = replace(row, action=UNAVAILABLE, notes=[*row.notes, *row.elsewhere,
+                                                           f"internal error ({type(e).__name__}: {redact(str(e))[:200]})"])
         if on_done:
             on_done(done)
         return done
@@ -240,34 +247,28 @@ def _download(row: Row, ctx: Context) -> Row:
 
 
 def _build(row: Row, ctx: Context) -> Row:
-    """The released artefact; when it holds only a README (or nothing buildable), the docs
-    folder of the source repository at this version's tag; README-only as the last resort."""
+    """The first step of the docs-source ladder that gives docs (a definition, the repository at
+    this version's tag, the artefact's docs folder, the versioned site); README-only as the
+    last resort, said as such."""
     assert row.version is not None
-    notes = list(row.notes)
-    built: actions.Built | None = None
-    failure: ContextError | None = None
-    try:
-        built = actions.build_from_artefact(ctx.store, row.registry, row.name, row.version)
-    except ContextError as e:
-        failure = e
-    if built is None or built.readme_only:
-        what = "has only a README" if built else f"could not be built ({failure})"
-        try:
-            tagged = actions.build_from_tag(ctx.store, row.registry, row.name, row.version)
-        except ContextError as e:
-            tagged = None
-            notes.append(f"source repository: {e}")
-        if tagged is not None:
-            built = tagged
-            notes.append(f"the released artefact {what}: built the docs folder of the source "
-                         f"repository at tag {tagged.tag}")
-        elif built is not None:
-            notes.append("README only: the release has no docs folder and no tagged source repository was found")
-    if built is None:
-        assert failure is not None
-        raise failure
+    earlier = [n for n in row.notes if n.startswith("registry server: ")] or (
+        ["registry server: unreachable (said above)"] if ctx.server_down else ["registry server: does not have it"])
+    built = actions.build_docs(ctx.store, row.registry, row.name, row.version, earlier)
+    notes = [n for n in row.notes if not n.startswith("registry server: ")]
+    if built.docs == "readme":
+        notes.append("README only: " + _tried(built.notes))
+    elif built.docs == "api":
+        notes.append("API reference and README only: " + _tried(built.notes))
+    elif built.docs_version:
+        notes.append(f"docs are {built.docs_version} ({built.source}), not exact to {row.version}")
     return replace(row, action=BUILT, source=built.source, size=built.local.size, path=built.local.path,
-                   sha256=file_sha256(built.local.path), notes=notes)
+                   sha256=file_sha256(built.local.path), notes=notes, docs=built.docs,
+                   docs_version=built.docs_version)
+
+
+def _tried(notes: list[str]) -> str:
+    said = next((n for n in notes if n.startswith("tried first: ")), "")
+    return said.removeprefix("tried first: ") or "no other source was found"
 
 
 def finish(rows: list[Row]) -> list[Entry]:
@@ -280,5 +281,6 @@ def finish(rows: list[Row]) -> list[Entry]:
             row.sha256 = file_sha256(row.path)
         if not row.source:
             row.source = actions.package_source(row.path)
-        entries.append(Entry(row.registry, row.name, row.version, row.sha256, row.size or 0, row.source))
+        entries.append(Entry(row.registry, row.name, row.version, row.sha256, row.size or 0, row.source,
+                             row.docs or "docs"))
     return entries

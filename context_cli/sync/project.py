@@ -1,9 +1,11 @@
 """A project's dependency files, found and read: lockfiles win over manifests.
 
 Every folder under the project (a few levels deep, skipping installed-package and build
-folders) that holds a lockfile is a project of its own; workspace members (npm/yarn/pnpm/bun
-workspaces, uv workspaces, Elixir umbrella apps) are read through their root's lockfile.
-Manifests alone (package.json, pyproject.toml) give version ranges.
+folders, test, fixture and example trees, and what the project's `.gitignore` ignores; `include`
+and `exclude` globs change that) that holds a lockfile is a project of its own; workspace
+members (npm/yarn/pnpm/bun workspaces, uv workspaces, Elixir umbrella apps) are read through
+their root's lockfile. Manifests alone (package.json, pyproject.toml) give version ranges. A
+sub-project whose files cannot be read is a note, not the end: only the root's are fatal.
 """
 
 from __future__ import annotations
@@ -11,19 +13,23 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
 from ..errors import ContextError
 from . import elixir, javascript, python
 from .formats import load_json, load_toml, load_yaml, strings, table
-from .model import Dep, dedupe, outside_project
+from .model import Dep, LockfileError, dedupe, outside_project
 
 MAX_DEPTH = 4
 SKIP_DIRS = {"node_modules", ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__",
              "dist", "build", "_build", "deps", ".context", "target", ".next", ".nuxt", ".turbo",
              ".yarn", ".pnpm-store", "site-packages", ".mypy_cache", ".pytest_cache", ".ruff_cache",
              "bower_components", "coverage"}
+# Trees of sample projects, not the project: poetry's own tests/fixtures/*/poetry.lock are not its deps.
+SAMPLE_DIRS = {"test", "tests", "__tests__", "testing", "fixtures", "__fixtures__", "testdata", "test-data",
+               "examples", "example", "samples", "e2e"}
 JS_LOCKS = ("pnpm-lock.yaml", "yarn.lock", "bun.lock", "npm-shrinkwrap.json", "package-lock.json")
 PY_LOCKS = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock")
 LOOKED_FOR = (*PY_LOCKS, "requirements*.txt", "requirements/*.txt", "pyproject.toml", *JS_LOCKS, "package.json", "mix.lock")
@@ -42,30 +48,75 @@ class Project:
     notes: list[str] = field(default_factory=list)  # what could not be used, and what was instead
 
 
-def read_project(root: Path, *, transitive: bool = False) -> Project:
-    """Every dependency the project's files name; direct ones only unless `transitive`."""
+def read_project(root: Path, *, transitive: bool = False, include: tuple[str, ...] = (),
+                 exclude: tuple[str, ...] = ()) -> Project:
+    """Every dependency the project's files name; direct ones only unless `transitive`.
+
+    `include` globs (relative folder paths) bring back folders skipped by default (`tests/*`);
+    `exclude` globs leave more out.
+    """
     root = root.resolve()
     if not root.is_dir():
         raise NoDependencyFiles(f"{root} is not a folder")
     reader = _Reader(root)
-    for folder in _project_folders(root):
-        reader.read_folder(folder)
+    for folder in _project_folders(root, include, exclude):
+        if folder == root:
+            reader.read_folder(folder)
+            continue
+        mark = (len(reader.deps), set(reader.files))
+        try:
+            reader.read_folder(folder)
+        except LockfileError as e:
+            del reader.deps[mark[0]:]
+            reader.files = mark[1]
+            reader.notes.append(f"{folder.relative_to(root).as_posix()}/ left out: {e}")
     if not reader.files:
         raise NoDependencyFiles(f"no dependency files in {root} (looked for {', '.join(LOOKED_FOR)})")
     deps = dedupe([d for d in reader.deps if transitive or d.direct])
     return Project(root, deps, sorted(reader.files), reader.notes)
 
 
-def _project_folders(root: Path) -> list[Path]:
+def _project_folders(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> list[Path]:
     """The root, and every folder below it holding a lockfile, shallowest first."""
     found = [root]
     locks = {*JS_LOCKS, *PY_LOCKS, "mix.lock"}
+    ignored = _gitignore(root)
     for current, dirs, files in os.walk(root):
-        depth = len(Path(current).relative_to(root).parts)
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")) if depth < MAX_DEPTH else []
+        here = Path(current)
+        depth = len(here.relative_to(root).parts)
+        kept = []
+        for d in sorted(dirs) if depth < MAX_DEPTH else []:
+            rel = (here / d).relative_to(root).as_posix()
+            if d in SKIP_DIRS or d.startswith("."):
+                continue
+            wanted = any(fnmatch(rel, g.strip("/")) or rel.startswith(g.strip("/") + "/") or g.strip("/").startswith(rel + "/")
+                         for g in include)
+            if not wanted and (d.lower() in SAMPLE_DIRS or _ignored(rel, d, ignored)
+                               or any(fnmatch(rel, g.strip("/")) for g in exclude)):
+                continue
+            kept.append(d)
+        dirs[:] = kept
         if depth and locks.intersection(files):
-            found.append(Path(current))
+            found.append(here)
     return found
+
+
+def _gitignore(root: Path) -> list[str]:
+    """The root `.gitignore`'s folder patterns (negations and comments left out)."""
+    try:
+        text = (root / ".gitignore").read_text("utf-8", errors="replace")[:256_000]
+    except OSError:
+        return []
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith(("#", "!"))]
+
+
+def _ignored(rel: str, name: str, patterns: list[str]) -> bool:
+    for p in patterns:
+        anchored = p.startswith("/") or "/" in p.rstrip("/")
+        p = p.strip("/")
+        if anchored and fnmatch(rel, p) or not anchored and fnmatch(name, p):
+            return True
+    return False
 
 
 class _Reader:

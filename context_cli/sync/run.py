@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from . import actions
+from .accept import is_accepted, read_accepted
 from .docslock import lock_path, read_lock, write_lock
-from .plan import INSTALLED, Context, Row, execute, finish, make_plan
+from .plan import BUILT, INSTALLED, Context, Row, execute, finish, make_plan
 from .project import Project, read_project
 
 
@@ -20,21 +21,44 @@ class Outcome:
     lock: Path
     lock_written: bool = False
     problems: list[str] = field(default_factory=list)  # --check: docs.lock out of step
+    server_note: str | None = None  # the registry server could not be asked: said once
+    accepted: frozenset[str] = frozenset()  # deps the project accepts without docs (sync/accept.py)
 
     @property
     def exit_code(self) -> int:
         """0: everything synced; 1: something not available, missing or out of step."""
-        return 1 if self.problems or any(r.failed for r in self.rows) else 0
+        return 1 if self.problems or self.failed else 0
+
+    @property
+    def failed(self) -> list[Row]:
+        """Rows without docs that the project's accept list does not name."""
+        return [r for r in self.rows if r.failed and not is_accepted(self.accepted, r.registry, r.name)]
 
     def to_json(self) -> dict[str, Any]:
         return {"project": str(self.project.root), "files": self.project.files, "notes": self.project.notes,
                 "docs_lock": str(self.lock), "docs_lock_written": self.lock_written,
+                "registry_server": self.server_note,
                 "rows": [r.to_json() for r in self.rows], "problems": self.problems,
+                "accepted": sorted(self.accepted), "summary": self.summary(),
                 "exit_code": self.exit_code}
 
 
+    def summary(self) -> dict[str, int]:
+        """How many rows end in each action; README-only builds counted apart, as their own."""
+        counts: dict[str, int] = {}
+        for r in self.rows:
+            counts[r.action] = counts.get(r.action, 0) + 1
+            if r.docs in ("readme", "api") and r.action in (BUILT, INSTALLED):
+                key = "readme only" if r.docs == "readme" else "API reference and README only"
+                counts[key] = counts.get(key, 0) + 1
+            if r.failed and is_accepted(self.accepted, r.registry, r.name):
+                counts["accepted without docs"] = counts.get("accepted without docs", 0) + 1
+        return counts
+
+
 def sync(path: Path, *, transitive: bool = False, build: bool = True, check: bool = False,
-         dry_run: bool = False, store_root: Path | None = None,
+         dry_run: bool = False, store_root: Path | None = None, rebuild: frozenset[str] = frozenset(),
+         include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
          on_plan: Callable[[list[Row]], None] | None = None,
          on_done: Callable[[Row], None] | None = None) -> Outcome:
     """Sync the docs of a project's dependencies; `check` and `dry_run` change nothing.
@@ -42,12 +66,13 @@ def sync(path: Path, *, transitive: bool = False, build: bool = True, check: boo
     A dependency file that cannot be read raises `LockfileError` before anything is
     downloaded, installed or written.
     """
-    project = read_project(path, transitive=transitive)
+    project = read_project(path, transitive=transitive, include=include, exclude=exclude)
+    accepted = read_accepted(project.root)
     lock = lock_path(project.root)
     previous = {(e.registry, e.name, e.version): e for e in read_lock(lock)}
-    ctx = Context(actions.open_store(store_root), previous, build=build, offline=check)
+    ctx = Context(actions.open_store(store_root), previous, build=build, offline=check, rebuild=rebuild)
     rows = make_plan(project.deps, ctx)
-    outcome = Outcome(project, rows, lock)
+    outcome = Outcome(project, rows, lock, server_note=ctx.server_down, accepted=accepted)
     if check:
         outcome.problems = _out_of_step(rows, previous)
         return outcome

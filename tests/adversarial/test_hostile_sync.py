@@ -122,3 +122,84 @@ def test_credentials_never_printed(home: Path, tmp_path: Path) -> None:
         assert "internal error" not in o.stderr, o
         assert hpj.TOKEN not in o.stdout + o.stderr, f"a credential was printed: {o}"
     assert "***" in o.stdout  # the URLs are still shown, masked
+
+
+# -- item 2: repository URLs from package metadata reach public hosts only ----------------------
+
+def test_metadata_repositories_never_reach_internal_addresses(home: Path, tmp_path: Path) -> None:
+    """An npm packument naming `file://` and loopback repositories: neither is fetched (the
+    inner server sees no request), the dependency is README-only with one line saying why."""
+    import hashlib
+    import io
+    import tarfile
+
+    with web.HostileServer({}) as inner:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            readme = b"# evil\n\nA parser.\n\n## Usage\n\nCall `load(path)` to read a file.\n"
+            info = tarfile.TarInfo("package/README.md")
+            info.size = len(readme)
+            tar.addfile(info, io.BytesIO(readme))
+        tarball = buf.getvalue()
+        repos = {"evil-file": f"git+{(tmp_path / 'secret-repo').as_uri()}",
+                 "evil-inner": f"git+{inner.url}/acme/secret.git",
+                 "evil-https-inner": inner.url.replace("http://", "https://") + "/acme/secret.git"}
+        routes: dict[str, web.Handler] = {"/t.tgz": lambda r: web.reply(tarball)}
+
+        def packument(repo: str) -> web.Handler:
+            return lambda r: web.json_reply({"name": "x", "versions": {"1.0.0": {
+                "repository": {"type": "git", "url": repo}, "homepage": f"{inner.url}/docs",
+                "dist": {"tarball": f"{index_url[0]}/t.tgz", "shasum": hashlib.sha1(tarball).hexdigest()}}}})
+
+        for name, repo in repos.items():
+            routes[f"/{name}"] = packument(repo)
+        with web.HostileServer(routes) as index:
+            index_url = [index.url]
+            root = project(tmp_path)
+            deps = {n: "1.0.0" for n in repos}
+            (root / "package.json").write_text(json.dumps({"name": "app", "dependencies": deps}))
+            packages = {"": {"name": "app", "dependencies": deps},
+                        **{f"node_modules/{n}": {"version": "1.0.0"} for n in repos}}
+            (root / "package-lock.json").write_text(json.dumps({"lockfileVersion": 3, "packages": packages}))
+            env = {"CONTEXT_REGISTRY_URL": "http://127.0.0.1:9", "CONTEXT_NPM_REGISTRY_URL": index.url}
+            o = run(["sync", str(root), "--json"], home, timeout=60, env=env)
+        assert_bounded(o)
+        assert inner.requests == [], "a metadata URL reached an internal address"
+    rows = {r["name"]: r for r in json.loads(o.stdout)["rows"]}
+    for name in repos:
+        assert rows[name]["docs"] == "readme", rows[name]
+        assert any("refused" in n or "only https://" in n or "loopback" in n for n in rows[name]["notes"]), rows[name]
+
+
+# -- item 9: every field of docs.lock --------------------------------------------------------------
+
+@pytest.mark.parametrize("value", ["Infinity", "-Infinity", "NaN", "1e999", '"9"', "-5"])
+def test_a_docs_lock_with_a_bad_size_is_one_line_everywhere(value: str, home: Path, tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "requirements.txt").write_text("httpx==0.27.2\n")
+    (root / ".context").mkdir()
+    (root / ".context" / "docs.lock").write_text(
+        '{"format": 1, "packages": [{"registry": "pip", "name": "httpx", "version": "0.27.2", '
+        f'"sha256": "{"a" * 64}", "size": {value}, "source": "x"}}]}}')
+    for args in (["sync", str(root), "--dry-run"], ["search", "streams"], ["list"]):
+        o = run(args, home, timeout=30, cwd=root)
+        if args[0] == "list":
+            assert o.rc == 0, o  # listing installed packages needs no project
+            continue
+        line = assert_one_line_error(o)
+        assert "docs.lock" in line and "entry 1" in line or "holds" in line, line
+
+
+# -- item 14: the sync table of a large project ------------------------------------------------------
+
+def test_a_project_of_20000_dependencies_prints_a_bounded_table(home: Path, tmp_path: Path) -> None:
+    root = project(tmp_path)
+    deps = {f"pkg-{i}": "1.0.0" for i in range(20_000)}
+    (root / "package.json").write_text(json.dumps({"name": "app", "dependencies": deps}))
+    packages = {"": {"name": "app", "dependencies": deps},
+                **{f"node_modules/{n}": {"version": "1.0.0"} for n in deps}}
+    (root / "package-lock.json").write_text(json.dumps({"lockfileVersion": 3, "packages": packages}))
+    o = sync(root, home, "--dry-run", "--no-build", timeout=120)
+    assert_bounded(o, rss_mb=600)
+    assert o.stdout.count("\n") < 1000 and "--json lists every row" in o.stdout, o
+    assert "20000 dependencies" in o.stdout

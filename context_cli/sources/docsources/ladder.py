@@ -1,0 +1,262 @@
+"""The docs-source ladder: for `registry/name@version`, the best documentation there is.
+
+Steps, first success wins (`installed` and `registry server` come before these; sync tries
+them itself and hands its reasons in as `earlier`):
+
+1. `definition`: a catalogue definition (ours or Neuledge's): its git or zip source at the
+   range's tag, or its artefact source with its docs path and exclusions;
+2. `repository`: the source repository at this version's exact tag (the definition's
+   `repository` and tag pattern first, else the index metadata's), the docs tree located by
+   `tree.best_tree`;
+3. `artefact`: the released sdist or tarball's own docs folder;
+4. `site`: the versioned docs site the metadata names (`site.fetch_site`: exact version only);
+5. `readme`: the artefact's README (the builder adds the API reference read from the code where
+   it can; the caller labels that `api`).
+
+Every step that fails says why in one line; `Resolved.attempts` keeps them, and `NoDocs` says
+them all. A step that raises something unexpected is a failed step, never the end of a sync.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import ContextError, SourceError
+from ..base import Fetched, SourceOptions
+
+STEPS = ("definition", "repository", "artefact", "site", "readme")
+_README = re.compile(r"^readme(\.(md|markdown|rst|txt))?$", re.IGNORECASE)
+ARTEFACT_KINDS = {"pip": "pypi", "npm": "npm"}
+
+
+@dataclass(frozen=True)
+class Attempt:
+    step: str
+    ok: bool
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.step}: {self.reason}"
+
+
+@dataclass
+class Resolved:
+    fetched: Fetched
+    step: str  # the step that won
+    readme_only: bool
+    attempts: list[Attempt] = field(default_factory=list)
+
+    def tried(self) -> str:
+        return "; ".join(str(a) for a in self.attempts if not a.ok)
+
+
+class NoDocs(SourceError):
+    """No step gave anything to build; the message says what each step found."""
+
+    def __init__(self, spec: str, attempts: list[Attempt]) -> None:
+        self.attempts = attempts
+        super().__init__(f"no docs for {spec}: tried " + "; ".join(str(a) for a in attempts))
+
+
+def resolve(registry: str, name: str, version: str, *, definition: Any = None,
+            earlier: list[Attempt] | None = None, use_catalogue: bool = True) -> Resolved:
+    """Fetch the best docs of `registry/name@version`; the caller must `cleanup()` the result.
+
+    `definition` skips the catalogue look-up (the publisher passes the one it builds).
+    """
+    attempts = list(earlier or [])
+    run = _Run(registry, name, version, attempts)
+    if definition is None and use_catalogue:
+        definition = run.find_definition()
+    readme: Fetched | None = None
+    try:
+        for step in STEPS[:-1]:
+            got = run.step(step, definition)
+            if got is None:
+                continue
+            if step in ("definition", "artefact") and _is_readme(got):
+                attempts.append(Attempt(step, False, "has only a README"))
+                if readme is None:
+                    readme = got
+                else:
+                    got.cleanup()
+                continue
+            attempts.append(Attempt(step, True, got.notes[-1] if got.notes else "built"))
+            got.meta.setdefault("docs_source", step)
+            _tell(got, attempts)
+            if readme is not None:
+                readme.cleanup()
+            return Resolved(got, step, False, attempts)
+    except BaseException:
+        if readme is not None:
+            readme.cleanup()
+        raise
+    if readme is None:
+        raise NoDocs(f"{registry}/{name}@{version}", attempts)
+    attempts.append(Attempt("readme", True, "the release's README"))
+    readme.meta["docs_source"] = "readme"
+    _tell(readme, attempts)
+    return Resolved(readme, "readme", True, attempts)
+
+
+def _is_readme(fetched: Fetched) -> bool:
+    return bool(fetched.docs_path and _README.match(fetched.docs_path.rsplit("/", 1)[-1]))
+
+
+def _tell(fetched: Fetched, attempts: list[Attempt]) -> None:
+    failed = [str(a) for a in attempts if not a.ok]
+    if failed:
+        fetched.notes.append("tried first: " + "; ".join(failed))
+
+
+class _Run:
+    """One resolution's state: the index document is fetched once and shared by the steps."""
+
+    def __init__(self, registry: str, name: str, version: str, attempts: list[Attempt]) -> None:
+        self.registry, self.name, self.version, self.attempts = registry, name, version, attempts
+        self._doc: dict[str, Any] | None = None
+        self._doc_error: str | None = None
+
+    def fail(self, step: str, reason: str) -> None:
+        self.attempts.append(Attempt(step, False, reason))
+
+    def step(self, step: str, definition: Any) -> Fetched | None:
+        steps: dict[str, Callable[[Any], Fetched | None]] = {
+            "definition": self.from_definition, "repository": self.from_repository,
+            "artefact": self.from_artefact, "site": self.from_site}
+        try:
+            return steps[step](definition)
+        except ContextError as e:
+            self.fail(step, str(e))
+        except Exception as e:  # a hostile definition, repository or site: one line, go on
+            self.fail(step, f"failed ({type(e).__name__}: {str(e)[:200]})")
+        return None
+
+    def index_doc(self) -> dict[str, Any] | None:
+        if self._doc is None and self._doc_error is None:
+            from .metadata import index_doc
+
+            try:
+                self._doc = index_doc(self.registry, self.name)
+            except ContextError as e:
+                self._doc_error = str(e)
+        return self._doc
+
+    def find_definition(self) -> Any:
+        from .catalogue import load_catalogue
+
+        catalogue = load_catalogue()
+        found = catalogue.find(self.registry, self.name)
+        if found is None:
+            self.fail("definition", "none in the catalogue" + (
+                f" (catalogue problems: {catalogue.problems[0]})" if catalogue.problems else ""))
+        return found
+
+    # -- the steps ---------------------------------------------------------------------------
+
+    def from_definition(self, definition: Any) -> Fetched | None:
+        if definition is None:
+            return None
+        from registry.build import fetch_defined
+
+        if definition.versioned and definition.range_for(self.version) is None:
+            self.fail("definition", f"{definition.origin or definition.key} covers no range with {self.version}")
+            return None
+        version = self.version if definition.versioned else "latest"
+        fetched, source = fetch_defined(definition, version)
+        if not definition.versioned and source.type in ("git", "zip"):
+            # An unversioned definition's docs (react.dev's default branch): said, never passed off.
+            fetched.meta.update({"docs_version": "latest", "docs_ref": fetched.source_commit or "default branch"})
+            fetched.notes.append(f"docs from {fetched.source_url} (latest, not tagged per version)")
+        return fetched
+
+    def from_repository(self, definition: Any) -> Fetched | None:
+        from ..git import fetch_git, list_tags
+        from .guard import check_public
+        from .metadata import Repository, normalise, repository_of
+
+        reasons: list[str] = []
+        repo = None
+        if definition is not None and definition.repository:
+            url = normalise(definition.repository)
+            if url:
+                repo = Repository(check_public(url))
+        if repo is None:
+            doc = self.index_doc()
+            if doc is None:
+                self.fail("repository", f"no metadata ({self._doc_error})")
+                return None
+            repo = repository_of(self.registry, doc, self.version, reasons)
+        if repo is None:
+            self.fail("repository", "; ".join(reasons) or "the index names no source repository")
+            return None
+        tags = set(list_tags(repo.url, untrusted=True))
+        wanted = self.tag_candidates(definition)
+        tag = next((t for t in wanted if t in tags), None)
+        if tag is None:
+            from ..git import clean_url
+
+            self.fail("repository", f"{clean_url(repo.url)} has no tag {' or '.join(wanted[:4])}")
+            return None
+        opts = SourceOptions(tag=tag, near=repo.directory, untrusted=True, require_docs=True)
+        fetched = fetch_git(repo.url, opts)
+        fetched.notes.append(f"docs tree {fetched.docs_path}/ of {fetched.source_url} at tag {tag}")
+        fetched.meta["docs_ref"] = tag
+        return fetched
+
+    def tag_candidates(self, definition: Any) -> list[str]:
+        v, name = self.version, self.name
+        short = name.rsplit("/", 1)[-1]
+        out = []
+        if definition is not None and definition.versioned:
+            chosen = definition.range_for(v)
+            if chosen is not None:
+                out.append(chosen.tag_for(v))
+        out += [f"v{v}", v, f"{name}@{v}", f"{short}@{v}", f"{short}-v{v}", f"{short}-{v}",
+                f"release-{v}", f"{short}_{v}"]
+        return list(dict.fromkeys(out))
+
+    def from_artefact(self, definition: Any) -> Fetched | None:
+        kind = ARTEFACT_KINDS.get(self.registry)
+        if kind is None:
+            self.fail("artefact", f"{self.registry} releases are not built (their docs live in the code)")
+            return None
+        if definition is not None and getattr(definition.source, "type", None) in ("pypi", "npm"):
+            return None  # the definition step fetched it already
+        from ..artefact import fetch_npm, fetch_pypi
+
+        fetch = fetch_pypi if kind == "pypi" else fetch_npm
+        return fetch(self.name, self.version)
+
+    def from_site(self, definition: Any) -> Fetched | None:
+        from .metadata import docs_site_of
+        from .site import fetch_site
+
+        doc = self.index_doc()
+        site = docs_site_of(self.registry, doc, self.version) if doc is not None else None
+        if site is None:
+            self.fail("site", "the metadata names no documentation site")
+            return None
+        return fetch_site(site, self.version)
+
+
+def resolve_spec(spec: str) -> Resolved:
+    """`pypi:NAME[==VER]` / `npm:NAME[@VER]` through the ladder (the newest release when no
+    version is given, as the artefact fetcher chooses it)."""
+    from ..artefact import REGISTRY_OF, parse_artefact_spec
+    from .metadata import index_doc, latest_version
+
+    kind, name, version = parse_artefact_spec(spec)
+    registry = REGISTRY_OF[kind]
+    if registry == "pip":
+        from packaging.utils import canonicalize_name
+
+        name = str(canonicalize_name(name))
+    doc = index_doc(registry, name)
+    version = latest_version(registry, doc, version)
+    resolved = resolve(registry, name, version)
+    resolved.fetched.registry, resolved.fetched.name, resolved.fetched.version = registry, name, version
+    return resolved

@@ -1,0 +1,67 @@
+"""The docs-source resolver's parts that need no network: which metadata URLs may be followed,
+how repository strings are read, and which folder of a repository is its docs tree."""
+
+from __future__ import annotations
+
+import pytest
+
+from context_cli.sources.docsources.guard import UnsafeURL, check_public
+from context_cli.sources.docsources.metadata import normalise
+from context_cli.sources.docsources.site import versioned_urls
+from context_cli.sources.docsources.tree import best_tree
+
+
+@pytest.mark.parametrize("url,why", [
+    ("file:///etc", "only https:// and git:// URLs"),
+    ("http://github.com/a/b.git", "only https:// and git:// URLs"),
+    ("ssh://git@github.com/a/b.git", "only https:// and git:// URLs"),
+    ("https://user:token@github.com/a/b.git", "may not carry credentials"),
+    ("https://127.0.0.1/a/b.git", "loopback"),
+    ("https://localhost:8080/a/b.git", "loopback"),
+    ("https://10.1.2.3/a/b.git", "private"),
+    ("https://169.254.169.254/latest/meta-data", "link-local"),
+    ("https://[::1]/a.git", "loopback"),
+    ("https://[::ffff:192.168.0.1]/a.git", "private"),
+    ("https://0.0.0.0/a.git", "unspecified"),
+    ("https://github.com:notaport/a.git", "not a valid URL"),
+])
+def test_metadata_urls_to_private_places_are_refused(url: str, why: str):
+    with pytest.raises(UnsafeURL, match=why) as e:
+        check_public(url)
+    assert "token" not in str(e.value)
+
+
+def test_public_https_and_unresolvable_hosts_pass():
+    assert check_public("https://8.8.8.8/x.git")
+    assert check_public("https://git.example.invalid/a/b.git")  # nothing to reach; git says so
+
+
+@pytest.mark.parametrize("text,url", [
+    ("git+ssh://git@github.com:react-icons/react-icons.git", "https://github.com/react-icons/react-icons.git"),
+    ("git@github.com:a/b.git", "https://github.com/a/b.git"),
+    ("git+https://github.com/a/b.git", "https://github.com/a/b.git"),
+    ("git://github.com/a/b.git", "https://github.com/a/b.git"),
+    ("ssh://git@gitlab.com/g/r.git", "https://gitlab.com/g/r.git"),
+    ("github:a/b", "https://github.com/a/b.git"),
+    ("a/b", "https://github.com/a/b.git"),
+    ("file:///tmp/x", "file:///tmp/x"),  # left as it is, for the guard to refuse
+])
+def test_repository_strings_are_read_as_https_urls(text: str, url: str):
+    assert normalise(text) == url
+
+
+def test_the_docs_tree_is_the_one_with_most_pages():
+    vite = ["README.md", "packages/vite/README.md", "packages/vite/src/index.ts", "packages/vite/LICENSE.md",
+            *(f"docs/guide/p{i}.md" for i in range(30)), "docs/.vitepress/config.ts"]
+    assert best_tree(vite, near="packages/vite") == "docs"
+    site = ["README.md", "docs/index.md", *(f"website/docs/p{i}.mdx" for i in range(5))]
+    assert best_tree(site) == "website/docs"
+    mono = ["packages/widgets/docs/usage.md", *(f"packages/other/docs/p{i}.md" for i in range(9))]
+    assert best_tree(mono, near="packages/widgets") == "packages/widgets/docs"
+    assert best_tree(["README.md", "src/a.py", "tests/docs/x.md", "examples/docs/y.md"]) is None
+
+
+def test_only_an_exact_version_build_of_a_site_is_tried():
+    assert versioned_urls("https://requests.readthedocs.io/en/latest/", "2.32.3") == [
+        "https://requests.readthedocs.io/en/2.32.3/", "https://requests.readthedocs.io/en/v2.32.3/"]
+    assert versioned_urls("https://docs.pydantic.dev/latest/", "2.9.2") == []
