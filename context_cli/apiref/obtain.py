@@ -36,7 +36,7 @@ def obtain(store: Store, registry: str, name: str, version: str, *, fetch: bool 
         if not actions.can_build(registry):
             raise ContextError(f"{registry}/{name}@{version}: {'; '.join(reasons)}") from None
         try:
-            actions.build_from_artefact(store, registry, name, version)
+            actions.build_docs(store, registry, name, version, reasons)
         except ContextError as e2:
             reasons.append(f"release: {e2}")
             raise ContextError(f"cannot get {registry}/{name}@{version} ({'; '.join(reasons)})") from None
