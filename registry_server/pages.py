@@ -320,7 +320,7 @@ def _notice(problem: str | None) -> str:
 def _answer(found: Answer) -> str:
     """The context pack as `context search` shows it: a head line, then each page with its
     sections in reading order, their Markdown rendered (page_markdown keeps it safe)."""
-    answer = found.to_json()
+    answer = found.to_dict()
     saved = round(float(answer.get("savedPercent", 0)) * 100)
     verdict = str(answer["verdict"])
     parts = [f'<section aria-labelledby="results"><h2 id="results">Results for <q>{escape(answer["query"][:200])}</q></h2>',

@@ -263,7 +263,7 @@ def search_docs(request: DocsRequest) -> dict[str, Any]:
         raise ToolError(f"a package file is damaged ({names}: {e}); reinstall it") from None
     if not result.results:
         result = replace(result, message=NO_RESULTS_MESSAGE)
-    return result.to_json()
+    return result.to_dict()
 
 
 def _tokens(value: Any) -> int:

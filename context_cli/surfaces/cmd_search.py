@@ -37,7 +37,7 @@ def query(library: str, topic: str, budget: int, project: Path | None, no_projec
     """Search one LIBRARY ([registry/]name[@version]) for TOPIC; prints JSON."""
     store = Store()
     pkg = resolve_in_scope(store, library, project_scope(store, project, no_project))
-    click.echo(json_safe(dumps(answer(topic, [pkg], SearchOptions(budget=budget)).to_json(), indent=2)))
+    click.echo(json_safe(dumps(answer(topic, [pkg], SearchOptions(budget=budget)).to_dict(), indent=2)))
 
 
 @click.command("search")
@@ -69,7 +69,7 @@ def search(topic: str | None, libs: tuple[str, ...], budget: int, limit: int, fm
         raise click.UsageError("give a TOPIC, or --batch FILE")
     result = answer(topic, packages, opts)
     if fmt == "json":
-        click.echo(json_safe(dumps(result.to_json(), indent=2)))
+        click.echo(json_safe(dumps(result.to_dict(), indent=2)))
     else:
         echo(to_markdown(result), redacted=False)
 
@@ -83,7 +83,7 @@ def run_batch(path: Path, packages: list[Installed], opts: SearchOptions) -> Non
             qid: object = n
             try:
                 qid, text = _batch_item(line, n)
-                out = {"id": qid, **answer(text, packages, opts).to_json()}
+                out = {"id": qid, **answer(text, packages, opts).to_dict()}
             except ContextError as e:
                 out = {"id": qid, "error": str(e)}
             sys.stdout.write(json_safe(dumps(out)) + "\n")
