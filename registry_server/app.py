@@ -22,7 +22,7 @@ from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
@@ -43,15 +43,16 @@ from starlette.types import Receive, Scope, Send
 
 from context_cli.package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 
+from . import pages
 from .blobs import BlobStore
 from .cache import AnswerCacheMiddleware, Cache, mark_cacheable
 from .observe import Metrics, ObserveMiddleware
+from .paths import raw_segments
 from .records import FULL_ERRNOS, MUTABLE_VERSIONS, BlobMissing, Conflict, QueryTooLong, Record, Rejected, Unavailable
 from .storage import ORPHAN_GRACE, Storage, StorageConfig, Upload, open_storage
 
 WRITE_BUFFER = 1024 * 1024  # upload bytes gathered before one write in the threadpool
 WHOLE_READ = 4 * 1024 * 1024  # package files up to this size are read (and sent) in one piece
-MAX_PATH = 2048
 MAX_DIGITS = 18
 log = logging.getLogger("registry_server")
 T = TypeVar("T")
@@ -186,20 +187,6 @@ def whole_number(raw: str) -> int | None:
     if not raw or len(raw) > MAX_DIGITS or not raw.isascii() or not raw.isdigit():
         return None
     return int(raw)
-
-
-def raw_segments(request: Request, prefix: str) -> list[str]:
-    """The path after `prefix`, split on literal `/` and only then percent-decoded."""
-    raw = request.scope.get("raw_path") or request.scope["path"].encode()
-    text = raw.decode("latin-1")
-    if len(text) > MAX_PATH:
-        raise fail(400, "request path is too long")
-    at = text.find(prefix)
-    rest = text[at + len(prefix):] if at >= 0 else ""
-    try:
-        return [unquote(s, errors="strict") for s in rest.split("/")]
-    except UnicodeDecodeError:
-        raise fail(400, "request path is not valid UTF-8") from None
 
 
 def identity(registry: str, name: str, version: str) -> PackageId:
@@ -508,7 +495,5 @@ ROUTES = [
     Route("/packages/{rest:path}", packages, methods=["GET", "HEAD", "POST"]),
 ]
 # The HTML pages may add their own routes (`pages.ROUTES`, matched before ours, so a page
-# route for `/` replaces `index`). Imported last: pages.py may import helpers from this module.
-from . import pages  # noqa: E402
-
+# route for `/` replaces `index`).
 PAGE_ROUTES: list[Route] = pages.ROUTES

@@ -20,11 +20,12 @@ from starlette.routing import Route
 
 from context_cli.package.identity import InvalidIdentity, check_identity, check_name, check_registry
 from context_cli.search.answer import Answer, Hit, Page
-from context_cli.search.engine import DEFAULT_BUDGET
+from context_cli.search.options import DEFAULT_BUDGET
 from context_cli.surfaces.render import section_title, to_markdown
 
 from . import page_api, page_markdown, page_search
 from .page_search import MAX_BUDGET, SearchFailed, clean_query
+from .paths import raw_segments
 from .storage import Record
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'"
@@ -213,7 +214,6 @@ def _index_row(versions: list[Record]) -> str:
 
 async def docs_page(request: Request) -> Response:
     """`/docs/R/N` (newest version) and `/docs/R/N/V`, with `?q=` searching that version."""
-    from .app import raw_segments  # app imports this module: import at call time
 
     try:
         segments = raw_segments(request, "/docs/")
@@ -322,7 +322,7 @@ def _notice(problem: str | None) -> str:
 def _answer(found: Answer) -> str:
     """The context pack as `context search` shows it: a head line, then each page with its
     sections in reading order, their Markdown rendered (page_markdown keeps it safe)."""
-    answer = found.to_json()
+    answer = found.to_dict()
     saved = round(float(answer.get("savedPercent", 0)) * 100)
     verdict = str(answer["verdict"])
     parts = [f'<section aria-labelledby="results"><h2 id="results">Results for <q>{escape(answer["query"][:200])}</q></h2>',

@@ -37,7 +37,7 @@ def test_sections_of_a_page_are_adjacent_and_in_page_order(tmp_path: Path) -> No
     assert [h.page.rank for h in hits if h.page] == sorted(h.page.rank for h in hits if h.page)
     streams = " | ".join(h.title for h in hits if h.source == "streams.md")  # neighbours may be merged
     assert streams.index("Opening a stream") < streams.index("Cancelling a stream")  # the page's own order
-    page = hits[0].to_json()["page"]
+    page = hits[0].to_dict()["page"]
     assert page == {"rank": 1, "title": "Streams", "source": "streams.md", "url": None}
 
 

@@ -38,7 +38,7 @@ def test_the_example_in_docs_python_md_runs(tmp_path):
     assert not list((tmp_path / "home" / "packages").glob("*.db"))  # the example removes what it added
 
 
-def test_answer_to_json_is_what_the_cli_prints(docs_folder, tmp_path):
+def test_answer_to_dict_is_what_the_cli_prints(docs_folder, tmp_path):
     pkg = cx.build(docs_folder, tmp_path / "mylib.db", name="mylib", version="1.0.0", embed=False)
     cx.Store().install(pkg.path)
     printed = CliRunner().invoke(cli, ["search", "stop the pipeline halfway", "--format", "json", "--budget", "500"])
@@ -46,13 +46,14 @@ def test_answer_to_json_is_what_the_cli_prints(docs_folder, tmp_path):
     answer = cx.search("stop the pipeline halfway", ["mylib"], budget=500)
     assert isinstance(answer, cx.Answer) and all(isinstance(h, cx.Hit) for h in answer.results)
     from_cli = json.loads(printed.output)
-    assert list(from_cli) == list(answer.to_json())  # same keys in the same order
-    assert from_cli["results"] == [h.to_json() for h in answer.results]
+    assert list(from_cli) == list(answer.to_dict())  # same keys in the same order
+    assert from_cli["results"] == [h.to_dict() for h in answer.results]
     assert answer.results[0].source == "guide/cancel.md"
-    assert list(answer.results[0].to_json()) == ["rank", "library", "title", "content", "source", "url", "tokens",
+    assert list(answer.results[0].to_dict()) == ["rank", "library", "title", "content", "source", "url", "tokens",
                                                  "score", "verdict", "signals", "page"]
-    assert answer.results[0].to_json()["page"] == {"rank": 1, "title": answer.results[0].title.split(" > ")[0],
+    assert answer.results[0].to_dict()["page"] == {"rank": 1, "title": answer.results[0].title.split(" > ")[0],
                                                    "source": "guide/cancel.md", "url": None}
+    assert json.loads(answer.to_json()) == answer.to_dict() and "\n" not in answer.to_json()  # the text, compact
 
 
 def test_search_takes_paths_specs_and_opened_packages(tmp_path):
@@ -61,7 +62,7 @@ def test_search_takes_paths_specs_and_opened_packages(tmp_path):
     cx.Store().install(b)
     answer = cx.search("streams", [str(a), "beta", cx.open(a)])
     assert {h.library for h in answer.results} == {"alpha@1.0.0", "beta@2.0.0"}
-    assert answer.library is None and "library" not in answer.to_json()
+    assert answer.library is None and "library" not in answer.to_dict()
     single = cx.search("streams", a)
     assert single.library == "alpha@1.0.0" and single.version == "1.0.0"
 

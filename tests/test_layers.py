@@ -1,4 +1,5 @@
-"""The import graph of context_cli: no cycles between modules, no layer importing one above it.
+"""The import graph of context_cli and of the registry packages: no cycles between modules, no
+layer importing one above it, and the client never importing the registry server.
 
 The pipeline is layered sources -> parse -> chunk -> package -> search -> surfaces; a module
 may import its own layer and those below, never one above. Every import counts, also the
@@ -15,7 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent / "context_cli"
+CHECKOUT = Path(__file__).resolve().parent.parent
+ROOT = CHECKOUT / "context_cli"
+# The registry's packages sit beside context_cli: they may use it, never the other way round.
+PACKAGES = [ROOT, CHECKOUT / "registry", CHECKOUT / "registry_server"]
 
 # Lowest first. Top-level modules not named here (a new one) count as "orchestrate", as does
 # the package itself (`context_cli/__init__.py`, where a public API would live).
@@ -39,7 +43,7 @@ ORCHESTRATE = next(i for i, (name, _) in enumerate(LAYERS) if name == "orchestra
 
 def _modules() -> dict[str, Path]:
     found = {}
-    for path in ROOT.rglob("*.py"):
+    for path in (p for root in PACKAGES for p in root.rglob("*.py")):
         parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
@@ -48,7 +52,7 @@ def _modules() -> dict[str, Path]:
 
 
 def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """Modules of context_cli that `module` imports anywhere in its file."""
+    """Modules of ours (context_cli, the registry's) that `module` imports anywhere in its file."""
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
     out = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -83,6 +87,8 @@ def _read_graph() -> dict[str, set[str]]:
 
 def _rank(module: str) -> int:
     parts = module.split(".")
+    if parts[0] != "context_cli":
+        return len(LAYERS)  # (the registry's packages: above every layer of the client)
     return RANK.get(parts[1] if len(parts) > 1 else parts[0], ORCHESTRATE)
 
 
@@ -132,6 +138,13 @@ def test_no_layer_imports_a_layer_above_it():
         if _rank(t) > _rank(m)
     )
     assert upward == []
+
+
+def test_the_registry_packages_are_in_the_graph_and_the_client_never_imports_them():
+    graph = _graph()
+    assert "registry_server.app" in graph and "registry_server.pages" in graph["registry_server.app"]
+    assert not [(m, t) for m in graph if m.startswith("context_cli") for t in graph[m]
+                if not t.startswith("context_cli")]
 
 
 def test_package_never_imports_search():

@@ -187,7 +187,7 @@ def test_search_renders_the_clients_context_pack(client: TestClient, files: dict
     assert_accessible(html)
     installed = Store().install(files["1.2.0"], registry="pip")
     found = answer(query, [installed], SearchOptions())
-    expected = found.to_json()
+    expected = found.to_dict()
     assert expected["results"], expected
     pages = re.findall(r'<article class="result"><h3>\d+\. (.*?)</h3>', html)  # grouped by page, as the CLI
     assert pages == list(dict.fromkeys(escape(r["page"]["title"]) for r in expected["results"]))

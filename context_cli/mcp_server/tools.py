@@ -273,7 +273,7 @@ def search_docs(request: DocsRequest) -> dict[str, Any]:
                         "or ask the user to rebuild or remove it (`context remove NAME@VERSION`)") from None
     if not result.results:
         result = replace(result, message=NO_RESULTS_MESSAGE)
-    return result.to_json()
+    return result.to_dict()
 
 
 def _tokens(value: Any) -> int:

@@ -1,8 +1,9 @@
 """A search answer as typed objects: `Answer` and its ranked `Hit`s.
 
 The engine builds these; the CLI (JSON and Markdown), the MCP server and Python callers read
-them. `to_json()` is the wire shape of `context search --format json` and MCP `get_docs`
-(docs/search.md, "Answer shape"): keys and their order are a contract. Scores and signals
+them. `to_dict()` is the wire shape of `context search --format json` and MCP `get_docs`
+(docs/search.md, "Answer shape"): keys and their order are a contract; `to_json()` is that
+as compact JSON text. Scores and signals
 are made finite here, so no surface can print `NaN` or `Infinity`.
 """
 
@@ -25,7 +26,7 @@ class Page:
     source: str
     url: str | None
 
-    def to_json(self) -> Json:
+    def to_dict(self) -> Json:
         return {"rank": self.rank, "title": self.title, "source": self.source, "url": self.url}
 
 
@@ -45,13 +46,13 @@ class Hit:
     signals: Json = field(default_factory=dict)
     page: Page | None = None
 
-    def to_json(self) -> Json:
+    def to_dict(self) -> Json:
         out = {"rank": self.rank, "library": self.library, "title": self.title, "content": self.content,
                "source": self.source, "url": self.url, "tokens": self.tokens,
                "score": round(finite(self.score), 6), "verdict": self.verdict,
                "signals": {k: _finite_or_none(v) for k, v in self.signals.items()}}
         if self.page is not None:
-            out["page"] = self.page.to_json()
+            out["page"] = self.page.to_dict()
         return out
 
 
@@ -71,7 +72,7 @@ class Answer:
     notes: list[str] = field(default_factory=list)
     message: str | None = None  # advice for an agent when nothing matched
 
-    def to_json(self) -> Json:
+    def to_dict(self) -> Json:
         out: Json = {"query": self.query}
         if self.library is not None:
             out["library"] = self.library
@@ -81,7 +82,7 @@ class Answer:
             "tokens": self.tokens,
             "savedPercent": finite(self.saved_percent),
             "verdict": self.verdict,
-            "results": [h.to_json() for h in self.results],
+            "results": [h.to_dict() for h in self.results],
             "searched": dict(self.searched),
         })
         if self.notes:
@@ -89,6 +90,10 @@ class Answer:
         if self.message is not None:
             out["message"] = self.message
         return out
+
+    def to_json(self) -> str:
+        """The answer as compact JSON text (`dumps` of `to_dict()`)."""
+        return dumps(self.to_dict())
 
 
 def dumps(data: Any, *, indent: int | None = None) -> str:

@@ -79,7 +79,7 @@ def answer(query: str, packages: Iterable[Installed], opts: SearchOptions | None
 
 def search(query: str, packages: Iterable[Installed], opts: SearchOptions | None = None) -> Json:
     """The answer in its JSON form (what `context search --format json` prints)."""
-    return answer(query, packages, opts).to_json()
+    return answer(query, packages, opts).to_dict()
 
 
 def check_text(text: str, what: str) -> None:

@@ -37,7 +37,7 @@ def query(library: str, topic: str, budget: int, project: Path | None, no_projec
     """Search one LIBRARY ([registry/]name[@version]) for TOPIC; prints JSON."""
     store = Store()
     pkg = resolve_in_scope(store, library, project_scope(store, project, no_project))
-    click.echo(json_safe(dumps(answer(topic, [pkg], SearchOptions(budget=budget)).to_json(), indent=2)))
+    click.echo(json_safe(dumps(answer(topic, [pkg], SearchOptions(budget=budget)).to_dict(), indent=2)))
 
 
 @click.command("search")
@@ -73,7 +73,7 @@ def search(topic: str | None, libs: tuple[str, ...], budget: int, limit: int, fm
     if fmt == "json":
         # Piped, the JSON is for a program: one line, no indentation (12 % smaller on a real answer).
         indent = 2 if pretty or sys.stdout.isatty() else None
-        click.echo(json_safe(dumps(result.to_json(), indent=indent)))
+        click.echo(json_safe(dumps(result.to_dict(), indent=indent)))
     else:
         echo(to_markdown(result), redacted=False)
 
@@ -87,7 +87,7 @@ def run_batch(path: Path, packages: list[Installed], opts: SearchOptions) -> Non
             qid: object = n
             try:
                 qid, text = _batch_item(line, n)
-                out = {"id": qid, **answer(text, packages, opts).to_json()}
+                out = {"id": qid, **answer(text, packages, opts).to_dict()}
             except ContextError as e:
                 out = {"id": qid, "error": str(e)}
             sys.stdout.write(json_safe(dumps(out)) + "\n")
