@@ -54,8 +54,11 @@ def test_centroids_count_only_for_the_same_model() -> None:
     up, side = np.array([1, 0], dtype=np.float32), np.array([0, 1], dtype=np.float32)
     a = signature("a", [], 1, np.stack([up, up]), "m")
     b = signature("b", [], 1, np.stack([side]), "m")
-    assert scores([], [], [a, b], up, "m")[0] > scores([], [], [a, b], up, "m")[1]
-    assert scores([], [], [a, b], up, "other") == [0.0, 0.0]
+    on = (3.0, 1.0, 20.0)  # (off by default: measured to lose)
+    got = scores([], [], [a, b], up, "m", on)
+    assert got[0] > got[1]
+    assert scores([], [], [a, b], up, "other", on) == [0.0, 0.0]
+    assert scores([], [], [a, b], up, "m") == [0.0, 0.0]
 
 
 def test_one_package_has_no_prior() -> None:
