@@ -35,3 +35,30 @@ def targz(members: dict[str, str | bytes]) -> bytes:
             info.size = len(raw)
             tf.addfile(info, io.BytesIO(raw))
     return buf.getvalue()
+
+
+def run_on_pty(args: list[str], *, stream: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """`context ARGS` as a subprocess whose `stream` ("stdout" or "stderr") is a real pty, the
+    other one discarded: what a person at a terminal sees. Returns (exit status, what was shown)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    streams = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: follower}
+    with subprocess.Popen([sys.executable, "-m", "context_cli", *args], env=env, stdin=subprocess.DEVNULL,
+                          **streams) as proc:
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the pty closed: the process is done
+                break
+            if not chunk:
+                break
+            shown += chunk
+        code = proc.wait(120)
+    os.close(leader)
+    return code, shown.decode(errors="replace")

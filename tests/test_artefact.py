@@ -10,11 +10,12 @@ import tarfile
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from helpers import targz
+from quiet_servers import QuietHTTPServer
 
 from context_cli.errors import SourceError
 from context_cli.sources import artefact
@@ -65,7 +66,7 @@ def server():
         def log_message(self, *args) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     srv.url = f"http://127.0.0.1:{httpd.server_address[1]}"
     yield srv

@@ -5,7 +5,7 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from helpers import PEER_DB, make_package
+from helpers import PEER_DB, make_package, run_on_pty
 
 from context_cli.surfaces.cli import COMMANDS, cli
 
@@ -159,34 +159,14 @@ def test_info_says_where_the_docs_came_from_in_words(tmp_path, meta, shown):
 
 
 def test_search_json_is_one_line_when_piped_and_indented_for_people(tmp_path):
-    import os
-    import pty
-    import subprocess
-    import sys
-
     run("add", str(make_package(tmp_path / "j.db", "jlib", "1.0.0")))
     args = ["search", "streaming cancellation", "--format", "json"]
     piped = run(*args).output
     assert piped.count("\n") == 1 and json.loads(piped)["results"]
     pretty = run(*args, "--pretty").output
     assert pretty.startswith('{\n  "query": ') and json.loads(pretty) == json.loads(piped)
-
-    leader, follower = pty.openpty()
-    with subprocess.Popen([sys.executable, "-m", "context_cli", *args], stdout=follower,
-                          stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL) as proc:
-        os.close(follower)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the terminal closed: the process is done
-                break
-            if not chunk:
-                break
-            shown += chunk
-        assert proc.wait(60) == 0
-    os.close(leader)
-    assert shown.startswith(b'{\r\n  "query": ')
+    code, shown = run_on_pty(args, stream="stdout")
+    assert code == 0 and shown.startswith('{\r\n  "query": ')
 
 
 def test_markdown_nests_a_sections_own_headings_under_its_result(tmp_path):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import threading
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from quiet_servers import QuietHTTPServer
 
 from context_cli.errors import SourceError
 from context_cli.sources import artefact
@@ -61,7 +62,7 @@ def server():
         def log_message(self, *args) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     answers.url = f"http://127.0.0.1:{httpd.server_address[1]}"

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pty
 import subprocess
 import sys
 import threading
@@ -17,7 +16,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from helpers import targz
+from helpers import run_on_pty, targz
 from mcp_fixtures import build_package, publish, registry_server
 from quiet_servers import QuietHTTPServer
 
@@ -64,27 +63,11 @@ def pypi() -> Iterator[str]:
 def _run(args: list[str], env: dict[str, str], *, terminal: bool) -> tuple[int, str]:
     """Run `context ARGS`; its stderr on a pty (120 columns wide) or a pipe. Returns (exit, stderr)."""
     env = {**os.environ, **env, "COLUMNS": "120", "TERM": "xterm"}
-    command = [sys.executable, "-m", "context_cli", *args]
-    if not terminal:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL)
-        return done.returncode, done.stderr
-    leader, follower = pty.openpty()
-    with subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                          stderr=follower) as proc:
-        os.close(follower)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the pty closed: the process is done
-                break
-            if not chunk:
-                break
-            shown += chunk
-        code = proc.wait(120)
-    os.close(leader)
-    return code, shown.decode(errors="replace")
+    if terminal:
+        return run_on_pty(args, stream="stderr", env=env)
+    done = subprocess.run([sys.executable, "-m", "context_cli", *args], env=env, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+    return done.returncode, done.stderr
 
 
 def test_an_sdist_download_shows_its_size_and_rate_on_a_terminal(pypi: str, tmp_path: Path) -> None:

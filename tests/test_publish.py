@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 import requests
 from click.testing import CliRunner
+from quiet_servers import QuietHTTPServer
 from registry_fixtures import KEY, ServerProcess, live_server, make_package  # noqa: F401
 from test_registry_build import (  # noqa: F401
     Artefacts,
@@ -295,7 +296,7 @@ def scripted() -> Iterator[Scripted]:
         def log_message(self, *args: object) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02},
                      daemon=True).start()
     srv.url = f"http://127.0.0.1:{httpd.server_address[1]}"

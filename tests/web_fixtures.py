@@ -12,7 +12,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from quiet_servers import QuietHTTPServer
 
 
 @dataclass
@@ -92,18 +94,10 @@ def _handler_for(site: Site) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False  # a handler still sleeping must not hold up the test
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        pass  # clients that time out or hang up on purpose are part of the tests
-
-
 @contextmanager
 def serve(site: Site) -> Iterator[str]:
     """Run `site` on 127.0.0.1:<free port>; yields the base URL `http://127.0.0.1:PORT`."""
-    server = _QuietServer(("127.0.0.1", 0), _handler_for(site))
+    server = QuietHTTPServer(("127.0.0.1", 0), _handler_for(site))
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     site.base = f"http://127.0.0.1:{server.server_address[1]}"

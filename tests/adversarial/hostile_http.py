@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from quiet_servers import QuietTCPServer
+
 Part = bytes | float
 Handler = Callable[["Request"], Iterable[Part]]
 REASONS = {200: "OK", 302: "Found", 404: "Not Found", 500: "Internal Server Error"}
@@ -104,14 +106,7 @@ class HostileServer:
             def handle(self) -> None:
                 outer._handle(self.rfile, self.connection)
 
-        class Server(socketserver.ThreadingTCPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-            def handle_error(self, request: object, client_address: object) -> None:
-                pass  # a client hanging up on an endless answer is the expected end
-
-        self.server = Server(("127.0.0.1", 0), RequestHandler)
+        self.server = QuietTCPServer(("127.0.0.1", 0), RequestHandler)  # a client hanging up is the expected end
         self.port = int(self.server.server_address[1])
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 
