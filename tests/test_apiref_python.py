@@ -101,3 +101,14 @@ def test_deprecations_all_and_stubs(tmp_path: Path) -> None:
     assert symbols["pkg.core.old"].deprecated == "use run, not {...}"
     assert symbols["pkg.core.Legacy"].deprecated == "gone in 3"
     assert symbols["pkg.core.run"].deprecated is None
+
+
+def test_lib_layout_is_found(tmp_path: Path) -> None:
+    """SQLAlchemy's sdist keeps its package under lib/, beside doc/ and examples/."""
+    root = write(tmp_path, {"lib/pkg/__init__.py": "from .engine import create as create\n",
+                            "lib/pkg/engine.py": "def create(url: str) -> None:\n    '''Make one.'''\n",
+                            "examples/demo.py": "def demo(): pass\n"})
+    symbols = {s.name: s for s in extract_api(root, registry="pip", name="pkg", version="1").symbols}
+    assert symbols["pkg.engine.create"].aliases == ("pkg.create",) and symbols["pkg.engine.create"].source == \
+        "lib/pkg/engine.py"
+    assert not any("demo" in n for n in symbols)

@@ -59,8 +59,18 @@ def extract_api(root: Path, *, registry: str, name: str, version: str,
 
 
 def find_modules(root: Path, notes: list[str]) -> list[tuple[Path, str, bool]]:
-    """(file, dotted module, is_package) for every importable module, stubs preferred."""
-    base = root / "src" if (root / "src").is_dir() else root
+    """(file, dotted module, is_package) for every importable module, stubs preferred: under
+    `src/` or `lib/` (SQLAlchemy's layout) when either holds a package, else at the root."""
+    for base in (root / "src", root / "lib", root):
+        found = _modules_in(base) if base.is_dir() else []
+        if any(is_package for _, _, is_package in found) or base == root:
+            break
+    if not found:
+        notes.append("API: no importable Python modules found")
+    return found
+
+
+def _modules_in(base: Path) -> list[tuple[Path, str, bool]]:
     found: list[tuple[Path, str, bool]] = []
     for entry in sorted(base.iterdir()):
         if entry.is_dir() and entry.name.isidentifier() and entry.name not in SKIP_DIRS and _init(entry):
@@ -68,8 +78,6 @@ def find_modules(root: Path, notes: list[str]) -> list[tuple[Path, str, bool]]:
         elif entry.is_file() and entry.suffix in (".py", ".pyi") and entry.stem.isidentifier() \
                 and entry.name not in SKIP_FILES and not (entry.suffix == ".py" and entry.with_suffix(".pyi").exists()):
             found.append((entry, entry.stem, False))
-    if not found:
-        notes.append("API: no importable Python modules found")
     return found
 
 
