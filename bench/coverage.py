@@ -87,8 +87,11 @@ def one(registry: str, name: str, version: str, mode: str, out: Path) -> dict[st
             import re
 
             sources = [r.source for r in search(question, [pkg], limit=3).results]
+            # `hit`: the pattern as written; `hit_i`: case-insensitive (npm's `Readme.md`,
+            # jest's `MockFunctions.md`: the page meant, spelled otherwise)
             hits.append({"question": question, "gold": gold, "top3": sources,
-                         "hit": any(re.search(gold, s or "") for s in sources)})
+                         "hit": any(re.search(gold, s or "") for s in sources),
+                         "hit_i": any(re.search(gold, s or "", re.I) for s in sources)})
         row.update(step=step, docs="readme" if readme else "docs", pages=result.pages, sections=result.chunks,
                    tried=tried, meta=dict(fetched.meta), questions=hits)
     except Exception as e:  # noqa: BLE001 - a bench row, not a crash
@@ -100,7 +103,7 @@ def one(registry: str, name: str, version: str, mode: str, out: Path) -> dict[st
 def run_packages(env: dict[str, str], work: Path, only: str | None) -> list[dict[str, object]]:
     rows = []
     for registry, name, version, _ in PACKAGES:
-        if only and name != only:
+        if only and name not in only.split(","):
             continue
         for mode in ("before", "after"):
             out = work / f"{registry}-{name.replace('/', '_')}-{mode}.db"
@@ -160,7 +163,7 @@ def run_apps(env: dict[str, str], work: Path) -> list[dict[str, object]]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--one", nargs=5)
-    ap.add_argument("--only")
+    ap.add_argument("--only", help="comma-separated names; their rows replace those already in --out")
     ap.add_argument("--apps", action="store_true")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "coverage.json")
     args = ap.parse_args()
@@ -176,7 +179,11 @@ def main() -> None:
     if args.apps:
         report["apps"] = run_apps(env, work)
     else:
-        report["packages"] = run_packages(env, work, args.only)
+        fresh = run_packages(env, work, args.only)
+        keep = [r for r in report.get("packages") or [] if args.only  # type: ignore[union-attr]
+                and (r["name"], r["mode"]) not in {(f["name"], f["mode"]) for f in fresh}]
+        order = {n: i for i, (_, n, _, _) in enumerate(PACKAGES)}
+        report["packages"] = sorted(keep + fresh, key=lambda r: (order[r["name"]], r["mode"]))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")
     summarise(report)
@@ -191,8 +198,10 @@ def summarise(report: dict[str, object]) -> None:
         real = sum(r["docs"] == "docs" for r in mine)  # type: ignore[index]
         qs = [q for r in mine for q in r["questions"]]  # type: ignore[index]
         hits = sum(q["hit"] for q in qs)
+        hits_i = sum(q.get("hit_i", q["hit"]) for q in qs)
         print(f"{mode}: real docs for {real}/{len(mine)} packages ({100 * real / len(mine):.0f} %); "
-              f"gold in top 3 for {hits}/{2 * len(mine)} questions ({50 * hits / len(mine):.0f} %)")
+              f"gold in top 3 for {hits}/{2 * len(mine)} questions ({50 * hits / len(mine):.0f} %), "
+              f"{hits_i} ({50 * hits_i / len(mine):.0f} %) matching case-insensitively")
     for app in report.get("apps") or []:  # type: ignore[union-attr]
         print(f"app {app['app']}: {app['real']}/{app['total']}")  # type: ignore[index]
 
