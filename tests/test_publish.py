@@ -175,7 +175,9 @@ pip:
     assert "Summary: 1 published, 0 skipped, 2 failed" in r.output
     assert "Failures:" in r.output
     assert "  npm/ghost: version discovery: no such package on npm: ghost" in r.output
-    assert "  pip/broken@1.0: demo 1.0 sdist has no 'manual' folder" in r.output
+    # the definition's failure is said first among the docs-source steps tried after it
+    assert "  pip/broken@1.0: no docs for pip/broken@1.0: tried definition: demo 1.0 sdist has no 'manual' folder" \
+        in r.output
     assert server_meta(live_server, "pip", "demo", "1.0") is not None
 
 

@@ -161,7 +161,7 @@ def fetch_pypi(name: str, version: str | None = None, *, index_url: str | None =
     project = quote(name, safe="")
     doc_url = f"{base}/pypi/{project}/json"
     doc = get_json(doc_url, what="PyPI", not_found=f"no such package on PyPI: {name}")
-    version = version or _latest_pypi(doc)
+    version = version or latest_pypi(doc)
     releases = doc.get("releases")
     if isinstance(releases, dict) and version in releases:
         files = releases[version] or []
@@ -195,7 +195,7 @@ def fetch_pypi(name: str, version: str | None = None, *, index_url: str | None =
     return fetched
 
 
-def _latest_pypi(doc: dict[str, Any]) -> str:
+def latest_pypi(doc: dict[str, Any]) -> str:
     """The newest release that is not a pre-release and has a file that is not yanked.
 
     PyPI's `info.version` is the fallback: it is the newest upload, which may be a

@@ -140,12 +140,12 @@ def index_doc(registry: str, name: str) -> dict[str, Any]:
 def latest_version(registry: str, doc: dict[str, Any], wanted: str | None) -> str:
     """The release `wanted` names (an npm dist-tag resolved), else the newest stable one."""
     from ...errors import SourceError
-    from ..artefact import _latest_pypi
+    from ..artefact import latest_pypi
 
     if registry == "pip":
         if wanted:
             return wanted
-        return _latest_pypi(doc)
+        return latest_pypi(doc)
     tags = table(doc.get("dist-tags"))
     resolved = tags.get(wanted or "latest") or wanted
     if not isinstance(resolved, str) or not resolved:
