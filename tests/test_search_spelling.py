@@ -88,5 +88,8 @@ def test_one_edit_after_the_first_letter_is_found(term: str, at: int, op: str, c
     fixed = VOCAB.correct(typo)
     if typo in VOCAB.df or allowed_distance(typo) == 0 or typo in term:
         return
-    assert fixed is not None
+    if fixed is None:  # near terms of like frequency tie, and a tie is no correction (`correct`)
+        d = distance(typo, term, 2)
+        assert any(t != term and n >= 3 and distance(typo, t, 2) <= d for t, n in VOCAB.df.items())
+        return
     assert distance(typo, fixed, 2) <= distance(typo, term, 2)

@@ -74,7 +74,7 @@ class PageReader:
 
     def page(self, resp: Response) -> Page:
         """Parse a response that was already fetched (the start page)."""
-        from .web import page_document
+        from .site_doc import page_document
 
         doc = page_document(resp)
         if resp.content_type not in _HTML_TYPES:
@@ -94,7 +94,7 @@ class PageReader:
     def _twin(self, url: str) -> Document | None:
         """The page's `.md` twin, once the site is known to publish them (decided on first use)."""
         from ..parse import parse_markdown
-        from .web import doc_path
+        from .site_doc import doc_path
 
         if self.twins is False:
             return None
@@ -117,7 +117,7 @@ class PageReader:
     def _render(self, url: str) -> tuple[str, Document] | None:
         from ..parse import parse_html
         from .site_browser import render
-        from .web import doc_path
+        from .site_doc import doc_path
 
         if self.browser is None:
             with self._lock:

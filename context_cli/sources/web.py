@@ -27,14 +27,14 @@ import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from posixpath import normpath
 from typing import Any
-from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 from ..document import Document
 from ..errors import SourceError
 from .base import Fetched
 from .http import FetchError, HttpClient, Response, origin, safe_url
+from .site_doc import doc_path
 
 MAX_PAGES = 500
 WORKERS = 4
@@ -42,8 +42,6 @@ MAX_SITEMAPS = 50
 GENERIC_LABELS = {"www", "docs", "doc", "documentation", "developer", "developers", "dev", "api",
                   "learn", "help", "support", "wiki", "guide", "guides", "manual", "reference"}
 _MD_LINK_RE = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_MD_SUFFIXES = (".md", ".markdown", ".mdx", ".txt")
-_MD_TYPES = ("text/markdown", "text/x-markdown", "text/plain")
 _SOURCE_LINE_RE = re.compile(r"^(?:source|url|link|canonical):\s*(https?://\S+)\s*$", re.I)
 
 
@@ -184,30 +182,6 @@ def site_name(url: str) -> str:
     meaningful = [x for x in labels if x not in GENERIC_LABELS]
     name = meaningful[0] if meaningful else labels[0]
     return re.sub(r"[^a-z0-9._-]+", "-", name).strip("-.") or "site"
-
-
-def doc_path(url: str) -> str:
-    """`https://x.dev/docs/guide/` -> `docs/guide`; `/` -> `index`; never absolute."""
-    path = unquote(urlsplit(url).path)
-    path = normpath("/" + path).lstrip("/") if path.strip("/") else ""
-    path = path.rstrip("/")
-    for suffix in ("/index.html", "/index.htm"):
-        if path.endswith(suffix):
-            path = path[: -len(suffix)]
-    return path or "index"
-
-
-def page_document(resp: Response) -> Document | None:
-    """Parse a fetched page: Markdown by suffix or content type, else HTML."""
-    from ..parse import parse_html, parse_markdown
-
-    rel = doc_path(resp.url)
-    suffix_path = urlsplit(resp.url).path.lower()
-    if suffix_path.endswith(_MD_SUFFIXES) or resp.content_type in _MD_TYPES:
-        return parse_markdown(rel, resp.text, url=safe_url(resp.url), mdx=suffix_path.endswith(".mdx"))
-    if resp.content_type in ("text/html", "application/xhtml+xml", ""):
-        return parse_html(rel, resp.text, url=safe_url(resp.url))
-    return None
 
 
 def split_llms_full(text: str, url: str) -> list[Document]:

@@ -160,7 +160,7 @@ class _Run:
     def from_definition(self, definition: Any) -> Fetched | None:
         if definition is None:
             return None
-        from registry.build import fetch_defined
+        from registry.fetch import fetch_defined
 
         if definition.versioned and definition.range_for(self.version) is None:
             self.fail("definition", f"{definition.origin or definition.key} covers no range with {self.version}")
