@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_cli.package.bm25 import stemmer
-from context_cli.search.spelling import Vocabulary, allowed_distance, distance
+from context_cli.search.spelling import Vocabulary, allowed_distance, distance, plausible
 
 FIXTURE = Path(__file__).parent / "fixtures" / "eval" / "click-docs"
 
@@ -86,7 +86,7 @@ def test_one_edit_after_the_first_letter_is_found(term: str, at: int, op: str, c
     at = 1 + (at - 1) % (len(term) - 1)
     typo = {"d": term[:at] + term[at + 1:], "i": term[:at] + c + term[at:], "s": term[:at] + c + term[at + 1:]}[op]
     fixed = VOCAB.correct(typo)
-    if typo in VOCAB.df or allowed_distance(typo) == 0 or typo in term:
+    if typo in VOCAB.df or allowed_distance(typo) == 0 or typo in term or not plausible(typo, term):
         return
     if fixed is None:  # near terms of like frequency tie, and a tie is no correction (`correct`)
         d = distance(typo, term, 2)
