@@ -57,7 +57,7 @@ REGISTRY_OF = {"pypi": "pip", "npm": "npm"}
 
 _PYPI_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
 _NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9_][a-z0-9._~-]*\Z", re.IGNORECASE)
-_README = re.compile(r"^readme(\.(md|markdown|rst|txt))?$", re.IGNORECASE)
+README_NAME = re.compile(r"^readme(\.(md|markdown|rst|txt))?$", re.IGNORECASE)  # a release's README file
 _VERSION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+!-]{0,63}\Z")
 
 
@@ -345,7 +345,7 @@ def _docs_path(root: Path, wanted: str | None, label: str) -> str | None:
         if folder and folder.is_dir() and _has_docs(folder):
             return folder.name
     for p in sorted(root.iterdir()):
-        if p.is_file() and _README.match(p.name):
+        if p.is_file() and README_NAME.match(p.name):
             return p.name
     return None
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..errors import ContextError, RegistryError, SourceError
 from ..store.store import Installed, Store
@@ -113,20 +112,15 @@ def can_build(registry: str) -> bool:
 
 def index_versions(registry: str, name: str) -> list[str]:
     """Versions the package index (PyPI or npm) has released; SourceError when it cannot say."""
+    from ..sources.docsources.metadata import index_doc
     from ..versions import is_version
 
-    doc = _index_doc(registry, name)
+    doc = index_doc(registry, name)
     if registry == "hex":
         found = [table(r).get("version") for r in doc.get("releases") or []]
     else:
         found = list((doc.get("releases") if registry == "pip" else doc.get("versions")) or {})
     return [v for v in found if is_version(v)]  # a hostile index's 5,000-digit entry is no version
-
-
-def _index_doc(registry: str, name: str) -> dict[str, Any]:
-    from ..sources.docsources.metadata import index_doc
-
-    return index_doc(registry, name)
 
 
 def artefact_spec(registry: str, name: str, version: str) -> str:

@@ -19,7 +19,6 @@ them all. A step that raises something unexpected is a failed step, never the en
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,8 +27,6 @@ from ...errors import ContextError, SourceError
 from ..base import Fetched, SourceOptions
 
 STEPS = ("definition", "repository", "artefact", "site", "readme")
-_README = re.compile(r"^readme(\.(md|markdown|rst|txt))?$", re.IGNORECASE)
-ARTEFACT_KINDS = {"pip": "pypi", "npm": "npm"}
 
 
 @dataclass(frozen=True)
@@ -103,7 +100,9 @@ def resolve(registry: str, name: str, version: str, *, definition: Any = None,
 
 
 def _is_readme(fetched: Fetched) -> bool:
-    return bool(fetched.docs_path and _README.match(fetched.docs_path.rsplit("/", 1)[-1]))
+    from ..artefact import README_NAME
+
+    return bool(fetched.docs_path and README_NAME.match(fetched.docs_path.rsplit("/", 1)[-1]))
 
 
 def _tell(fetched: Fetched, attempts: list[Attempt]) -> None:
@@ -220,14 +219,14 @@ class _Run:
         return list(dict.fromkeys(out))
 
     def from_artefact(self, definition: Any) -> Fetched | None:
-        kind = ARTEFACT_KINDS.get(self.registry)
+        from ..artefact import REGISTRY_OF, fetch_npm, fetch_pypi
+
+        kind = next((k for k, r in REGISTRY_OF.items() if r == self.registry), None)
         if kind is None:
             self.fail("artefact", f"{self.registry} releases are not built (their docs live in the code)")
             return None
         if definition is not None and getattr(definition.source, "type", None) in ("pypi", "npm"):
             return None  # the definition step fetched it already
-        from ..artefact import fetch_npm, fetch_pypi
-
         fetch = fetch_pypi if kind == "pypi" else fetch_npm
         return fetch(self.name, self.version)
 
