@@ -34,10 +34,7 @@ from .definitions import (
     PypiSource,
     Source,
 )
-from .fetch import MissingRef, drop_excluded, fetch_defined, remote_head
-
-__all__ = ["MissingRef", "build_definition", "build_fetched", "drop_excluded", "fetch_for", "releases",
-           "remote_head", "version_to_build"]
+from .fetch import fetch_defined
 
 
 def build_definition(definition: Definition, version: str | None, out_dir: Path, *,

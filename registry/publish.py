@@ -306,7 +306,8 @@ def _publish_one(definition: Definition, version: str, target: Target,
 
     Raises only a fatal `PublishError` (the run cannot go on).
     """
-    from .build import MissingRef, build_fetched, fetch_for, remote_head
+    from .build import build_fetched, fetch_for
+    from .fetch import MissingRef, remote_head
 
     label = f"{definition.key}@{version}"
     try:

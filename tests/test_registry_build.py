@@ -24,9 +24,10 @@ from route_server import Routes, serving
 
 from context_cli.package.reader import open_package
 from context_cli.sources import artefact
-from registry.build import MissingRef, build_definition, remote_head
+from registry.build import build_definition
 from registry.cli import main
 from registry.definitions import DefinitionError, find_definition, load_definitions
+from registry.fetch import MissingRef, remote_head
 
 # ---- a loopback PyPI + npm + file host ---------------------------------------------------
 
@@ -363,7 +364,7 @@ def test_embedding_is_on_by_default(artefacts: Artefacts, tmp_path: Path) -> Non
 def test_exclude_paths_never_touch_a_folder_that_was_not_fetched(tmp_path: Path) -> None:
     from context_cli.errors import SourceError
     from context_cli.sources.base import Fetched
-    from registry.build import drop_excluded
+    from registry.fetch import drop_excluded
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "keep.md").write_text("# Mine\n")
