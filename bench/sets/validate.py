@@ -184,7 +184,9 @@ def validate_graded(d: Path) -> int:
                 errors.append(f"{rid}: names_lib must be true or false")
             libs_seen[lib] += 1
             home = d.parent / lib
-        pages = pages_of.setdefault(home, corpus_pages(home))
+        if home not in pages_of:  # setdefault would parse the corpus (an OpenAPI spec) every time
+            pages_of[home] = corpus_pages(home)
+        pages = pages_of[home]
         corpus = home / "corpus"
         style, grades = r["style"], r["grades"]
         styles[style] += 1
@@ -210,7 +212,9 @@ def validate_graded(d: Path) -> int:
             if not f.is_file():
                 errors.append(f"{rid}: gold section path is not a file: {sec['path']}")
                 continue
-            lines = cache.setdefault(f, f.read_text(encoding="utf-8").splitlines())
+            if f not in cache:
+                cache[f] = f.read_text(encoding="utf-8").splitlines()
+            lines = cache[f]
             err = check_heading(f, lines, int(sec["line"]), sec["heading"])
             if err:
                 errors.append(f"{rid}: {sec['path']}: {err}")
