@@ -27,6 +27,7 @@ from ..errors import InvalidPackage, NotInstalled, RegistryError
 from ..package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 from ..package.reader import open_package
 from ..retry import RetryPolicy, parse_retry_after, send
+from ..sources.http import HttpOptions
 from ..sources.transfer import (
     IDENTITY,
     Progress,
@@ -45,7 +46,6 @@ from .protocol import SEARCH_PATH, SHA256_HEADER, download_path, error_text, pac
 ATTEMPTS = 3           # tries per request for 429, 5xx and dropped connections
 BACKOFF = 0.5          # seconds before the 2nd try; doubles after that
 MAX_WAIT = 30.0        # a longer Retry-After is reported rather than waited for
-TIMEOUT = (10, 30)     # connect, read (between bytes) in seconds: a silent stall ends in the rate window
 MUTABLE_VERSIONS = frozenset({"latest"})
 HEADERS = {"User-Agent": f"context/{__version__}", **IDENTITY}
 MAX_BYTES_ENV, DEFAULT_MAX_BYTES = "CONTEXT_MAX_DOWNLOAD_BYTES", 512 * 1024 * 1024
@@ -273,12 +273,19 @@ def _receive(resp: requests.Response, fd: int, limit: int,
 
 # -- HTTP -----------------------------------------------------------------------------
 
+def timeouts() -> tuple[float, float]:
+    """(connect, read between bytes) in seconds: 10 and 30, or `CONTEXT_HTTP_TIMEOUT` for both,
+    as for web sources; a silent stall ends at the read timeout."""
+    opts = HttpOptions.from_env()
+    return opts.connect_timeout, opts.read_timeout
+
+
 def _request(srv: Server, path: str, *, params: dict[str, str] | None = None) -> requests.Response:
     """GET with bounded retries for 429, 5xx and dropped connections; other answers returned."""
     policy = RetryPolicy(ATTEMPTS, BACKOFF, max_retry_after=MAX_WAIT, give_up_beyond_max=True)
     try:
         resp = send(lambda: requests.get(srv.url + path, params=params, stream=True,
-                                         timeout=TIMEOUT, headers=HEADERS), policy)
+                                         timeout=timeouts(), headers=HEADERS), policy)
     except (requests.ConnectionError, requests.Timeout) as e:
         raise Unreachable(srv, describe_error(e)) from None
     except requests.RequestException as e:
