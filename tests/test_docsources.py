@@ -65,3 +65,20 @@ def test_only_an_exact_version_build_of_a_site_is_tried():
     assert versioned_urls("https://requests.readthedocs.io/en/latest/", "2.32.3") == [
         "https://requests.readthedocs.io/en/2.32.3/", "https://requests.readthedocs.io/en/v2.32.3/"]
     assert versioned_urls("https://docs.pydantic.dev/latest/", "2.9.2") == []
+
+
+def test_the_catalogue_ships_inside_the_registry_package(monkeypatch: pytest.MonkeyPatch):
+    """An installed wheel's ladder finds it with no CONTEXT_DEFINITIONS: it is the registry
+    package's data (scripts/check_wheel.sh checks the built wheel itself)."""
+    import tomllib
+    from pathlib import Path
+
+    import registry
+    from context_cli.sources.docsources.catalogue import ENV, default_paths, load_catalogue, shipped
+
+    monkeypatch.delenv(ENV, raising=False)
+    assert default_paths() == [shipped()] and shipped().parent == Path(registry.__file__).resolve().parent
+    pyproject = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    assert "packages.yaml" in pyproject["tool"]["setuptools"]["package-data"]["registry"]
+    catalogue = load_catalogue()
+    assert not catalogue.problems and catalogue.find("pip", "Flask_SQLAlchemy") is not None
