@@ -114,7 +114,7 @@ SPOT: dict[str, tuple[str, str]] = {
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--definitions", default=str(ROOT / "packages.yaml"))
+    ap.add_argument("--definitions", default=str(ROOT / "registry" / "packages.yaml"))
     ap.add_argument("--only", action="append", metavar="NAME",
                     help="registry/name or name; repeatable")
     ap.add_argument("--no-embed", action="store_true", help="build without embeddings")

@@ -45,7 +45,7 @@ def environment(work: Path) -> dict[str, str]:
             lines += [f"\tinsteadOf = https://github.com/{owner}/{name}{tail}" for tail in (".git", "")]
     config = work / "gitconfig"
     config.write_text("\n".join(lines) + "\n")
-    defs = [str(ROOT / "packages.yaml")]
+    defs = [str(ROOT / "registry" / "packages.yaml")]
     neuledge = MIRRORS / "neuledge+context" / "repo"
     if neuledge.is_dir():
         tree = work / "neuledge"

@@ -44,8 +44,15 @@ def main() -> None:
 
 
 def default_definitions() -> Path:
-    """$CONTEXT_REGISTRY_DEFINITIONS, else ./packages.yaml."""
-    return Path(os.environ.get(DEFINITIONS_ENV) or "packages.yaml")
+    """$CONTEXT_REGISTRY_DEFINITIONS, else ./packages.yaml, else the catalogue this
+    distribution ships (`registry/packages.yaml`)."""
+    from context_cli.sources.docsources.catalogue import shipped
+
+    chosen = os.environ.get(DEFINITIONS_ENV)
+    if chosen:
+        return Path(chosen)
+    here = Path("packages.yaml")
+    return here if here.exists() else shipped()
 
 
 def _definitions_path(path: Path | None) -> Path:
@@ -60,18 +67,20 @@ def _definitions_path(path: Path | None) -> Path:
 
 definitions_option = click.option(
     "--definitions", "-d", "definitions_path", type=click.Path(path_type=Path), default=None,
-    help=f"packages.yaml or definitions folder [default: ${DEFINITIONS_ENV} or ./packages.yaml]",
+    help=f"packages.yaml or definitions folder [default: ${DEFINITIONS_ENV}, ./packages.yaml or the "
+         "shipped catalogue]",
 )
 
 
 @main.command()
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("path", type=click.Path(path_type=Path), required=False)
 @click.option("--strict", is_flag=True, help="Treat warnings (unknown keys) as errors.")
-def validate(path: Path, strict: bool) -> None:
-    """Check every definition in PATH (a packages.yaml, one definition file, or a folder)."""
+def validate(path: Path | None, strict: bool) -> None:
+    """Check every definition in PATH (a packages.yaml, one definition file, or a folder;
+    default: as --definitions chooses)."""
     from .definitions import load
 
-    result = load(path)
+    result = load(_definitions_path(path))
     for w in result.warnings:
         click.echo(f"warning: {w}")
     for e in result.errors:
@@ -122,6 +131,7 @@ def _definition_json(d: Definition) -> dict[str, Any]:
             for r in d.versions
         ],
         "source": d.source.type if d.source else None,
+        "site": {"url": d.site.url, "latest": d.site.latest} if d.site else None,
         "origin": d.origin,
     }
 

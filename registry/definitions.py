@@ -36,6 +36,17 @@ Neuledge file, so definitions move between the two layouts by copy and paste::
               docs_path: "python-{version}-docs-html"
               exclude_paths: ["whatsnew/**"]
 
+Ours too, beside a definition's source: `site`, the project's documentation site, read by the
+docs-source ladder when the source gave no more than a README (a repository too large or out of
+reach, a tarball without docs): `site: https://…` takes only the site's build of the exact
+version (`/en/1.2.3/`, `/v1.2.3/`, its llms.txt there), and `site: {url: https://…, latest: true}`
+also takes the site as it is now, labelled `latest` in the package (meta `docs_version`)::
+
+    npm:
+      - name: next
+        site: {url: "https://nextjs.org/docs", latest: true}
+        versions: [...]
+
 Sources: `git` (url, docs_path, ref only when unversioned, lang, exclude_paths), `zip` (url
 and docs_path may hold `{version}`, exclude_paths), and ours, `pypi` and `npm` (docs_path,
 `package` when the artefact's name differs from the definition's, exclude_paths). An artefact
@@ -127,6 +138,15 @@ Source = GitSource | ZipSource | PypiSource | NpmSource
 
 
 @dataclass(frozen=True)
+class DocsSite:
+    """A definition's documentation site: its build of the exact version, else (only when
+    `latest`) the site as it is now, said to be so."""
+
+    url: str
+    latest: bool = False
+
+
+@dataclass(frozen=True)
 class VersionRange:
     """Releases min_version <= v < max_version, or an explicit list, built from one source.
 
@@ -175,6 +195,7 @@ class Definition:
     versions: tuple[VersionRange, ...] = ()
     source: Source | None = None  # set only for unversioned definitions (built as "latest")
     origin: str = ""  # where it was read, for messages ("npm/react.yaml")
+    site: DocsSite | None = None  # ours: the docs site the ladder may read (see the module doc)
 
     @property
     def key(self) -> str:
@@ -363,7 +384,7 @@ def parse_definition(
 class _Checker:
     """Collects problems while turning one parsed YAML mapping into a `Definition`."""
 
-    DEF_KEYS = {"name", "description", "repository", "versions", "source"}
+    DEF_KEYS = {"name", "description", "repository", "versions", "source", "site"}
     RANGE_KEYS = {"min_version", "max_version", "versions", "tag_pattern", "source"}
     SOURCE_KEYS = {
         "git": {"type", "url", "docs_path", "ref", "lang", "exclude_paths"},
@@ -415,9 +436,28 @@ class _Checker:
                 versions, source = (VersionRange(source=source),), None
         else:
             self.error("versions", "required (or one unversioned source)")
+        site = self.site(data.get("site"))
         if name is None or self.errors:
             return None
-        return Definition(registry, name, description, repository, versions, source, self.label)
+        return Definition(registry, name, description, repository, versions, source, self.label, site)
+
+    def site(self, data: Any) -> DocsSite | None:
+        if data is None:
+            return None
+        if isinstance(data, str):
+            data = {"url": data}
+        if not isinstance(data, dict):
+            self.error("site", "must be a URL or a mapping (url, latest)")
+            return None
+        self.unknown_keys(data, {"url", "latest"}, "site")
+        url = self.string(data, "url", "site.url", required=True)
+        latest = data.get("latest", False)
+        if not isinstance(latest, bool):
+            self.error("site.latest", f"must be true or false, not {latest!r}")
+        if url is not None and not re.match(r"^https?://[^\s/]+\S*$", url):
+            self.error("site.url", f"{url!r} is not an http(s) URL")
+            return None
+        return DocsSite(url, latest is True) if url is not None else None
 
     def ranges(self, data: Any) -> tuple[VersionRange, ...]:
         if not isinstance(data, list) or not data:

@@ -2,7 +2,9 @@
 # The release check: `python -m build` makes an sdist and a wheel that both carry the shipped
 # model; the wheel installs into a fresh venv with plain `pip install`, and there, outside the
 # repository, `context add <folder>` builds a package with embeddings and `context search`
-# answers from it in hybrid mode. Needs the package index (pip fetches build tools and deps).
+# answers from it in hybrid mode; the catalogue (registry/packages.yaml) ships in the wheel, and
+# `context add pypi:…` there builds from its definition. Needs the package index (pip fetches
+# build tools and deps; `add pypi:` fetches an sdist).
 # Usage: scripts/check_wheel.sh   (PYTHON=python3.12 scripts/check_wheel.sh for another Python)
 set -euo pipefail
 PY=${PYTHON:-python3}
@@ -25,6 +27,7 @@ wheel, = dist.glob("*.whl")
 sdist, = dist.glob("*.tar.gz")
 names = set(zipfile.ZipFile(wheel).namelist())
 missing = [m for m in model if f"context_cli/embed/default_model/{m}" not in names]
+missing += [] if "registry/packages.yaml" in names else ["registry/packages.yaml (the catalogue)"]
 with tarfile.open(sdist) as tf:
     snames = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
 missing += [f"sdist:{m}" for m in model if f"context_cli/embed/default_model/{m}" not in snames]
@@ -32,7 +35,7 @@ meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
 text = zipfile.ZipFile(wheel).read(meta).decode()
 assert "License-Expression: Apache-2.0" in text, "wheel metadata lacks License-Expression"
 if missing:
-    sys.exit(f"the model is missing from the artefacts: {missing}")
+    sys.exit(f"missing from the artefacts: {missing}")
 print(f"built {wheel.name} ({wheel.stat().st_size // 1024} KB) and {sdist.name}; both carry the model")
 PY
 
@@ -55,5 +58,16 @@ assert "Cancelling" in results[0]["title"], results[0]["title"]
 mode = (answer.get("searched") or {}).get("wheeldemo@1.0.0")
 assert mode in (None, "hybrid"), f"searched {mode}, not hybrid: the shipped model did not load"
 print("wheel works: add + search ->", results[0]["title"], f"({mode or 'mode not reported'})")
+PY
+# The catalogue, from the installed wheel alone (no CONTEXT_DEFINITIONS, no checkout here).
+unset CONTEXT_DEFINITIONS CONTEXT_REGISTRY_DEFINITIONS
+"$work/venv/bin/context-registry" validate | tail -1
+"$work/venv/bin/context" add pypi:itsdangerous==2.2.0 >/dev/null
+"$work/venv/bin/context" info pip/itsdangerous@2.2.0 --json > info.json
+"$work/venv/bin/python" - info.json <<'PY'
+import json, sys
+meta = json.load(open(sys.argv[1]))["meta"]
+assert meta.get("docs_source") == "definition", f"the ladder found no catalogue definition: {meta.get('docs_source')}"
+print("catalogue ships: add pypi:itsdangerous built from its definition")
 PY
 echo "check_wheel: ok in $(( $(date +%s) - started )) s"

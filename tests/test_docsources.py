@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from context_cli.sources.docsources.guard import UnsafeURL, check_public
-from context_cli.sources.docsources.metadata import normalise
-from context_cli.sources.docsources.site import versioned_urls
+from context_cli.sources.docsources.metadata import docs_site_of, normalise
 from context_cli.sources.docsources.tree import best_tree
 
 
@@ -61,7 +60,27 @@ def test_the_docs_tree_is_the_one_with_most_pages():
     assert best_tree(["README.md", "src/a.py", "tests/docs/x.md", "examples/docs/y.md"]) is None
 
 
-def test_only_an_exact_version_build_of_a_site_is_tried():
-    assert versioned_urls("https://requests.readthedocs.io/en/latest/", "2.32.3") == [
-        "https://requests.readthedocs.io/en/2.32.3/", "https://requests.readthedocs.io/en/v2.32.3/"]
-    assert versioned_urls("https://docs.pydantic.dev/latest/", "2.9.2") == []
+def test_a_forge_or_index_page_is_no_docs_site():
+    npm = {"versions": {"1.0.0": {"homepage": "https://github.com/a/b#readme"}}}
+    assert docs_site_of("npm", npm, "1.0.0") is None
+    pip = {"info": {"project_urls": {"Documentation": "https://www.github.com/a/b",
+                                     "Docs": "https://b.readthedocs.io/"}}}
+    assert docs_site_of("pip", pip, "1.0.0") == "https://b.readthedocs.io/"
+    assert docs_site_of("pip", {"info": {"docs_url": "http://b.example.org/"}}, "1.0.0") is None
+
+
+def test_the_catalogue_ships_inside_the_registry_package(monkeypatch: pytest.MonkeyPatch):
+    """An installed wheel's ladder finds it with no CONTEXT_DEFINITIONS: it is the registry
+    package's data (scripts/check_wheel.sh checks the built wheel itself)."""
+    import tomllib
+    from pathlib import Path
+
+    import registry
+    from context_cli.sources.docsources.catalogue import ENV, default_paths, load_catalogue, shipped
+
+    monkeypatch.delenv(ENV, raising=False)
+    assert default_paths() == [shipped()] and shipped().parent == Path(registry.__file__).resolve().parent
+    pyproject = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    assert "packages.yaml" in pyproject["tool"]["setuptools"]["package-data"]["registry"]
+    catalogue = load_catalogue()
+    assert not catalogue.problems and catalogue.find("pip", "Flask_SQLAlchemy") is not None

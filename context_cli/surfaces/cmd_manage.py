@@ -80,9 +80,12 @@ def info(spec: str, as_json: bool) -> None:
 def _docs_line(meta: dict[str, str], version: str) -> str | None:
     """Where the docs came from (the docs-source ladder's step), and what they cover when that
     is not exactly this version."""
-    step, covers, ref = meta.get("docs_source"), meta.get("docs_version"), meta.get("docs_ref")
-    if covers:
-        return f"{step or '?'}: docs of {covers}" + (f" ({ref})" if ref else "") + f", not exact to {version}"
+    from ..package.docs_cover import docs_note
+
+    step, ref = meta.get("docs_source"), meta.get("docs_ref")
+    note = docs_note({**meta, "version": version})
+    if note:
+        return f"{step or '?'}: {note}"
     return f"{step}" + (f" at {ref}" if ref else "") if step else None
 
 

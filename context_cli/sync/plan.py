@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..digest import file_sha256
 from ..errors import ContextError, RegistryError, redact
+from ..package.docs_cover import covers_note
 from . import actions
 from .docslock import Entry
 from .model import Dep
@@ -259,8 +260,8 @@ def _build(row: Row, ctx: Context) -> Row:
         notes.append("README only: " + _tried(built.notes))
     elif built.docs == "api":
         notes.append("API reference and README only: " + _tried(built.notes))
-    elif built.docs_version:
-        notes.append(f"docs are {built.docs_version} ({built.source}), not exact to {row.version}")
+    elif note := covers_note(row.name, row.version, built.docs_version, built.source):
+        notes.append(note)
     return replace(row, action=BUILT, source=built.source, size=built.local.size, path=built.local.path,
                    sha256=file_sha256(built.local.path), notes=notes, docs=built.docs,
                    docs_version=built.docs_version)

@@ -2,9 +2,10 @@
 layout (`<root>/<registry>/<name>.yaml`).
 
 Where they are read from: `$CONTEXT_DEFINITIONS` (paths joined by the OS path separator, each a
-`packages.yaml`, one definition file or a Neuledge tree), else the catalogue that ships beside
-the `registry` package. A file that does not load costs only its own definitions: the reason
-is kept and said once for the dependencies that looked there.
+`packages.yaml`, one definition file or a Neuledge tree), else the catalogue that ships inside
+the `registry` package (`registry/packages.yaml`, package data of the wheel, so an installed
+`context` finds it without a checkout). A file that does not load costs only its own
+definitions: the reason is kept and said once for the dependencies that looked there.
 """
 
 from __future__ import annotations
@@ -38,9 +39,14 @@ def default_paths() -> list[Path]:
     env = os.environ.get(ENV)
     if env:
         return [Path(p) for p in env.split(os.pathsep) if p]
+    return [shipped()]
+
+
+def shipped() -> Path:
+    """The catalogue the distribution carries (`registry/packages.yaml`)."""
     import registry
 
-    return [Path(registry.__file__).resolve().parent.parent / "packages.yaml"]
+    return Path(registry.__file__).resolve().parent / "packages.yaml"
 
 
 def load_catalogue(paths: list[Path] | None = None) -> Catalogue:

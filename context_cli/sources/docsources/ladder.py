@@ -9,7 +9,9 @@ them itself and hands its reasons in as `earlier`):
    `repository` and tag pattern first, else the index metadata's), the docs tree located by
    `tree.best_tree`;
 3. `artefact`: the released sdist or tarball's own docs folder;
-4. `site`: the versioned docs site the metadata names (`site.fetch_site`: exact version only);
+4. `site`: the docs site the definition or else the metadata names (`site.fetch_docs_site`):
+   its llms.txt / llms-full.txt / `.md` pages or crawl, for the exact version; the site as it
+   is now only where the definition allows it, labelled `latest`;
 5. `readme`: the artefact's README (the builder adds the API reference read from the code where
    it can; the caller labels that `api`).
 
@@ -232,14 +234,17 @@ class _Run:
 
     def from_site(self, definition: Any) -> Fetched | None:
         from .metadata import docs_site_of
-        from .site import fetch_site
+        from .site import fetch_docs_site
 
+        defined = getattr(definition, "site", None)
+        if defined is not None:
+            return fetch_docs_site(defined.url, self.version, latest=defined.latest, guarded=False)
         doc = self.index_doc()
         site = docs_site_of(self.registry, doc, self.version) if doc is not None else None
         if site is None:
             self.fail("site", "the metadata names no documentation site")
             return None
-        return fetch_site(site, self.version)
+        return fetch_docs_site(site, self.version)
 
 
 def resolve_spec(spec: str) -> Resolved:

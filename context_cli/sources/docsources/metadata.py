@@ -50,7 +50,8 @@ def repository_of(registry: str, doc: dict[str, Any], version: str, reasons: lis
 
 
 def docs_site_of(registry: str, doc: dict[str, Any], version: str) -> str | None:
-    """The documentation URL the metadata names (PyPI `Documentation`, npm `homepage`)."""
+    """The documentation URL the metadata names (PyPI `Documentation`, npm `homepage`), when it
+    is an https site and not a forge or index page."""
     urls: list[str] = []
     if registry == "pip":
         info = table(doc.get("info"))
@@ -64,7 +65,23 @@ def docs_site_of(registry: str, doc: dict[str, Any], version: str) -> str | None
         home = meta.get("homepage") or doc.get("homepage")
         if isinstance(home, str):
             urls.append(home)
-    return next((u for u in urls if u.startswith("https://")), None)
+    return next((u for u in urls if u.startswith("https://") and not _not_a_site(u)), None)
+
+
+# Hosts that metadata names as "homepage" or "documentation" but that hold a repository or an
+# index page (npm's default homepage is `https://github.com/o/r#readme`), never a docs site.
+NOT_SITES = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "www.npmjs.com", "npmjs.com",
+             "pypi.org", "hex.pm")
+
+
+def _not_a_site(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return True
+    return host in NOT_SITES or host.startswith("www.") and host[4:] in NOT_SITES
 
 
 def _candidates(registry: str, doc: dict[str, Any], version: str) -> list[tuple[str, str | None]]:

@@ -1,10 +1,15 @@
-"""A project's versioned documentation site, as the ladder's sixth step.
+"""A project's documentation site, as the ladder's site step.
 
-Only a site that serves exactly the version asked for is used: a Read the Docs project's build
-of that version (`https://<project>.readthedocs.io/en/<version>/`, tried as `<version>` and
-`v<version>`). An unversioned site would be another version's docs under this one's name, so it
-is left out and the reason said. The site is fetched by the web source (`web.fetch_website`)
-through a client whose every request, redirects included, passes `guard.check_public` first.
+The site is read by the web source (`web.fetch_site`): its `llms-full.txt`, `llms.txt`, `.md`
+pages, sitemap or a crawl. First the site's build of exactly the version asked for (a version
+segment such as Read the Docs' `/en/1.2.3/`, `/v1.2.3/`, `?version=`); only where the site has
+none and the caller allows it (a definition's `site: {latest: true}`), the site as it is now,
+recorded as such in the package meta (`docs_version: latest`, `docs_ref`: the URL read), so
+that the sync table, `context info` and answers say so. Never another version silently.
+
+A site the package metadata names is the package author's choice: every request to it,
+redirects included, passes `guard.check_public` first (https to a public host). A definition's
+site is the catalogue's (reviewed) or the user's own choice, and is fetched as given.
 """
 
 from __future__ import annotations
@@ -17,40 +22,71 @@ from ..base import Fetched
 from .guard import check_public
 
 MAX_PAGES = 400
-RTD_HOSTS = (".readthedocs.io", ".readthedocs.org", ".rtfd.io")
+DEADLINE_S = 300.0  # one dependency's whole crawl; a sync has many
+NO_SUCH_VERSION = "0.0.0-no-such-version"
+BORROWED = "using the site root's"  # web.py's note when a page's llms file is the root's
 
 
-def versioned_urls(site: str, version: str) -> list[str]:
-    """The URLs of `site`'s build of exactly `version`; empty when the site is not versioned."""
-    host = (urlsplit(site).hostname or "").lower()
-    if not host.endswith(RTD_HOSTS):
-        return []
-    project = host.split(".", 1)[0]
-    return [f"https://{project}.readthedocs.io/en/{v}/" for v in (version, f"v{version}")]
+def fetch_docs_site(site: str, version: str, *, latest: bool = False, guarded: bool = True) -> Fetched:
+    """The pages of `site`'s build of `version`, else (with `latest`) of the site as it is now;
+    SourceError saying why not."""
+    from ..http import HttpClient, HttpOptions
+    from ..web import WebLimits, fetch_site
+
+    if guarded:
+        check_public(site, schemes=("https",))
+    opts = HttpOptions.from_env()
+    with _guarded_client(opts) if guarded else HttpClient(opts) as client:
+        exact = exact_build(client, site, version)
+        fetched = None
+        if exact is not None:
+            fetched = fetch_site(exact, client=client, limits=WebLimits(max_pages=MAX_PAGES, deadline=DEADLINE_S))
+            if any(BORROWED in n for n in fetched.notes):  # the root's llms file: not this version's
+                fetched.cleanup()
+                fetched, exact = None, None
+        if fetched is None:
+            if not latest:
+                raise SourceError(f"{_host(site)} has no build of {version}; an unversioned site is used "
+                                  "only where a definition allows it (site: {latest: true})")
+            fetched = fetch_site(site, client=client, limits=WebLimits(max_pages=MAX_PAGES, deadline=DEADLINE_S))
+            fetched.meta.update({"docs_version": "latest", "docs_ref": fetched.source_url})
+            fetched.notes.append(f"docs from {fetched.source_url}: the site as it is now (latest); "
+                                 f"it has no build of {version}")
+        else:
+            fetched.meta["docs_ref"] = fetched.source_url
+    fetched.version = version
+    fetched.meta["docs_source"] = "site"
+    return fetched
 
 
-def fetch_site(site: str, version: str) -> Fetched:
-    """The site's pages for `version`; SourceError saying why not."""
-    from ..http import HttpOptions
-    from ..web import WebLimits, fetch_website
+def exact_build(client: Any, site: str, version: str) -> str | None:
+    """The URL of `site`'s build of exactly `version` (`/en/1.2.3/`, `/v1.2.3/`, or the site's
+    own version segment replaced), or None. A `?version=` query is no build (every page ignores
+    an unknown query), and neither is a path a site answers whatever version it names."""
+    from ..http import FetchError
+    from ..site_urls import versioned_candidates
 
-    urls = versioned_urls(site, version)
-    if not urls:
-        raise SourceError(f"{urlsplit(site).hostname} serves no per-version build (only Read the Docs "
-                          "builds of the exact version are used)")
-    failures = []
-    for url in urls:
-        check_public(url)
-        with _guarded_client(HttpOptions.from_env()) as client:
-            try:
-                fetched = fetch_website(url, client, WebLimits(max_pages=MAX_PAGES))
-            except SourceError as e:
-                failures.append(str(e))
-                continue
-        fetched.version = version
-        fetched.meta.update({"docs_source": "site"})
-        return fetched
-    raise SourceError(f"no build of {version} at {urls[0]} ({failures[-1] if failures else 'no answer'})")
+    for cand in versioned_candidates(site, version):
+        if "version=" in urlsplit(cand).query:
+            continue
+        try:
+            client.get(cand)
+        except FetchError as e:
+            if e.network:
+                raise
+            continue
+        try:
+            client.get(cand.replace(version, NO_SUCH_VERSION, 1))
+        except FetchError as e:
+            if e.network:
+                raise
+            return cand
+        return None  # it answers for a version that does not exist too
+    return None
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).hostname or url[:100]
 
 
 def _guarded_client(opts: Any) -> Any:
