@@ -93,4 +93,4 @@ async def test_mcp_server_started_inside_a_project(home: Path, tmp_path: Path) -
         assert json.loads(text_of(result))["library"] == "mylib@1.0.0"
         hidden = await session.call_tool("get_docs", {"library": "other", "topic": "anything"})
         assert hidden.is_error
-    assert "project scope: 1 package(s)" in (home / "serve-stderr.log").read_text()
+    assert "project scope: 1 package from" in (home / "serve-stderr.log").read_text()

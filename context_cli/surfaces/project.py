@@ -37,7 +37,8 @@ class ProjectScope:
         """One line for stderr: which scope is in force."""
         if self.lock is None:
             return "no project scope (no .context/docs.lock found)"
-        text = f"project scope: {len(self.packages)} package(s) from {self.lock}"
+        n = len(self.packages)
+        text = f"project scope: {n} package{'s' if n != 1 else ''} from {self.lock}"
         if self.missing:
             text += f"; not installed: {', '.join(self.missing[:5])}{' …' if len(self.missing) > 5 else ''}" \
                     " (run `context sync`)"
