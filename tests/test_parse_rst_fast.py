@@ -94,6 +94,9 @@ A      B
         "`anon`__ and \\*not emphasis\\* and *emph* and **strong** and ``lit\\eral`` and\n"
         ":meth:`Title <x.y>` and `default` and :py:obj:`x` and a stray * and a ` too.\n"),
     "a URI on its own": "See https://example.com/x for more.\n",
+    "punctuation lines inside a block": ".. note::\n\n   text\n\n   ^\n\n   ----------\n\n   more\n",
+    "a repeated inline target first in a version note": (
+        "- .. versionadded:: 1.0\n\n     _`t`\n- .. versionadded:: 1.0\n\n     _`t`\n"),
     "directives with options and arguments": """\
 .. code-block:: python
    :caption: x.py
@@ -137,11 +140,14 @@ A      B
 }
 
 
-@pytest.mark.parametrize("text", CASES.values(), ids=list(CASES))
-def test_cases_read_as_docutils_reads_them(text: str) -> None:
-    slow, fast = both(text)
-    assert fast is not None
-    assert fast == slow
+DECLINED = {"a repeated inline target first in a version note"}  # docutils reports the name first
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_cases_read_as_docutils_reads_them(name: str) -> None:
+    slow, fast = both(CASES[name])
+    assert (fast is None) == (name in DECLINED)
+    assert fast is None or fast == slow
 
 
 def test_what_it_declines_still_reads_through_docutils() -> None:

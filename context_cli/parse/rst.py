@@ -35,7 +35,7 @@ from .common import (
 from .includes import INCLUDES, Includes
 from .rst_changelog import Change, Changelog
 from .rst_include import Include, LiteralInclude, MarkdownText
-from .rst_inline import InlineText
+from .rst_inline import Inline, InlineText
 from .rst_sphinx import HIGHLIGHT, register_for
 from .sphinx import GLOSSARY
 
@@ -139,11 +139,11 @@ class _Inline:
         self.writer = _Writer()
         self.fast = InlineText(self.inliner, self.memo)
 
-    def __call__(self, text: str) -> tuple[str, str]:
+    def __call__(self, text: str) -> Inline:
         from . import rst_fast
 
         if not self._MARKUP.search(text):
-            return text, text
+            return Inline(text, text)
         done = self.fast(text)
         if done is not None:
             return done
@@ -152,7 +152,8 @@ class _Inline:
             if isinstance(node, self._LEFT_TO_TRANSFORMS) or (
                     isinstance(node, nodes.Element) and next(node.findall(self._LEFT_TO_TRANSFORMS), None)):
                 raise rst_fast.Unsupported("a reference the transforms resolve")
-        return "".join(self.writer._inline_child(c) for c in found), "".join(c.astext() for c in found)
+        return Inline("".join(self.writer._inline_child(c) for c in found), "".join(c.astext() for c in found),
+                      any(isinstance(node, nodes.target) for node in found))
 
 
 _SKIP = {"system_message", "target", "substitution_definition", "pending", "raw", "comment",

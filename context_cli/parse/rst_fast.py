@@ -30,6 +30,7 @@ from docutils.statemachine import string2lines
 from docutils.utils import column_width
 
 from .common import Sink, TextSink, code_span, fence, indent, list_item, table_rows
+from .rst_inline import Inline
 from .rst_sphinx import Generic
 from .sphinx import CODE, CODE_LANG, DROP, HIDE_ARGUMENT, LABELS, SIGNATURE, VERSION, looks_like_code
 
@@ -157,7 +158,8 @@ def _text_block(lines: list[str], start: int, *, flush_left: bool) -> tuple[list
 
 
 # --- the tree: tuples named after docutils' nodes -------------------------------------------
-# ("p", raw)  paragraph, its inline Markdown before the writer strips it
+# ("p", raw, names)  paragraph: its inline Markdown before the writer strips it, and whether
+#   it declares link names (`paragraph`)
 # ("lit", text, language)  literal block ("" = the page's highlight language)
 # ("hl", language)  a `highlight` directive
 # ("h", level, title)  a section heading
@@ -174,13 +176,19 @@ _PREBIBLIOGRAPHIC = ("msg", "invisible", "hl")  # what may come before a docinfo
 class _Page:
     """One page's parse: the title styles seen so far and the inliner."""
 
-    def __init__(self, inline: Callable[[str], tuple[str, str]]) -> None:
-        self.inline = inline  # text -> (raw Markdown, astext)
+    def __init__(self, inline: Callable[[str], Inline]) -> None:
+        self.inline = inline
         self.title_styles: list[Any] = []
         self.level = 0
 
     def raw(self, text: str) -> str:
-        return self.inline(text)[0]
+        return self.inline(text).shown
+
+    def paragraph(self, text: str, label: str = "") -> Node:
+        """A paragraph of `text`'s inline markup after `label`; its third field says whether
+        its text declares link names."""
+        found = self.inline(text)
+        return ("p", label + found.shown, found.names)
 
     # -- bodies
 
@@ -273,11 +281,11 @@ class _Page:
         line to go on from."""
         data = "\n".join(para).rstrip()
         if not data.endswith("::") or not _LITERAL_NEXT.search(data):
-            out.append(("p", self.raw(data)))
+            out.append(self.paragraph(data))
             return after
         if len(data) > 2:
             text = data[:-3].rstrip() if data[-3] in " \n" else data[:-1]
-            out.append(("p", self.raw(text)))
+            out.append(self.paragraph(text))
         block, _, end, _ = _indented(lines, after)
         block = _strip_end(_strip_top(block))
         if not block:
@@ -299,7 +307,7 @@ class _Page:
         else:
             raise Unsupported("title level inconsistent")
         self.level = level
-        out.append(("h", level, self.inline(title)[1]))
+        out.append(("h", level, self.inline(title).plain))
 
     def _definitions(self, lines: list[str], i: int, out: list[Node]) -> int:
         items = []
@@ -554,37 +562,40 @@ class _Page:
             for line in argument.split("\n"):
                 line = line.strip().rstrip("\\").strip()
                 if line:
-                    out.append(("p", code_span(line)))
+                    out.append(("p", code_span(line), False))
             out.extend(self.body(content) if content else [])
             return
         if argument and name not in HIDE_ARGUMENT:
-            out.append(("p", self._argument(argument)))
+            out.append(self._argument(argument))
         code, language = looks_like_code(content)
         if code and not argument:
             out.append(("lit", "\n".join(content), language))
             return
         out.extend(self.body(content) if content else [])
 
-    def _argument(self, text: str, label: str = "") -> str:
+    def _argument(self, text: str, label: str = "") -> Node:
         """`Generic._paragraph`: a label, then the argument's inline text on one line."""
-        raw = label + (": " if text.strip() else "") if label else ""
-        if text.strip():
-            raw += self.raw(" ".join(text.split()))
-        return raw
+        lead = label + (": " if text.strip() else "") if label else ""
+        return self.paragraph(" ".join(text.split()), lead) if text.strip() else ("p", lead, False)
 
     def _labelled(self, label: str, text: str, content: list[str]) -> list[Node]:
         children = self.body(content) if content else []
         if not text.strip() and children and children[0][0] == "p":
-            return [("p", label + ": " + children[0][1]), *children[1:]]
-        return [("p", self._argument(text, label)), *children]
+            if children[0][2]:
+                raise Unsupported("a first paragraph that declares link names")
+            return [("p", label + ": " + children[0][1], False), *children[1:]]
+        return [self._argument(text, label), *children]
 
     def _line(self, lines: list[str], i: int, titles: bool, out: list[Node]) -> int:
         """A line of one punctuation character: a transition, an overlined title, or `::`."""
         marker = lines[i].strip()
         if marker == "::":
             return self._text(lines, i, titles, out)
-        if not titles or len(marker) < 4:
-            raise Unsupported("short or misplaced punctuation line")
+        if not titles:  # no titles here: a short line is text, a longer one an error docutils drops
+            out.append(("msg",))
+            return self._text(lines, i, titles, out) if len(marker) < 4 else i + 1
+        if len(marker) < 4:
+            raise Unsupported("short punctuation line")
         n = len(lines)
         if i + 1 >= n or not lines[i + 1]:
             out.append(("hidden",))  # a transition
@@ -747,7 +758,7 @@ class _Render:
         return sink.text(sep)
 
 
-def render(text: str, sink: Sink, inline: Callable[[str], tuple[str, str]]) -> None:
+def render(text: str, sink: Sink, inline: Callable[[str], Inline]) -> None:
     """Write an rst page into `sink` as `rst.render_rst` would, or raise Unsupported (and
     write nothing). `inline` gives a text's inline Markdown (before the writer's strip) and
     its plain text (a title's `astext()`)."""

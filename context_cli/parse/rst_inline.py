@@ -13,7 +13,7 @@ embedded links) returns None, and the text goes through docutils.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from docutils.parsers.rst import roles
 from docutils.utils import escape2null, punctuation_chars
@@ -40,6 +40,14 @@ def _restore(text: str) -> str:
 Part = tuple[str, str]  # (what the writer shows, the node's astext())
 
 
+class Inline(NamedTuple):
+    """A text's inline markup as the writer shows it."""
+
+    shown: str  # the writer's Markdown, before its strip
+    plain: str  # the nodes' astext() (a title's text)
+    names: bool = False  # it declares link names: docutils reports a repeated one before the text's node
+
+
 class InlineText:
     """One page's inline reader, sharing the page's docutils inliner (its patterns and roles)."""
 
@@ -50,9 +58,11 @@ class InlineText:
         self.language = memo.language
         self.reporter = memo.reporter
         self.title_role = roles._role_registry.get("title-reference")
+        self.names = False
 
-    def __call__(self, text: str) -> Part | None:
-        """(Markdown before the writer's strip, astext) of `text`, or None: ask docutils."""
+    def __call__(self, text: str) -> Inline | None:
+        """`text` as the writer shows it, or None: ask docutils."""
+        self.names = False
         remaining = escape2null(text)
         shown: list[str] = []
         plain: list[str] = []
@@ -76,7 +86,7 @@ class InlineText:
                 unprocessed = []
         if not self._plain("".join(unprocessed) + remaining, shown, plain):
             return None
-        return "".join(shown), "".join(plain)
+        return Inline("".join(shown), "".join(plain), self.names)
 
     def _plain(self, text: str, shown: list[str], plain: list[str]) -> bool:
         """A stretch without markup (`implicit_inline`); False if it holds a URI."""
@@ -156,7 +166,7 @@ class InlineText:
         if string[matchstart:textend][-1:] == "_":
             if role:
                 return None
-            part = self._phrase_ref(escaped)
+            part = self._phrase_ref(escaped, string[matchstart:textend].endswith("__"))
             return None if part is None else (string[:matchstart], part, string[textend:])
         part = self._role(role or "", escaped)
         return None if part is None else (string[:rolestart], part, string[textend:])
@@ -172,7 +182,7 @@ class InlineText:
             return code_span(text), text
         return None
 
-    def _phrase_ref(self, escaped: str) -> Part | None:
+    def _phrase_ref(self, escaped: str, anonymous: bool) -> Part | None:
         """`phrase_ref`: a reference shows its text (the writer has no link targets)."""
         embedded = self.patterns.embedded_link.search(escaped)
         if embedded:
@@ -180,7 +190,9 @@ class InlineText:
             alias = embedded.group(2)
             if not alias or not _unescape(text).strip():
                 return None  # shown as the target itself: left to docutils
-            # (A named reference with an embedded target gets an empty target node after it.)
+            # A named reference with an embedded target gets an empty target node after it,
+            # and declares its name.
+            self.names = self.names or not anonymous
         else:
             text = escaped
         shown = _unescape(text)
