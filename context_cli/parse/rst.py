@@ -83,7 +83,7 @@ def render_fast(text: str, sink: Sink, *, includes: Includes | None = None) -> b
     _prepare(text)
     try:
         rst_fast.render(text, sink, _Inline(includes.page if includes else "<string>", includes))
-    except rst_fast.Unsupported:
+    except (rst_fast.Unsupported, RecursionError):  # (nesting too deep: docutils says what it makes of it)
         return False
     return True
 
