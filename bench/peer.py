@@ -1,10 +1,16 @@
 """Ours next to Neuledge Context (the peer) on the same Django 5.1.4 docs tree, on this machine.
 
     python bench/peer.py --peer /work/peer/packages/context [--runs 3] [--query-runs 20] [--calls 100]
+    python bench/peer.py --peer ... --build-only --runs 7 [--cpus all --cpus 0] [--baseline DIR]
 
 For both tools, alternating run by run (or call by call), it times:
-1. `add FOLDER` of the docs tree, a fresh home and a fresh process per build: wall time, peak
-   RSS (from `wait4`), the package's size and its sections;
+1. `add FOLDER` of the docs tree, a fresh home and a fresh process per build: wall time, CPU
+   time and peak RSS (from `wait4`), the package's size and its sections; on every CPU set
+   of `--cpus` in turn (`taskset -c`; default: all cores, then core 0 alone, since the peer
+   builds on one thread and a CI runner may have one vCPU). Each figure is the median of the
+   runs with their range, and the ratio ours/theirs both of the medians and of each run's
+   pair (the two builds of a pair ran back to back, under the same load). `--baseline DIR`
+   adds another checkout of ours (`ours@base`) to each round, for before/after in one run;
 2. cold `query django@5.1.4 "<question>"`, a fresh process per run (after one untimed query in
    the home), over run_all's questions: p50;
 3. warm `get_docs` over stdio with the real MCP client (both servers up at once, called in
@@ -72,6 +78,7 @@ class Tool:
     serve: Callable[[Path], list[str] | None]
     env: Callable[[Path], dict[str, str]]
     packages: Callable[[Path], Path]
+    cwd: Path | None = None  # where its processes start (another checkout of ours runs from its root)
 
 
 def ours() -> Tool:
@@ -79,6 +86,16 @@ def ours() -> Tool:
     return Tool("ours", lambda tree: context_cmd("add", str(tree), "--name", NAME, "--pkg-version", VERSION),
                 lambda topic: context_cmd("query", LIBRARY, topic), lambda home: None, bench_env,
                 lambda home: home / "packages")
+
+
+def baseline(root: Path) -> Tool:
+    """Another checkout of ours (`--baseline`): its `context_cli` first on the path, run from its root."""
+    def env(home: Path) -> dict[str, str]:
+        return {**bench_env(home), "PYTHONPATH": str(root)}
+
+    return Tool("ours@base", lambda tree: context_cmd("add", str(tree), "--name", NAME, "--pkg-version", VERSION),
+                lambda topic: context_cmd("query", LIBRARY, topic), lambda home: None, env,
+                lambda home: home / "packages", cwd=root)
 
 
 def theirs(peer: Path) -> Tool:
@@ -113,11 +130,21 @@ def rst_tree(docs: Path) -> Path:
     return target
 
 
-def timed(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """Run `args` in a fresh process: (wall seconds, peak RSS MB of it or its largest child, stdout)."""
+@dataclass(frozen=True)
+class Run:
+    """One process, timed."""
+
+    seconds: float  # wall
+    cpu: float  # user + system, its children (the parse workers) included
+    rss_mb: float  # peak RSS of it or its largest child
+    out: str
+
+
+def timed(args: list[str], env: dict[str, str], cwd: Path | None = None) -> Run:
+    """Run `args` in a fresh process."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)  # not proc.wait(): wait4 also gives the peak RSS
         seconds = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -125,15 +152,22 @@ def timed(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
         err.seek(0)
         if proc.returncode:
             raise RuntimeError(f"{args[:4]} failed: {err.read().decode(errors='replace')[-2000:]}")
-        return seconds, usage.ru_maxrss / 1024, out.read().decode(errors="replace")
+        return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
+                   out.read().decode(errors="replace"))
 
 
-def build(tool: Tool, tree: Path, home: Path) -> tuple[float, float, Path]:
-    """`add tree` into a fresh `home`: (seconds, peak RSS MB, the package file)."""
+@dataclass(frozen=True)
+class Built:
+    run: Run
+    package: Path
+
+
+def build(tool: Tool, tree: Path, home: Path, cpus: str = "all") -> Built:
+    """`add tree` into a fresh `home`, on the CPUs `cpus` names (`taskset -c`; "all": any)."""
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
-    seconds, rss, _ = timed(tool.add(tree), tool.env(home))
-    return seconds, rss, next(tool.packages(home).glob("*.db"))
+    pin = [] if cpus == "all" else ["taskset", "-c", cpus]
+    return Built(timed(pin + tool.add(tree), tool.env(home), tool.cwd), next(tool.packages(home).glob("*.db")))
 
 
 def sections(package: Path) -> tuple[int, int]:
@@ -181,14 +215,14 @@ def cold_queries(tools: list[Tool], homes: dict[str, Path], runs: int) -> dict[s
     """Cold `query` seconds per tool, alternating, cycling through QUESTIONS: {tool: (summary, empty)}."""
     compileall.compile_dir(str(ROOT / "context_cli"), quiet=1)  # as an installed wheel has it
     for tool in tools:  # untimed: ours' first query writes what the home remembers of the model
-        timed(tool.query(QUESTIONS[0]), tool.env(homes[tool.name]))
+        timed(tool.query(QUESTIONS[0]), tool.env(homes[tool.name]), tool.cwd)
     times: dict[str, list[float]] = {t.name: [] for t in tools}
     empty = dict.fromkeys(times, 0)
     for i in range(runs):
         for tool in tools if i % 2 == 0 else tools[::-1]:
-            seconds, _, out = timed(tool.query(QUESTIONS[i % len(QUESTIONS)]), tool.env(homes[tool.name]))
-            times[tool.name].append(seconds)
-            empty[tool.name] += is_empty(json.loads(out))
+            run = timed(tool.query(QUESTIONS[i % len(QUESTIONS)]), tool.env(homes[tool.name]), tool.cwd)
+            times[tool.name].append(run.seconds)
+            empty[tool.name] += is_empty(json.loads(run.out))
     return {name: (Summary.of(xs), empty[name]) for name, xs in times.items()}
 
 
@@ -204,11 +238,59 @@ def row(figure: str, a: str, b: str, ratio: float, target: str) -> str:
     return f"| {figure} | {a} | {b} | {ratio:.2f}× | {target} |"
 
 
+Builds = dict[str, dict[str, list[Built]]]  # CPU set -> tool -> builds in order
+
+
+def build_rounds(tools: list[Tool], tree: Path, homes: dict[str, Path], runs: int, cpu_sets: list[str],
+                 say: Callable[[str], None]) -> Builds:
+    """`runs` rounds; in each, every CPU set in turn, every tool on it, the order of the tools
+    reversed every other round."""
+    out: Builds = {cpus: {t.name: [] for t in tools} for cpus in cpu_sets}
+    for r in range(runs):
+        for cpus in cpu_sets:
+            for tool in tools if r % 2 == 0 else tools[::-1]:
+                out[cpus][tool.name].append(build(tool, tree, homes[tool.name], cpus))
+        say(f"round {r + 1} of {runs} built")
+    return out
+
+
+def build_table(builds: Builds, names: list[str]) -> list[str]:
+    """One row per CPU set and figure: each tool's median (range), ours / theirs as the ratio of
+    the medians and the median (range) of each round's ratio, and ours / ours@base if there."""
+    o, t = "ours", "theirs"
+    base = "ours@base" if "ours@base" in names else None
+    head = "| build Django docs (ours with vectors, theirs FTS only) | " + " | ".join(names)
+    head += " | ours / theirs: of medians; each round's, median (range) |" + (" ours / ours@base |" if base else "")
+    rows = [head, "|---" * (len(names) + 2 + bool(base)) + "|"]
+    figures: list[tuple[str, Callable[[Run], float], str, str]] = [
+        ("wall", lambda r: r.seconds, "s", ".2f"), ("CPU (user+system)", lambda r: r.cpu, "s", ".2f"),
+        ("peak RSS", lambda r: r.rss_mb, "MB", ".0f")]
+    for cpus, by_tool in builds.items():
+        where = "all cores" if cpus == "all" else f"`taskset -c {cpus}`"
+        for label, value, unit, fmt in figures:
+            xs = {n: [value(b.run) for b in by_tool[n]] for n in names}
+            sums = {n: Summary.of(v) for n, v in xs.items()}
+            paired = Summary.of([a / b for a, b in zip(xs[o], xs[t], strict=True)])
+            cells = [f"{sums[n].p50:{fmt}} {unit} ({sums[n].low:{fmt}}–{sums[n].high:{fmt}})" for n in names]
+            line = (f"| {label}, {where} | " + " | ".join(cells)
+                    + f" | {sums[o].p50 / sums[t].p50:.2f}×; {paired.p50:.2f}× ({paired.low:.2f}–{paired.high:.2f}) |")
+            if base:
+                line += f" {sums[o].p50 / sums[base].p50:.2f}× |"
+            rows.append(line)
+    n_runs = len(next(iter(next(iter(builds.values())).values())))
+    rows.append(f"\n{n_runs} rounds per CPU set.")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--peer", type=Path, default=os.environ.get("CONTEXT_PEER"),
                     help="Neuledge Context's packages/context folder, built (or $CONTEXT_PEER)")
-    ap.add_argument("--runs", type=int, default=3, help="builds per tool")
+    ap.add_argument("--runs", type=int, default=3, help="build rounds (each tool once per CPU set a round)")
+    ap.add_argument("--cpus", action="append", help="a CPU set for `taskset -c`, or `all` (repeatable; "
+                                                    "default: all, then 0)")
+    ap.add_argument("--baseline", type=Path, help="another checkout of ours, built beside (`ours@base`)")
+    ap.add_argument("--build-only", action="store_true", help="time the builds only")
     ap.add_argument("--query-runs", type=int, default=20, help="cold queries per tool (at least 10)")
     ap.add_argument("--calls", type=int, default=100, help="get_docs calls per tool and topic kind (at least 100)")
     args = ap.parse_args()
@@ -217,6 +299,8 @@ def main() -> None:
         sys.exit(2)
     check_peer(args.peer.resolve())
     tools = [ours(), theirs(args.peer.resolve())]
+    builders = tools + ([baseline(args.baseline.resolve())] if args.baseline else [])
+    cpu_sets = args.cpus or ["all", "0"]
     tree = rst_tree(docs_tree(DJANGO))
     load_before = os.getloadavg()
     started = time.perf_counter()
@@ -225,43 +309,38 @@ def main() -> None:
         print(f"[{time.perf_counter() - started:6.1f}s] {step}", file=sys.stderr, flush=True)
 
     with tempfile.TemporaryDirectory(prefix="bench-peer-") as tmp:
-        homes = {t.name: Path(tmp) / t.name for t in tools}
-        say(f"building {tree} {args.runs}x per tool")
-        builds: dict[str, list[tuple[float, float, Path]]] = {t.name: [] for t in tools}
-        for r in range(args.runs):
-            for tool in tools if r % 2 == 0 else tools[::-1]:
-                builds[tool.name].append(build(tool, tree, homes[tool.name]))
-        say(f"cold query {args.query_runs}x per tool")
-        cold = cold_queries(tools, homes, max(10, args.query_runs))
-        say(f"get_docs over stdio, {args.calls} calls per tool and kind")
-        kinds = {"2-word topics": TWO_WORDS, "full questions": QUESTIONS}
-        mcp = anyio.run(_paired_get_docs, tools, homes, kinds, max(100, args.calls))
-        counts = {name: sections(b[-1][2]) for name, b in builds.items()}
-        sizes = {name: b[-1][2].stat().st_size / 1e6 for name, b in builds.items()}
+        homes = {t.name: Path(tmp) / t.name for t in builders}
+        say(f"building {tree}: {args.runs} rounds on {', '.join(cpu_sets)}")
+        builds = build_rounds(builders, tree, homes, args.runs, cpu_sets, say)
+        last = {name: b[-1].package for name, b in builds[cpu_sets[-1]].items()}
+        counts = {name: sections(p) for name, p in last.items()}
+        sizes = {name: p.stat().st_size / 1e6 for name, p in last.items()}
+        if not args.build_only:
+            say(f"cold query {args.query_runs}x per tool")
+            cold = cold_queries(tools, homes, max(10, args.query_runs))
+            say(f"get_docs over stdio, {args.calls} calls per tool and kind")
+            kinds = {"2-word topics": TWO_WORDS, "full questions": QUESTIONS}
+            mcp = anyio.run(_paired_get_docs, tools, homes, kinds, max(100, args.calls))
     say("done")
     o, t = (tool.name for tool in tools)
-    secs = {n: Summary.of([b[0] for b in bs]) for n, bs in builds.items()}
-    rss = {n: Summary.of([b[1] for b in bs]) for n, bs in builds.items()}
-    rows = ["| figure | ours p50 (spread) | theirs p50 (spread) | ratio | target ratio |", "|---|---|---|---|---|",
-            row("build Django docs (`add` folder; ours with vectors, theirs FTS only)",
-                f"{secs[o].p50:.2f} s ({secs[o].spread('s', '.2f')})", f"{secs[t].p50:.2f} s ({secs[t].spread('s', '.2f')})",
-                secs[o].p50 / secs[t].p50, "≤ 1.0×"),
-            row("peak RSS of that build", f"{rss[o].p50:.0f} MB ({rss[o].spread('MB', '.0f')})",
-                f"{rss[t].p50:.0f} MB ({rss[t].spread('MB', '.0f')})", rss[o].p50 / rss[t].p50, "-"),
-            row("package size", f"{sizes[o]:.1f} MB", f"{sizes[t]:.1f} MB", sizes[o] / sizes[t], "≤ 1.25×"),
-            row("cold `query django@5.1.4 \"<question>\"`", f"{cold[o][0].p50:.3f} s ({cold[o][0].spread('s', '.3f')})",
-                f"{cold[t][0].p50:.3f} s ({cold[t][0].spread('s', '.3f')})", cold[o][0].p50 / cold[t][0].p50, "≤ 0.30×")]
-    for kind in kinds:
-        s = {n: Summary.of([c.ms for c in mcp[n][kind]]) for n in (o, t)}
-        rows.append(row(f"MCP `get_docs` warm, stdio, {kind}", *(f"{s[n].p50:.2f} ms (p95 {s[n].p95:.2f}; "
-                                                                  f"{s[n].spread('ms', '.2f')})" for n in (o, t)),
-                        s[o].p50 / s[t].p50, "≤ 0.8×"))
-    print("\n".join(rows))
-    print(f"\nsections (pages): ours {counts[o][0]} ({counts[o][1]}), theirs {counts[t][0]} ({counts[t][1]}), "
-          f"tree {tree}")
-    print(f"cold queries with no sections: ours {cold[o][1]}/{cold[o][0].n}, theirs {cold[t][1]}/{cold[t][0].n}")
-    for kind in kinds:
-        print(f"get_docs {kind}: " + "; ".join(f"{n} {answers(mcp[n][kind])}" for n in (o, t)))
+    print("\n".join(build_table(builds, [b.name for b in builders])))
+    print(f"\npackage size: ours {sizes[o]:.1f} MB, theirs {sizes[t]:.1f} MB ({sizes[o] / sizes[t]:.2f}×)")
+    print("sections (pages): " + ", ".join(f"{n} {c[0]} ({c[1]})" for n, c in counts.items()) + f"; tree {tree}")
+    if not args.build_only:
+        rows = ["| figure | ours p50 (spread) | theirs p50 (spread) | ratio | target ratio |", "|---|---|---|---|---|",
+                row("cold `query django@5.1.4 \"<question>\"`",
+                    f"{cold[o][0].p50:.3f} s ({cold[o][0].spread('s', '.3f')})",
+                    f"{cold[t][0].p50:.3f} s ({cold[t][0].spread('s', '.3f')})", cold[o][0].p50 / cold[t][0].p50,
+                    "≤ 0.30×")]
+        for kind in kinds:
+            s = {n: Summary.of([c.ms for c in mcp[n][kind]]) for n in (o, t)}
+            rows.append(row(f"MCP `get_docs` warm, stdio, {kind}", *(f"{s[n].p50:.2f} ms (p95 {s[n].p95:.2f}; "
+                                                                      f"{s[n].spread('ms', '.2f')})" for n in (o, t)),
+                            s[o].p50 / s[t].p50, "≤ 0.8×"))
+        print("\n" + "\n".join(rows))
+        print(f"cold queries with no sections: ours {cold[o][1]}/{cold[o][0].n}, theirs {cold[t][1]}/{cold[t][0].n}")
+        for kind in kinds:
+            print(f"get_docs {kind}: " + "; ".join(f"{n} {answers(mcp[n][kind])}" for n in (o, t)))
     load_after = os.getloadavg()
     print(f"load average (1/5/15 min): {' '.join(f'{x:.2f}' for x in load_before)} before, "
           f"{' '.join(f'{x:.2f}' for x in load_after)} after; {time.perf_counter() - started:.0f} s in all")

@@ -10,6 +10,7 @@ Only imported when an rst page (or a MyST `eval-rst` block) is parsed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -31,9 +32,10 @@ from .common import (
     list_item,
     table_rows,
 )
-from .includes import Includes
+from .includes import INCLUDES, Includes
 from .rst_changelog import Change, Changelog
-from .rst_include import INCLUDES, Include, LiteralInclude, MarkdownText
+from .rst_include import Include, LiteralInclude, MarkdownText
+from .rst_inline import Inline, InlineText
 from .rst_sphinx import HIGHLIGHT, register_for
 from .sphinx import GLOSSARY
 
@@ -67,10 +69,29 @@ def parse_rst_blocks(text: str, *, prefix: str = "", includes: Includes | None =
 
 
 def render_rst(text: str, sink: Sink, *, includes: Includes | None = None, markdown: RenderMarkdown | None = None) -> None:
-    """Write rst into a sink (a whole page, or a MyST `eval-rst` body inside Markdown)."""
-    _register_own()
-    register_for(text)
-    rst_speed.install()
+    """Write rst into a sink (a whole page, or a MyST `eval-rst` body inside Markdown): with
+    the fast reader where it reads the page, else through docutils."""
+    if not render_fast(text, sink, includes=includes):
+        render_docutils(text, sink, includes=includes, markdown=markdown)
+
+
+def render_fast(text: str, sink: Sink, *, includes: Includes | None = None) -> bool:
+    """`rst_fast`'s rendering of the page into `sink`; False (nothing written) where it leaves
+    the page to docutils."""
+    from . import rst_fast
+
+    _prepare(text)
+    try:
+        rst_fast.render(text, sink, _Inline(includes.page if includes else "<string>", includes))
+    except (rst_fast.Unsupported, RecursionError):  # (nesting too deep: docutils says what it makes of it)
+        return False
+    return True
+
+
+def render_docutils(text: str, sink: Sink, *, includes: Includes | None = None,
+                    markdown: RenderMarkdown | None = None) -> None:
+    """docutils' doctree of the page, written into `sink`."""
+    _prepare(text)
     try:
         doctree = rst_speed.doctree(text, _SETTINGS, source=includes.page if includes else "<string>",
                                     extra={INCLUDES: includes})
@@ -79,12 +100,60 @@ def render_rst(text: str, sink: Sink, *, includes: Includes | None = None, markd
     _Writer(markdown).body(doctree, sink, depth=1)
 
 
+def _prepare(text: str) -> None:
+    """Our directives and the Sphinx stand-ins the page names registered, docutils patched."""
+    _register_own()
+    register_for(text)
+    rst_speed.install()
+
+
 def _register_own() -> None:
     """Directives with handlers of their own: file includes (in place of docutils' `include`,
     which would read any path) and the `changelog` extension's release sections."""
     for name, directive in (("include", Include), ("literalinclude", LiteralInclude), ("changelog", Changelog),
                             ("change", Change)):
         directives.register_directive(name, directive)
+
+
+class _Inline:
+    """docutils' inliner on its own, for the fast reader (`rst_fast`): a text's inline
+    Markdown as `_Writer.inline` joins it (before its strip) and its `astext()`."""
+
+    _MARKUP = re.compile("[*`_|:@\\\\\x00]")  # what inline markup, a URI, an escape or a NUL holds
+    _LEFT_TO_TRANSFORMS = (nodes.substitution_reference, nodes.footnote_reference, nodes.citation_reference)
+
+    def __init__(self, source: str, includes: Includes | None) -> None:
+        from docutils import utils
+        from docutils.parsers.rst import languages, states
+
+        settings = rst_speed.settings(_SETTINGS)
+        setattr(settings, INCLUDES, includes)
+        document = utils.new_document(source, settings)
+        self.inliner = states.Inliner()
+        self.inliner.init_customizations(settings)
+        self.memo = states.Struct(document=document, reporter=document.reporter,
+                                  language=languages.get_language(settings.language_code, document.reporter),
+                                  title_styles=[], section_level=0, section_bubble_up_kludge=False,
+                                  inliner=self.inliner)
+        self.parent = nodes.paragraph()
+        self.writer = _Writer()
+        self.fast = InlineText(self.inliner, self.memo)
+
+    def __call__(self, text: str) -> Inline:
+        from . import rst_fast
+
+        if not self._MARKUP.search(text):
+            return Inline(text, text)
+        done = self.fast(text)
+        if done is not None:
+            return done
+        found, _ = self.inliner.parse(text, 0, self.memo, self.parent)
+        for node in found:
+            if isinstance(node, self._LEFT_TO_TRANSFORMS) or (
+                    isinstance(node, nodes.Element) and next(node.findall(self._LEFT_TO_TRANSFORMS), None)):
+                raise rst_fast.Unsupported("a reference the transforms resolve")
+        return Inline("".join(self.writer._inline_child(c) for c in found), "".join(c.astext() for c in found),
+                      any(isinstance(node, nodes.target) for node in found))
 
 
 _SKIP = {"system_message", "target", "substitution_definition", "pending", "raw", "comment",

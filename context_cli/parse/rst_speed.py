@@ -154,14 +154,26 @@ _original_runtime_init = statemachine.StateMachine.runtime_init
 
 class _Guarded:
     """A compiled pattern whose `search` first checks, in one C scan, that the text holds a
-    character that every match contains; without one the answer is None, as the search's."""
+    character that every match contains; without one the answer is None, as the search's.
 
-    def __init__(self, pattern: re.Pattern[str], needed: str) -> None:
+    With `in_run`, no match has whitespace before the first such character it holds (true of
+    the inliner's `initial` pattern: a role, reference name or footnote label is one word), so
+    none starts before the word that holds the text's first such character, and the search
+    starts there rather than trying the look-behinds at every position before it."""
+
+    def __init__(self, pattern: re.Pattern[str], needed: str, *, in_run: bool = False) -> None:
         self.pattern = pattern
         self.needed = re.compile(f"[{re.escape(needed)}]")
+        self.in_run = in_run
 
     def search(self, text: str) -> re.Match[str] | None:
-        return self.pattern.search(text) if self.needed.search(text) else None
+        found = self.needed.search(text)
+        if found is None:
+            return None
+        if not self.in_run:
+            return self.pattern.search(text)
+        at = found.start()
+        return self.pattern.search(text, max(text.rfind(" ", 0, at), text.rfind("\n", 0, at)) + 1)
 
 
 # Every start-string, reference end and role of the inliner's `initial` pattern has one of
@@ -185,7 +197,7 @@ def _init_customizations(self: Any, settings: Any) -> None:
     if done is None:
         _original_init_customizations(self, settings)
         uri = self.patterns.uri
-        self.patterns.initial = _Guarded(self.patterns.initial, _INLINE_NEEDS)
+        self.patterns.initial = _Guarded(self.patterns.initial, _INLINE_NEEDS, in_run=True)
         dispatch = [(_Guarded(p, _URI_NEEDS) if p is uri else p, method.__name__)
                     for p, method in self.implicit_dispatch]
         done = _inliners[key] = ({name: getattr(self, name) for name in _INLINER_ATTRIBUTES}, dispatch)

@@ -1,0 +1,46 @@
+"""Hostile reStructuredText through the fast reader (parse/rst_fast.py) and docutils behind it.
+
+Nesting past Python's recursion limit, lines past docutils' length limit, thousands of title
+levels, control characters and unbalanced markup: a page either reads (as docutils reads it,
+where the fast reader reads it) or fails as one ParseError that costs that page alone, never
+another exception, and within a few seconds.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from context_cli.parse import ParseError, parse_file
+from context_cli.parse.common import BlockBuilder
+from context_cli.parse.rst import render_docutils, render_fast
+
+HOSTILE = {
+    "quotes nested 3,000 deep": "".join(" " * i + "x\n\n" for i in range(3000)),
+    "lists nested 2,000 deep": "".join("  " * i + "- x\n\n" for i in range(2000)),
+    "notes nested 1,500 deep": "".join("   " * i + ".. note::\n\n" for i in range(1500)) + " " * 4500 + "x\n",
+    "a 20,000-character line": "Title\n=====\n\n" + "word " * 4000 + "\n",
+    "a 12,000-character title": "x" * 12_000 + "\n" + "=" * 12_000 + "\n",
+    "2,000 title styles": "".join(f"T{i}\n{c * 4}\n\n" for i, c in enumerate("=-~^\"'`#*+:.," * 160)),
+    "control characters": "Ti\x00tle\n=====\n\n\x00 *a\x0bb* ``\x1b[31m`` \\\x00 :x:`\x7f`\n\n- \x0c\n",
+    "unbalanced markup": "*a **b ``c `d <e`_ :f:`g |h| [1]_ _`i\n\n.. [\n\n.. |x\n\n.. _\n\n::\n",
+    "a directive of nothing but options": ".. code-block::\n" + "   :a: b\n" * 5000,
+    "an enumerated list of 5,000 items": "".join(f"{i}. item\n" for i in range(1, 5001)),
+}
+
+
+@pytest.mark.parametrize("text", HOSTILE.values(), ids=list(HOSTILE))
+def test_hostile_rst_reads_or_fails_as_one_parse_error(text: str) -> None:
+    start = time.perf_counter()
+    try:
+        parse_file("page.rst", text.encode("utf-8", "surrogatepass"))
+    except ParseError:
+        pass
+    assert time.perf_counter() - start < 20
+    fast = BlockBuilder()
+    read = render_fast(text, fast)  # declines (never raises) what it cannot read, too deep included
+    if read:  # (parse_file may still refuse the bytes: a NUL reads as binary)
+        slow = BlockBuilder()
+        render_docutils(text, slow)
+        assert fast.finish() == slow.finish()
