@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 
 from quiet_servers import QuietHTTPServer
 
@@ -46,6 +47,31 @@ class Site:
     def add(self, path: str, body: str | bytes = b"", **kw: object) -> Site:
         data = body.encode("utf-8") if isinstance(body, str) else body
         self.routes[path] = Route(body=data, **kw)  # type: ignore[arg-type]
+        return self
+
+    def add_static(self, folder: Path, deployed: str = "https://acme.example") -> Site:
+        """Serve a built site's files as a static host does: `a/index.html` at `/a/`, `/a` and
+        `/a/index.html`, `a.html` at `/a.html` and `/a`. Sitemaps name the host the site was
+        built for (`deployed`); they are served naming this server instead."""
+        for file in sorted(folder.rglob("*")):
+            if not file.is_file():
+                continue
+            rel = file.relative_to(folder).as_posix()
+            kind = "application/xml" if rel.endswith(".xml") else "text/html; charset=utf-8"
+            data = file.read_bytes()
+            if rel.endswith("index.html"):
+                home = "/" + rel[: -len("index.html")]
+                paths = [home, "/" + rel] + ([home.rstrip("/")] if home != "/" else [])
+            elif rel.endswith(".html"):
+                paths = ["/" + rel, "/" + rel[: -len(".html")]]
+            else:
+                paths = ["/" + rel]
+            for path in paths:
+                if kind == "application/xml":
+                    self.routes[path] = Route(handler=lambda _r, d=data: Route(
+                        d.replace(deployed.encode(), self.base.encode()), content_type=kind))
+                else:
+                    self.routes[path] = Route(data, content_type=kind)
         return self
 
     def paths(self, host: str | None = None) -> list[str]:

@@ -306,10 +306,12 @@ def _inline(el: Any, *, plain: bool = False) -> str:
 
 
 def _code_text(el: Any) -> str:
+    """The text of a code block; a `<div>` inside it is one line (Expressive Code writes lines so)."""
     parts = [el.text or ""]
     for child in el:
         if isinstance(child.tag, str):
-            parts.append("\n" if child.tag == "br" else _code_text(child))
+            inner = "\n" if child.tag == "br" else _code_text(child)
+            parts.append(inner + ("\n" if child.tag == "div" and not inner.endswith("\n") else ""))
         if child.tail:
             parts.append(child.tail)
     return "".join(parts).replace("\u00a0", " ")

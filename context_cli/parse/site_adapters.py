@@ -43,9 +43,11 @@ ADAPTERS = (
             (f"//*[{_c('md-path')}]",),
             (f"//*[{_c('md-content__button')}]", f"//*[{_c('md-source-file')}]", f"//*[{_c('md-feedback')}]",
              f"//*[{_c('md-banner')}]", f"//*[{_c('md-version')}]")),
-    Adapter("sphinx", (_gen("sphinx"), f"//*[{_c('sphinxsidebar')}]", f"//*[{_c('rst-content')}]",
-                       "//div[@itemprop='articleBody']"),
-            ("//div[@itemprop='articleBody']", f"//article[{_c('bd-article')}]",
+    # Sphinx 9 writes no generator meta; every Sphinx page has `data-content_root` (7.2+) or
+    # loads `documentation_options.js`.
+    Adapter("sphinx", (_gen("sphinx"), "/html[@data-content_root]", "//script[contains(@src, 'documentation_options.js')]",
+                       f"//*[{_c('sphinxsidebar')}]", f"//*[{_c('rst-content')}]", "//div[@itemprop='articleBody']"),
+            ("//div[@itemprop='articleBody']", f"//article[{_c('bd-article')}]", "//article[@id='furo-main-content']",
              f"//div[{_c('body')}][@role='main']", f"//div[{_c('body')}]", f"//div[{_c('rst-content')}]"),
             (f"//*[{_c('wy-breadcrumbs')}]", "//nav[@aria-label='breadcrumbs']", f"//*[{_c('bd-breadcrumbs')}]"),
             (f"//*[{_c('wy-breadcrumbs-aside')}]", f"//*[{_c('rst-versions')}]", f"//*[{_c('headerlink')}]",
@@ -99,6 +101,9 @@ _CALLOUT = (f"//div[{_c('admonition')}]", f"//details[{_c('admonition')}]", f"//
 _CALLOUT_TITLE = (f".//*[{_c('admonition-title')}]", f".//*[{_c('custom-block-title')}]",
                   f".//*[{_c('starlight-aside__title')}]", ".//*[contains(@class, 'admonitionHeading')]",
                   f".//*[{_c('callout-heading')}]", "./summary")
+_NEXTRA_COLOUR = re.compile(r"(?:^|\s)x:bg-(\w+)-\d+(?:\s|$)")
+_NEXTRA_KINDS = {"green": "tip", "blue": "info", "yellow": "warning", "orange": "warning", "red": "error",
+                 "purple": "important"}
 _KINDS = ("note", "tip", "info", "hint", "important", "warning", "warn", "caution", "danger", "error", "success",
           "example", "seealso", "todo", "attention", "deprecated", "versionadded", "versionchanged")
 
@@ -187,9 +192,10 @@ def rewrite_tabs(doc: Any) -> None:
         for label, panel in zip(labels, panels, strict=True):
             _label(panel, label, lhtml)
         tablist.drop_tree()
-    for group in doc.xpath(f"//*[{_c('tabbed-set')}] | //*[{_c('vp-code-group')}]"):
+    for group in doc.xpath(f"//*[{_c('tabbed-set')}] | //*[{_c('vp-code-group')}] | //*[{_c('sd-tab-set')}]"):
         labels = [" ".join(lab.text_content().split()) for lab in group.xpath(".//label")]
-        blocks = group.xpath(f".//*[{_c('tabbed-block')}]") or group.xpath(f".//*[{_c('blocks')}]/*")
+        blocks = (group.xpath(f".//*[{_c('tabbed-block')}]") or group.xpath(f".//*[{_c('blocks')}]/*")
+                  or group.xpath(f"./*[{_c('sd-tab-content')}]"))  # sphinx-design
         if len(labels) != len(blocks):
             continue
         for label, block in zip(labels, blocks, strict=True):
@@ -219,7 +225,8 @@ def rewrite_callouts(doc: Any) -> None:
             seen.add(el)
             kind = _kind(el)
             title_el = next((t for x in _CALLOUT_TITLE for t in el.xpath(x)), None)
-            title = " ".join(title_el.text_content().split()) if title_el is not None else ""
+            title_text = title_el.text_content() if title_el is not None else el.get("aria-label") or ""
+            title = " ".join(title_text.split())  # Starlight hides its title from screen readers, labels the aside
             if title_el is not None:
                 title_el.drop_tree()
             head = kind.capitalize() if kind else ""
@@ -240,4 +247,5 @@ def _kind(el: Any) -> str:
     for token in re.split(r"[\s_-]+", words.lower()):
         if token in _KINDS:
             return token
-    return ""
+    colour = _NEXTRA_COLOUR.search(words) if "nextra-callout" in words else None  # Nextra says it in colour only
+    return _NEXTRA_KINDS.get(colour.group(1), "") if colour else ""

@@ -274,6 +274,7 @@ def _from_sitemap(url: str, reader: Any, limits: WebLimits, base: dict[str, Any]
     client = reader.client
     candidates = _candidates(url, "sitemap.xml")
     candidates += [s for s in client.sitemaps_from_robots(url) if origin(s) == origin(url) and s not in candidates]
+    candidates += [s for s in _candidates(url, "sitemap-index.xml") if s not in candidates]  # Astro's name
     for cand in candidates:
         resp = _probe(client, cand, xml=True)
         if resp is None:
