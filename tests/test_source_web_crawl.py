@@ -119,6 +119,23 @@ def test_slow_page_is_skipped_within_the_timeout() -> None:
     assert time.perf_counter() - start < 2.8
 
 
+def test_a_page_that_trickles_is_cut_at_the_page_deadline() -> None:
+    """Each byte comes well within the read timeout, so only the whole-page deadline stops it."""
+    from context_cli.sources.http import HttpClient, HttpOptions
+    from context_cli.sources.web import WebLimits, fetch_website
+
+    site = Site()
+    site.add("/", page("Home", "/trickle", "/quick"))
+    site.add("/quick", page("Quick"))
+    site.routes["/trickle"] = Route(page("Trickle", body="x" * 5000).encode(), trickle=0.02)  # 100 s in all
+    start = time.perf_counter()
+    with serve(site) as base, HttpClient(HttpOptions(connect_timeout=2, read_timeout=2)) as client:
+        fetched = fetch_website(base + "/", client, WebLimits(page_seconds=0.5))
+    assert paths(fetched) == ["index", "quick"] and fetched.skipped == 1
+    assert "/trickle" in site.paths() and time.perf_counter() - start < 2.5
+    assert "skipped 1 pages: 1 failed or had no text" in fetched.notes
+
+
 class _Huge(BaseHTTPRequestHandler):
     """`/` links to two 5 GB pages: one that says so, one that just keeps streaming."""
 

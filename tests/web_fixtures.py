@@ -25,6 +25,7 @@ class Route:
     content_type: str = "text/html; charset=utf-8"
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    trickle: float = 0.0  # seconds between bytes: the body dribbles out one byte at a time
     cookie: str | None = None  # "name=value" the request must carry, else 401
     handler: Callable[[Request], Route] | None = None  # computes the answer per request
 
@@ -113,7 +114,12 @@ def _handler_for(site: Site) -> type[BaseHTTPRequestHandler]:
                 for k, v in route.headers.items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(route.body)
+                if not route.trickle:
+                    self.wfile.write(route.body)
+                for i in range(len(route.body) if route.trickle else 0):
+                    self.wfile.write(route.body[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(route.trickle)
             except (BrokenPipeError, ConnectionResetError):
                 pass
 

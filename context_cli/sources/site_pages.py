@@ -36,7 +36,8 @@ class Page:
 class PageReader:
     """Fetches and parses pages for one site; thread-safe. Counts pages the browser rendered."""
 
-    def __init__(self, client: HttpClient, browser: str = "auto", cache: PageCache | None = None) -> None:
+    def __init__(self, client: HttpClient, browser: str = "auto", cache: PageCache | None = None,
+                 page_seconds: float = PAGE_SECONDS) -> None:
         from .site_browser import find_browser
 
         if browser not in BROWSER_MODES:
@@ -48,6 +49,7 @@ class PageReader:
         self.wanted_browser = 0  # pages that looked unrendered while no browser was available
         self.twins: bool | None = None  # None: not known yet
         self.cache = cache
+        self.page_seconds = page_seconds
         self.not_modified = 0  # answered 304 to a conditional request
         self.same_bytes = 0  # fetched whole, but byte for byte what the cache holds
         self._lock = threading.Lock()
@@ -56,7 +58,8 @@ class PageReader:
         """Fetch and parse `url` (see `site_cache.py` for what is not parsed again); FetchError
         (one line) when it cannot be fetched."""
         entry = self.cache.get(url) if self.cache else None
-        resp = self.client.get(url, headers={"Accept": ACCEPT, **conditional_headers(entry)}, deadline=PAGE_SECONDS)
+        resp = self.client.get(url, headers={"Accept": ACCEPT, **conditional_headers(entry)},
+                               deadline=self.page_seconds)
         if resp.status == 304 and entry is not None:
             with self._lock:
                 self.not_modified += 1
@@ -99,7 +102,7 @@ class PageReader:
         if self.twins is False:
             return None
         try:
-            resp = self.client.get(twin_url(url), deadline=PAGE_SECONDS)
+            resp = self.client.get(twin_url(url), deadline=self.page_seconds)
         except FetchError:
             if self.twins is None:
                 self.twins = False

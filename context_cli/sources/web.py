@@ -35,6 +35,7 @@ from ..errors import SourceError
 from .base import Fetched
 from .http import FetchError, HttpClient, Response, origin, safe_url
 from .site_doc import doc_path
+from .site_pages import PAGE_SECONDS
 
 MAX_PAGES = 500
 WORKERS = 4
@@ -55,6 +56,7 @@ class WebLimits:
     max_depth: int = 8  # link hops from the start page, when crawling
     deadline: float = 900.0  # seconds for a whole crawl
     cache: bool = True  # conditional requests and parsed pages from the last fetch (site_cache.py)
+    page_seconds: float = PAGE_SECONDS  # one page in all, however steadily it trickles
 
 
 def fetch_site(url: str, *, version: str | None = None, client: HttpClient | None = None,
@@ -90,7 +92,7 @@ def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None)
                                 version=recorded_version(url, limits.version))
     if not client.allowed(url):
         raise SourceError(f"{safe_url(url)}: robots.txt disallows fetching this URL")
-    reader = PageReader(client, limits.browser, PageCache.default() if limits.cache else None)
+    reader = PageReader(client, limits.browser, PageCache.default() if limits.cache else None, limits.page_seconds)
     path = p.path.lower()
     exists = _existence(client, url)
 
@@ -120,7 +122,7 @@ def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None)
     fetched = _from_sitemap(url, reader, limits, base, exists)
     if fetched is not None:
         return fetched
-    resp = client.get(url)  # raises the real error (404, binary, ...) as one line
+    resp = client.get(url, deadline=limits.page_seconds)  # raises the real error (404, binary, ...) as one line
     if _is_openapi(resp):
         from .openapi import fetched_from_spec, load_spec
 
