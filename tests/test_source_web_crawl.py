@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from quiet_servers import QuietHTTPServer
-from web_fixtures import Route, Site, other_host, serve
+from web_fixtures import SHELL, Route, Site, fake_browser, other_host, serve
 
 from context_cli.errors import SourceError
 from context_cli.sources.resolve import SourceOptions, fetch_source
@@ -216,24 +215,8 @@ def test_md_twins_and_markdown_negotiation_are_read_as_markdown() -> None:
     assert next(d for d in fetched.documents if d.path == "guide").url == base + "/guide/"
 
 
-SHELL = ("<html><head><title>App</title></head><body><div id='root'></div><script>"
-         "document.getElementById('root').innerHTML = '<main><h1>Rendered</h1><p>'"
-         " + 'Text that only exists after the script ran, long enough to be a real page of docs.' + '</p></main>';"
-         "</script></body></html>")
-
-
-def _fake_browser(tmp_path: Path) -> str:
-    """A stand-in for chromium with its command line: prints the DOM the script above builds."""
-    script = tmp_path / "fake-chromium"
-    script.write_text("#!/bin/sh\nfor a; do :; done\ncase \"$a\" in http*) ;; *) exit 2;; esac\n"
-                      "echo \"<html><body><main><h1>Rendered</h1><p>Text that only exists after the script"
-                      " ran, long enough to be a real page of docs.</p></main></body></html>\"\n")
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return str(script)
-
-
 def test_js_only_page_goes_through_the_browser_and_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CONTEXT_BROWSER", _fake_browser(tmp_path))
+    monkeypatch.setenv("CONTEXT_BROWSER", fake_browser(tmp_path))
     site = Site()
     site.add("/app", SHELL)
     with serve(site) as base:
@@ -281,7 +264,7 @@ def test_cli_flags_reach_the_crawl_and_the_summary_counts_rendered_pages(
 
     from context_cli.surfaces.cli import cli
 
-    monkeypatch.setenv("CONTEXT_BROWSER", _fake_browser(tmp_path))
+    monkeypatch.setenv("CONTEXT_BROWSER", fake_browser(tmp_path))
     site = Site()
     site.add("/", page("Home", "/app", "/b", "/c", "/d"))
     site.add("/app", SHELL)

@@ -7,6 +7,7 @@ check what was (not) fetched and where credentials went.
 
 from __future__ import annotations
 
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +17,22 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from quiet_servers import QuietHTTPServer
+
+# A page that only has text once its script ran, and a stand-in for chromium that prints that DOM.
+SHELL = ("<html><head><title>App</title></head><body><div id='root'></div><script>"
+         "document.getElementById('root').innerHTML = '<main><h1>Rendered</h1><p>'"
+         " + 'Text that only exists after the script ran, long enough to be a real page of docs.' + '</p></main>';"
+         "</script></body></html>")
+
+
+def fake_browser(folder: Path) -> str:
+    """An executable taking chromium's command line and printing the DOM SHELL's script builds."""
+    script = folder / "fake-chromium"
+    script.write_text("#!/bin/sh\nfor a; do :; done\ncase \"$a\" in http*) ;; *) exit 2;; esac\n"
+                      "echo \"<html><body><main><h1>Rendered</h1><p>Text that only exists after the script"
+                      " ran, long enough to be a real page of docs.</p></main></body></html>\"\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
 
 
 @dataclass
@@ -70,7 +87,7 @@ class Site:
             for path in paths:
                 if kind == "application/xml":
                     self.routes[path] = Route(handler=lambda _r, d=data: Route(
-                        d.replace(deployed.encode(), self.base.encode()), content_type=kind))
+                        d.replace(deployed.encode(), self.base.encode()), content_type="application/xml"))
                 else:
                     self.routes[path] = Route(data, content_type=kind)
         return self

@@ -125,12 +125,17 @@ def remove_hidden(root: Any) -> None:
         if el.get("role") == "tabpanel" or (el.tag == "div" and _tab_block(el)):
             el.attrib.pop("hidden", None)
             continue
-        if (el.get("hidden") is not None or el.get("aria-hidden") == "true"
+        if (el.get("hidden") is not None or (el.get("aria-hidden") == "true" and not _shown_title(el))
                 or _HIDDEN_STYLE.search(el.get("style") or "")):
             doomed.append(el)
     for el in doomed:
         if el.getparent() is not None and not any(a in doomed for a in el.iterancestors()):
             el.drop_tree()
+
+
+def _shown_title(el: Any) -> bool:
+    """Starlight's callout title: on screen, hidden from screen readers only (the aside's label says it)."""
+    return "starlight-aside__title" in (el.get("class") or "").split()
 
 
 def _tab_block(el: Any) -> bool:
@@ -225,8 +230,7 @@ def rewrite_callouts(doc: Any) -> None:
             seen.add(el)
             kind = _kind(el)
             title_el = next((t for x in _CALLOUT_TITLE for t in el.xpath(x)), None)
-            title_text = title_el.text_content() if title_el is not None else el.get("aria-label") or ""
-            title = " ".join(title_text.split())  # Starlight hides its title from screen readers, labels the aside
+            title = " ".join(title_el.text_content().split()) if title_el is not None else ""
             if title_el is not None:
                 title_el.drop_tree()
             head = kind.capitalize() if kind else ""

@@ -92,7 +92,19 @@ def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None)
                                 version=recorded_version(url, limits.version))
     if not client.allowed(url):
         raise SourceError(f"{safe_url(url)}: robots.txt disallows fetching this URL")
-    reader = PageReader(client, limits.browser, PageCache.default() if limits.cache else None, limits.page_seconds)
+    cache = PageCache.default() if limits.cache else None
+    reader = PageReader(client, limits.browser, cache, limits.page_seconds)
+    try:
+        return _discover(url, reader, limits, base)
+    finally:
+        if cache is not None:
+            cache.prune()
+
+
+def _discover(url: str, reader: Any, limits: WebLimits, base: dict[str, Any]) -> Fetched:
+    """The cascade of the module docstring, from llms-full.txt to a crawl."""
+    client = reader.client
+    p = urlsplit(url)
     path = p.path.lower()
     exists = _existence(client, url)
 
