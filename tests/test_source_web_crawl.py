@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from quiet_servers import QuietHTTPServer
-from web_fixtures import SHELL, Route, Site, fake_browser, other_host, serve
+from web_fixtures import SHELL, Request, Route, Site, fake_browser, other_host, serve
 
 from context_cli.errors import SourceError
 from context_cli.sources.resolve import SourceOptions, fetch_source
@@ -190,6 +190,33 @@ def test_versioned_and_localised_copies_collapse_to_the_version_asked() -> None:
     assert paths(current) == ["en/5.1", "en/5.1/topics"] and current.version == "5.1"
     assert paths(older) == ["en/4.2", "en/4.2/topics"] and older.version == "4.2"
     assert "no version 9.9" in str(e.value)
+
+
+def test_sites_versioned_by_query_or_by_v_segment_give_the_version_asked() -> None:
+    from urllib.parse import parse_qs
+
+    from context_cli.sources.web import fetch_site
+
+    def by_query(title: str, *links: str) -> Route:
+        def answer(req: Request) -> Route:
+            return Route(page(f"{title} {parse_qs(req.query).get('version', ['2.0'])[0]}", *links).encode())
+        return Route(handler=answer)
+
+    site = Site()
+    site.routes["/docs/"] = by_query("Home", "guide", "setup?version=1.0", "/docs/guide?version=2.0")
+    site.routes["/docs/guide"] = by_query("Guide")
+    site.routes["/docs/setup"] = by_query("Setup")
+    for v, other in (("18", "17"), ("17", "18")):
+        site.add(f"/v{v}/", page(f"Home {v}", f"/v{v}/a", f"/v{other}/"))
+        site.add(f"/v{v}/a", page(f"A {v}"))
+    with serve(site) as base:
+        by_q = fetch_site(base + "/docs/", version="1.0")
+        by_v = fetch_site(base + "/v18/", version="17")
+    assert sorted(d.title for d in by_q.documents) == ["Guide 1.0", "Home 1.0", "Setup 1.0"] and by_q.version == "1.0"
+    assert sorted(d.title for d in by_v.documents) == ["A 17", "Home 17"] and by_v.version == "17"
+    asked = [r for r in site.requests if r.path in ("/docs/guide", "/docs/setup")]
+    assert asked and all(r.query == "version=1.0" for r in asked)  # never the current docs under 1.0's name
+    assert not any(r.path.startswith("/v18/") for r in site.requests)
 
 
 def test_md_twins_and_markdown_negotiation_are_read_as_markdown() -> None:

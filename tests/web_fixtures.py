@@ -53,6 +53,7 @@ class Request:
     host: str
     path: str
     headers: dict[str, str]
+    query: str = ""
 
 
 class Site:
@@ -112,8 +113,8 @@ def _handler_for(site: Site) -> type[BaseHTTPRequestHandler]:
             pass
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            path = self.path.split("?")[0]
-            req = Request("GET", self.headers.get("Host", ""), path, {k: v for k, v in self.headers.items()})
+            path, _, query = self.path.partition("?")
+            req = Request("GET", self.headers.get("Host", ""), path, {k: v for k, v in self.headers.items()}, query)
             site.log(req)
             route = site.routes.get(path)
             if route is not None and route.handler is not None:

@@ -51,22 +51,27 @@ class PageCache:
         """The user's cache, bounded by `CONTEXT_WEB_CACHE_MB` when set (SourceError if not a number)."""
         from ..home import context_home
 
-        raw = os.environ.get(BOUND_ENV, "").strip()
-        if raw and not re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,6})?", raw):
-            raise SourceError(f"{BOUND_ENV}={raw[:20]!r} is not a number of megabytes")
-        mb = float(raw) if raw else MAX_MB
-        return cls(context_home() / "cache" / "web", int(mb * 1024 * 1024))
+        return cls(context_home() / "cache" / "web", bound())
+
+    def files(self) -> list[tuple[float, int, Path]]:
+        """(last used, bytes, path) of every file in the cache; links are never followed out of it."""
+        found = []
+        for shard in _entries(self.root):
+            if not shard.is_dir(follow_symlinks=False):
+                continue
+            for f in _entries(Path(shard.path)):
+                try:
+                    st = f.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if not f.is_dir(follow_symlinks=False):
+                    found.append((st.st_mtime, st.st_size, Path(f.path)))
+        return found
 
     def prune(self) -> int:
         """Remove the entries used longest ago (and stray temp files) until the cache fits its
         bound; how many files went."""
-        files = []
-        for f in self.root.glob("*/*"):
-            try:
-                st = f.stat()
-            except OSError:
-                continue
-            files.append((st.st_mtime, st.st_size, f))
+        files = self.files()
         total = sum(size for _, size, _ in files)
         removed = 0
         for _, size, f in sorted(files, key=lambda x: x[0]):
@@ -90,7 +95,7 @@ class PageCache:
         try:
             path = self._file(url, rendering)
             data = json.loads(path.read_text("utf-8"))
-            if data.get("builder") != __version__ or data.get("url") != url:
+            if not isinstance(data, dict) or data.get("builder") != __version__ or data.get("url") != url:
                 return None
             raw = data.get("doc")
             doc = None if raw is None else Document(
@@ -113,6 +118,22 @@ class PageCache:
             write_text(self._file(entry.url, rendering), json.dumps(data, ensure_ascii=False))
         except OSError:
             pass  # a cache that cannot be written only costs the next add some time
+
+
+def bound() -> int:
+    """The cache's bound in bytes: `CONTEXT_WEB_CACHE_MB` megabytes, else 256 MB."""
+    raw = os.environ.get(BOUND_ENV, "").strip()
+    if raw and not re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,6})?", raw):
+        raise SourceError(f"{BOUND_ENV}={raw[:20]!r} is not a number of megabytes")
+    return int((float(raw) if raw else MAX_MB) * 1024 * 1024)
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError:
+        return []
 
 
 def conditional_headers(entry: Entry | None) -> dict[str, str]:

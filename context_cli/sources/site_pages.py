@@ -165,7 +165,8 @@ class PageReader:
 
 
 def twin_url(url: str) -> str:
-    """`/guide/intro` -> `/guide/intro.md`; `/guide/` -> `/guide/index.md`; `/a.html` -> `/a.md`."""
+    """`/guide/intro` -> `/guide/intro.md`; `/guide/` -> `/guide/index.md`; `/a.html` -> `/a.md`;
+    the query stays (a site versioned by `?version=` serves that version's twin)."""
     p = urlsplit(url)
     path = p.path or "/"
     if path.endswith("/"):
@@ -174,7 +175,7 @@ def twin_url(url: str) -> str:
         path = path.rsplit(".", 1)[0] + ".md"
     else:
         path += ".md"
-    return urlunsplit((p.scheme, p.netloc, path, "", ""))
+    return urlunsplit((p.scheme, p.netloc, path, p.query, ""))
 
 
 def html_links(html: str, base: str) -> list[str]:

@@ -43,6 +43,7 @@ MAX_SITEMAPS = 50
 GENERIC_LABELS = {"www", "docs", "doc", "documentation", "developer", "developers", "dev", "api",
                   "learn", "help", "support", "wiki", "guide", "guides", "manual", "reference"}
 _MD_LINK_RE = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_VERSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 _SOURCE_LINE_RE = re.compile(r"^(?:source|url|link|canonical):\s*(https?://\S+)\s*$", re.I)
 
 
@@ -124,7 +125,7 @@ def _discover(url: str, reader: Any, limits: WebLimits, base: dict[str, Any]) ->
                 continue
             resp = _probe(client, cand)
             if resp is not None:
-                fetched = _from_llms_txt(resp, reader, limits, base)
+                fetched = _from_llms_txt(resp, reader, limits, base, url)
                 if fetched is not None:
                     fetched.notes[:0] = _borrowed_note(url, resp)
                     return fetched
@@ -169,6 +170,8 @@ def _versioned_url(url: str, version: str, client: HttpClient) -> str:
     """The URL serving `version` of the site at `url` (see the module docstring)."""
     from .site_urls import variant, versioned_candidates
 
+    if not _VERSION_RE.fullmatch(version):
+        raise SourceError(f"{version[:40]!r} is not a version (letters, digits and . _ + - only)")
     have = variant(url).version
     if have is not None and have.removeprefix("v") == version.removeprefix("v"):
         return url
@@ -260,7 +263,8 @@ def llms_links(text: str, base_url: str) -> tuple[list[str], int]:
     return links, offsite
 
 
-def _from_llms_txt(resp: Response, reader: Any, limits: WebLimits, base: dict[str, Any]) -> Fetched | None:
+def _from_llms_txt(resp: Response, reader: Any, limits: WebLimits, base: dict[str, Any],
+                   start: str) -> Fetched | None:
     from ..parse import parse_markdown
 
     links, offsite = llms_links(resp.text, resp.url)
@@ -269,7 +273,7 @@ def _from_llms_txt(resp: Response, reader: Any, limits: WebLimits, base: dict[st
     notes = [f"read llms.txt at {safe_url(resp.url)}: {len(links)} linked pages"]
     if offsite:
         notes.append(f"{offsite} links to other sites not followed")
-    docs, skipped, extra = _fetch_pages(links, reader, limits)
+    docs, skipped, extra = _fetch_pages(links, reader, limits, start)
     if not docs:
         raise SourceError(f"{safe_url(resp.url)}: none of the {len(links)} linked pages could be fetched")
     notes += extra
@@ -308,7 +312,7 @@ def _from_sitemap(url: str, reader: Any, limits: WebLimits, base: dict[str, Any]
         urls = [u for u in urls if origin(u) == origin(url) and acceptable(u, want, limits.version)]
         if not urls:
             continue
-        docs, skipped, extra = _fetch_pages(urls, reader, limits)
+        docs, skipped, extra = _fetch_pages(urls, reader, limits, url)
         if not docs:
             raise SourceError(f"{safe_url(resp.url)}: none of the {len(urls)} listed pages could be fetched")
         notes = notes + [f"read sitemap {safe_url(resp.url)}: {len(urls)} pages"] + extra
@@ -350,12 +354,14 @@ def _parse_sitemap(body: bytes) -> tuple[str, list[str]]:
     return kind, [u for u in locs if u]
 
 
-def _fetch_pages(urls: list[str], reader: Any, limits: WebLimits) -> tuple[list[Document], int, list[str]]:
-    """Fetch and parse listed pages concurrently; failures and robots refusals are counted, not
-    raised, and said in one line."""
+def _fetch_pages(urls: list[str], reader: Any, limits: WebLimits, start: str) -> tuple[list[Document], int, list[str]]:
+    """Fetch and parse listed pages concurrently, in the version `start` asked for; failures
+    and robots refusals are counted, not raised, and said in one line."""
     from .site_crawl import Skipped
+    from .site_urls import carry_version
 
     client = reader.client
+    urls = list(dict.fromkeys(carry_version(u, start) for u in urls))
     skipped = Skipped(beyond_cap=max(0, len(urls) - limits.max_pages))
     urls = urls[: limits.max_pages]
     allowed = [u for u in urls if client.allowed(u)]
