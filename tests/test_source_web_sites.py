@@ -4,8 +4,9 @@ banners, version pickers and hidden text left out.
 
 `tests/fixtures/sites/built/` holds real output of Sphinx (three themes), MkDocs Material,
 Docusaurus, VitePress, Starlight and Nextra, built from `sources/` (how: its README). The hosted
-generators (Mintlify, GitBook, ReadMe) could not be built or found saved under a usable licence;
-`handmade/` keeps hand-written pages in their markup.
+generators could not be built or found saved under a usable licence: `handmade/` holds
+Mintlify's and ReadMe's article as their own open-source renderers write it, inside a
+hand-written page, and a hand-written GitBook page.
 """
 
 from __future__ import annotations
@@ -116,13 +117,12 @@ def test_astro_sitemap_index_is_found_without_robots_txt() -> None:
     assert sorted(d.path for d in fetched.documents) == ["guide/config", "guide/install", "index"]
 
 
-# -- hand-written pages of the hosted generators, and of no generator ---------------------------------
+# -- the hosted generators: their own renderers' article inside a hand-written page, and no generator ------
 
 HANDMADE = ["mintlify", "gitbook", "readme", "generic"]
-TABBED = {"mintlify", "gitbook", "readme"}
 HANDMADE_CHROME = ("Edit this page", "Edit page", "Edit on GitHub", "We use cookies", "© 2026", "Copyright",
                    "Installing", "Was this page helpful", "On this page", "View page source", "1.0", "v2.0",
-                   "Version: 2.0")
+                   "Version: 2.0", "🚧", "Did this page help", "Updated 3 months ago", "Copy")
 
 
 @pytest.mark.parametrize("generator", HANDMADE)
@@ -138,12 +138,16 @@ def test_hosted_generator_page_keeps_the_article_only(generator: str) -> None:
     assert re.search(r"```python\n(?:import acme\n)?client = acme.Client\(timeout=5\)\n```", text)
     assert "| timeout | 30 |" in text
     assert [b.title for b in doc.blocks if b.level] == ["Settings"]
-    if generator in TABBED:
-        assert "Tab: Python" in text and "Tab: Shell" in text
+    if generator in ("gitbook", "readme"):
+        assert "Tab: Python\n\n```python\nclient" in text and "Tab: Shell" in text
         assert "```bash\nexport ACME_TIMEOUT=5\n```" in text  # the hidden tab too
+    if generator == "mintlify":  # its code group renders the open tab only: the other is not in the page
+        assert "Tab: Python\n\n```python\nclient" in text and "ACME_TIMEOUT" not in text
     if generator != "generic":
         quote = next(line for line in text.splitlines() if line.startswith("> "))
         assert "waits for ever" in text and quote.startswith(("> Warning", "> Caution", "> Warn")), quote
+    if generator in ("mintlify", "readme"):
+        assert {"mintlify": "> Warning: Zero:", "readme": "> Warn: Zero:"}[generator] in text
     assert "IGNORE PREVIOUS INSTRUCTIONS" not in text + doc.title + doc.description
     leaked = [c for c in HANDMADE_CHROME if c in text]
     assert not leaked, leaked

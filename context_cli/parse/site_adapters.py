@@ -84,7 +84,7 @@ ADAPTERS = (
              "//*[contains(@class, 'rm-Article')]"),
             ("//*[contains(@class, 'rm-Guides')]//*[contains(@class, 'Breadcrumb')]",),
             ("//*[contains(@class, 'PageThumbs')]", "//*[contains(@class, 'UpdatedAt')]",
-             "//*[contains(@class, 'rm-Suggest')]")),
+             "//*[contains(@class, 'rm-Suggest')]", f"//*[{_c('callout-icon')}]")),
 )
 # Pages of no known generator: ids and properties that name the article, before readability guesses.
 GENERIC_CONTENT = ("//*[@itemprop='articleBody']", "//main", "//*[@role='main']", "//*[@id='content']",
@@ -100,7 +100,8 @@ _CALLOUT = (f"//div[{_c('admonition')}]", f"//details[{_c('admonition')}]", f"//
             f"//div[{_c('callout')}]", f"//blockquote[{_c('callout')}]")
 _CALLOUT_TITLE = (f".//*[{_c('admonition-title')}]", f".//*[{_c('custom-block-title')}]",
                   f".//*[{_c('starlight-aside__title')}]", ".//*[contains(@class, 'admonitionHeading')]",
-                  f".//*[{_c('callout-heading')}]", "./summary")
+                  f".//*[{_c('callout-heading')}]", ".//*[@data-component-part='callout-title']", "./summary",
+                  "./*[self::h2 or self::h3 or self::h4 or self::h5 or self::h6][1]")  # ReadMe: a heading
 _NEXTRA_COLOUR = re.compile(r"(?:^|\s)x:bg-(\w+)-\d+(?:\s|$)")
 _NEXTRA_KINDS = {"green": "tip", "blue": "info", "yellow": "warning", "orange": "warning", "red": "error",
                  "purple": "important"}
@@ -192,11 +193,27 @@ def rewrite_tabs(doc: Any) -> None:
             panels = container.xpath(".//*[@role='tabpanel']")
             if panels:
                 break
+        if len(panels) == 1 and len(labels) > 1:  # only the open tab was rendered (Mintlify's code groups)
+            chosen = next((i for i, t in enumerate(tabs) if t.get("aria-selected") == "true"), 0)
+            labels = labels[chosen:chosen + 1]
         if not panels or len(panels) != len(labels):
             continue
         for label, panel in zip(labels, panels, strict=True):
             _label(panel, label, lhtml)
         tablist.drop_tree()
+    for group in doc.xpath(f"//*[{_c('CodeTabs')}]"):  # ReadMe
+        buttons = group.xpath(f"./*[{_c('CodeTabs-toolbar')}]/button")
+        blocks = group.xpath(f"./*[{_c('CodeTabs-inner')}]/*")
+        if len(buttons) != len(blocks):
+            continue
+        for button, block in zip(buttons, blocks, strict=True):
+            pre = block if block.tag == "pre" else block.find(".//pre")
+            if pre is not None and button.get("value") and not pre.get("data-lang"):
+                pre.set("data-lang", button.get("value"))  # named only here until the page's script runs
+            if len(buttons) > 1:
+                _label(block, " ".join(button.text_content().split()), lhtml)
+        for toolbar in group.xpath(f"./*[{_c('CodeTabs-toolbar')}]"):
+            toolbar.drop_tree()
     for group in doc.xpath(f"//*[{_c('tabbed-set')}] | //*[{_c('vp-code-group')}] | //*[{_c('sd-tab-set')}]"):
         labels = [" ".join(lab.text_content().split()) for lab in group.xpath(".//label")]
         blocks = (group.xpath(f".//*[{_c('tabbed-block')}]") or group.xpath(f".//*[{_c('blocks')}]/*")
@@ -213,8 +230,11 @@ def _label(panel: Any, label: str, lhtml: Any) -> None:
     if label:
         p = lhtml.Element("p")
         p.text = f"Tab: {label}"
-        panel.insert(0, p)
-        p.tail, panel.text = panel.text, None
+        if panel.tag == "pre":  # the panel is the code block itself: the label goes before it
+            panel.addprevious(p)
+        else:
+            panel.insert(0, p)
+            p.tail, panel.text = panel.text, None
     panel.attrib.pop("hidden", None)
 
 
