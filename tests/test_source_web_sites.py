@@ -177,3 +177,20 @@ def test_hidden_text_of_every_kind_is_never_indexed() -> None:
     text = text_of(parse_html("p.html", page))
     assert "Visible words" in text and "Tab two" in text
     assert not [f"A{i}" for i in range(1, 8) if f"A{i}" in text]
+
+
+def test_breadcrumb_is_the_section_path_of_search_results() -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from context_cli.surfaces.cli import cli
+
+    site = Site().add_static(BUILT / "docusaurus")
+    with serve(site) as base:
+        added = CliRunner().invoke(cli, ["add", base + "/", "--name", "acme", "--no-embed", "--no-browser"])
+    assert added.exit_code == 0, added.output
+    found = CliRunner().invoke(cli, ["search", "timeout default seconds to wait", "--lib", "acme", "--format", "json"])
+    top = json.loads(found.output)["results"][0]
+    assert top["title"].startswith("User guide > Configuring the client > ") and "Settings" in top["title"]
+    assert top["url"].endswith("/guide/config") and "| timeout | 30 |" in top["content"]
