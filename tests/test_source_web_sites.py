@@ -20,6 +20,7 @@ from web_fixtures import Site, serve
 
 from context_cli.parse import parse_html
 from context_cli.sources.resolve import SourceOptions, fetch_source
+from context_cli.sources.site_browser import find_browser
 
 SITES = Path(__file__).parent / "fixtures" / "sites"
 BUILT = SITES / "built"
@@ -99,6 +100,18 @@ def test_real_site_is_crawled_whole_with_nothing_but_its_pages(generator: str) -
         assert not leaked, (doc.path, leaked)
     home = next(d for d in fetched.documents if d.path == "index")
     assert "The Acme client talks to the Acme server for you" in text_of(home)
+
+
+@pytest.mark.skipif(find_browser() is None, reason="chromium is not installed (apt install chromium)")
+@pytest.mark.parametrize("generator", ["docusaurus", "starlight"])
+def test_real_page_rendered_by_real_chromium_reads_the_same(generator: str) -> None:
+    """`--browser` on a real page: chromium's DOM (its own serialisation) gives the same article."""
+    want = REAL[generator]
+    plain, _ = fetch_built(generator, want.page)
+    rendered, _ = fetch_built(generator, want.page, SourceOptions(timeout=5, browser="always", max_pages=1))
+    [doc] = rendered.documents
+    assert any("needed a browser" in n for n in rendered.notes)
+    assert (doc.title, text_of(doc)) == next((d.title, text_of(d)) for d in plain.documents if "config" in d.path)
 
 
 def test_docusaurus_version_asked_is_built_from_its_own_pages() -> None:
