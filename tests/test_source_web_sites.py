@@ -207,3 +207,16 @@ def test_breadcrumb_is_the_section_path_of_search_results() -> None:
     top = json.loads(found.output)["results"][0]
     assert top["title"].startswith("User guide > Configuring the client > ") and "Settings" in top["title"]
     assert top["url"].endswith("/guide/config") and "| timeout | 30 |" in top["content"]
+
+
+def test_short_real_pages_are_not_taken_for_javascript_shells() -> None:
+    from context_cli.sources.site_browser import looks_unrendered
+
+    installs = [p if p.is_file() else p / "index.html" for p in BUILT.glob("*/guide/install*")]
+    for page in [*BUILT.glob("*/index.html"), *installs]:
+        html = page.read_text("utf-8")
+        chars = sum(len(b.text) + len(b.title) for b in parse_html("page", html).blocks)
+        assert not looks_unrendered(html, chars), page
+    header_only = ("<html><body><header><h1>Acme docs</h1></header><div id='root'></div>"
+                   "<script src='/app.js'></script></body></html>")
+    assert looks_unrendered(header_only, len("Acme docs"))
