@@ -2,7 +2,8 @@
 
 The order prefers what a site publishes for machines: `llms-full.txt` is the whole docs as
 Markdown in one file (split into pages at its `# ` headings); `llms.txt` lists the pages
-worth reading; a sitemap lists every page; failing all three, the start page's same-origin
+worth reading; a sitemap (`sitemap.xml`, those robots.txt names, Astro's `sitemap-index.xml`)
+lists every page; failing all three, the start page's same-origin
 links are followed (`site_crawl.py`). Each file is looked for at the given URL's path and
 at the site root. Pages are fetched from the same origin only, at most `max_pages`, on
 `workers` threads, as Markdown where the site offers it and through a headless browser where
@@ -12,8 +13,9 @@ never fatal. robots.txt is honoured throughout (see `http.py`). An unreachable s
 
 Versions (`site_urls.py`): a URL with a version segment (`/en/5.1/`, `/v18/`) builds and
 records that version, and a crawl or sitemap keeps to it; `version=` asks for one the URL
-does not name (its segment replaced, or `/en/V/`, `/V/`, `/vV/`, `?version=V` tried in turn).
-Localised and other-version copies of pages are left out.
+does not name (its segment replaced, or `/en/V/`, `/V/`, `/vV/`, `?version=V` tried in turn;
+a version asked by query is carried to every page link). Localised and other-version copies
+of pages are left out.
 
 Names: `docs.python.org` -> `python`, `fastapi.tiangolo.com` -> `fastapi` (the first host
 label after generic ones such as www/docs/developer); IP hosts keep the address. Version
