@@ -3,7 +3,7 @@ languages, tab labels, callouts, tables and breadcrumb; navigation, footers, edi
 banners, version pickers and hidden text left out.
 
 `tests/fixtures/sites/built/` holds real output of Sphinx (three themes), MkDocs Material,
-Docusaurus, VitePress, Starlight and Nextra, built from `sources/` (how: its README). The hosted
+Docusaurus, VitePress, Starlight, Nextra and the open-source GitBook 3, built from `sources/` (how: its README). The hosted
 generators could not be built or found saved under a usable licence: `handmade/` holds
 Mintlify's and ReadMe's article as their own open-source renderers write it, inside a
 hand-written page, and a hand-written GitBook page.
@@ -34,6 +34,7 @@ class Built:
     crumbs: bool = True  # the generator writes a breadcrumb
     languages: bool = True  # the page names its code blocks' languages
     callout: str = "> Warning: Zero:"
+    tabs: bool = True  # the generator has tabs
 
 
 REAL = {
@@ -45,6 +46,8 @@ REAL = {
     "vitepress": Built("/guide/config.html", "guide/config.html", crumbs=False),
     "starlight": Built("/guide/config/", "guide/config/index.html", crumbs=False, callout="> Caution: Zero:"),
     "nextra": Built("/guide/config", "guide/config.html", languages=False, callout="> Warning:\n> Zero: A timeout"),
+    "gitbook-legacy": Built("/guide/config.html", "guide/config.html", crumbs=False, tabs=False,
+                            callout="> Warning: Zero. A timeout"),
 }
 # Chrome each generator wraps around the article: none of it may reach the index.
 CHROME = ("Edit this page", "Edit on GitHub", "Edit page", "We use cookies", "Cookie consent", "Copyright", "© 2026",
@@ -73,8 +76,9 @@ def test_real_generator_page_keeps_the_article_only(generator: str) -> None:
     assert text.startswith("\nPass keyword arguments to `Client()` to change how it talks to the server.")
     lang = "python" if want.languages else ""
     assert f"```{lang}\nimport acme\nclient = acme.Client(timeout=5)\n```" in text
-    assert f"Tab: Python\n\n```{lang}\nclient = acme.Client(timeout=5)\n```" in text
-    assert f"Tab: Shell\n\n```{'bash' if want.languages else ''}\nexport ACME_TIMEOUT=5\n```" in text  # hidden tab
+    if want.tabs:
+        assert f"Tab: Python\n\n```{lang}\nclient = acme.Client(timeout=5)\n```" in text
+        assert f"Tab: Shell\n\n```{'bash' if want.languages else ''}\nexport ACME_TIMEOUT=5\n```" in text  # hidden tab
     assert want.callout in text and "A timeout of 0 waits for ever." in text
     assert "| setting | default | meaning |\n| --- | --- | --- |\n| timeout | 30 | seconds to wait for an answer |" in text
     assert [b.title for b in doc.blocks if b.level] == ["Settings"]
@@ -84,11 +88,11 @@ def test_real_generator_page_keeps_the_article_only(generator: str) -> None:
 
 
 @pytest.mark.parametrize("generator", ["sphinx-rtd", "mkdocs-material", "docusaurus", "vitepress", "starlight",
-                                       "nextra"])
+                                       "nextra", "gitbook-legacy"])
 def test_real_site_is_crawled_whole_with_nothing_but_its_pages(generator: str) -> None:
     fetched, site = fetch_built(generator, "/")
     pages = sorted(re.sub(r"\.html$", "", d.path) for d in fetched.documents)
-    assert pages == (["guide", "guide/config", "guide/install", "index"] if generator == "sphinx-rtd"
+    assert pages == (["guide", "guide/config", "guide/install", "index"] if generator in ("sphinx-rtd", "gitbook-legacy")
                      else ["guide/config", "guide/install", "index"])
     assert fetched.skipped == 0 and fetched.version == "latest"
     assert not any("/1.0/" in p for p in site.paths())  # the other version's copies are never fetched
@@ -176,7 +180,7 @@ def test_adapter_is_picked_from_the_page() -> None:
         return adapter.name if adapter else None
 
     real = {g: picked(BUILT / g / b.file) for g, b in REAL.items()}
-    assert real == {g: g.split("-")[0] if g.startswith("sphinx") else g for g in REAL}
+    assert real == {g: g.split("-")[0] if g.startswith(("sphinx", "gitbook")) else g for g in REAL}
     assert {g: picked(SITES / "handmade" / f"{g}.html") for g in HANDMADE} == {
         g: (None if g == "generic" else g) for g in HANDMADE}
 

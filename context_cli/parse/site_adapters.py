@@ -75,8 +75,8 @@ ADAPTERS = (
             ("//*[@id='content-area']", "//*[@id='content']", "//main"),
             ("//*[@id='header']//*[contains(@class, 'eyebrow')]", "//*[contains(@class, 'eyebrow')]"),
             ("//*[@id='pagination']", "//*[@id='footer']", "//*[contains(@class, 'feedback')]")),
-    Adapter("gitbook", (_gen("gitbook"),),
-            ("//main//*[contains(@class, 'page-body')]", "//main"),
+    Adapter("gitbook", (_gen("gitbook"),),  # the hosted GitBook, and the open-source GitBook 3 of many older books
+            ("//main//*[contains(@class, 'page-body')]", "//main", f"//section[{_c('markdown-section')}]"),
             ("//nav[@aria-label='Breadcrumb']", "//nav[@aria-label='breadcrumb']"),
             ("//*[contains(@class, 'page-footer')]", "//a[contains(@href, '/edit/')]")),
     Adapter("readme", ("//meta[@name='readme-deploy']", "//*[contains(@class, 'rm-Article')]"),
