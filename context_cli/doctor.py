@@ -3,7 +3,8 @@
 Checks, in order: the package folder and what is in it, each package's validity and the
 embedding model its vectors need, the registry servers in config.json (asked with a short
 timeout), the project scope found from the working folder (`.context/docs.lock`), temp
-files a killed process left behind, and the browser that JavaScript-only web pages need.
+files a killed process left behind, the browser that JavaScript-only web pages need, and the
+web page cache against its bound.
 A `fail` is something broken (the command exits non-zero); a `warn` works but is worse
 than it could be. Nothing is changed: the fixes are printed for the user to run.
 """
@@ -56,6 +57,7 @@ def diagnose(cwd: Path | None = None, *, ping_seconds: float = PING_SECONDS) -> 
     checks += _servers(ping_seconds)
     checks += _project(cwd, installed)
     checks += _browser()
+    checks += _web_cache()
     return Report(checks)
 
 
@@ -195,3 +197,22 @@ def _browser() -> list[Check]:
         return [Check("browser", OK, f"{found}: web pages that need JavaScript are rendered")]
     return [Check("browser", WARN, "no chromium: web pages that only render with JavaScript are skipped",
                   "apt install chromium (only needed for such sites)")]
+
+
+def _web_cache() -> list[Check]:
+    from .errors import SourceError
+    from .home import context_home
+    from .sources.site_cache import BOUND_ENV, PageCache, bound
+
+    try:
+        limit = bound()
+    except SourceError as e:
+        return [Check("web cache", FAIL, str(e), f"unset {BOUND_ENV}, or set it to a number of megabytes")]
+    cache = PageCache(context_home() / "cache" / "web", limit)
+    used = sum(size for _, size, _ in cache.files())
+    mb = 1024 * 1024  # the unit CONTEXT_WEB_CACHE_MB is given in
+    detail = f"{used / mb:.1f} MB of {limit / mb:g} MB in {cache.root}"
+    if used > limit:
+        return [Check("web cache", WARN, detail + ": over its bound (it was lowered)",
+                      "it is pruned on the next context add of a website")]
+    return [Check("web cache", OK, detail)]

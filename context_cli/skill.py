@@ -108,8 +108,9 @@ def content(agent: str, current: str | None) -> str:
     section = f"{BEGIN}\n{a.render()}{END}\n"
     if not current:
         return section
-    start, end = current.find(BEGIN), current.find(END)
-    if start != -1 and end > start:
+    end = current.find(END)
+    start = current.rfind(BEGIN, 0, end) if end != -1 else -1  # a stray begin marker above is the user's text
+    if start != -1:
         rest = current[end + len(END):].lstrip("\n")
         return current[:start] + section + ("\n" + rest if rest else "")
     return current.rstrip("\n") + "\n\n" + section

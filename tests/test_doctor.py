@@ -104,3 +104,21 @@ def test_broken_things_fail_with_their_fixes(context_home: Path, docs: Path, mon
     text = CliRunner().invoke(cli, ["doctor", "--timeout", "1"])
     assert text.exit_code == 1 and "FAIL package pip__broken@1.db" in text.output and "     fix: rm " in text.output
     assert text.output.rstrip().endswith("2 problems to fix (4 warnings).") or "problems to fix" in text.output
+
+
+def test_web_cache_is_measured_against_its_bound(context_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shard = context_home / "cache" / "web" / "ab"
+    shard.mkdir(parents=True)
+    (shard / "cdef.json").write_bytes(b"x" * 3 * 1024 * 1024)
+    r, report = doctor()
+    assert by_check(report)["web cache"] == {"check": "web cache", "status": "ok", "fix": None,
+                                             "detail": f"3.0 MB of 256 MB in {context_home / 'cache' / 'web'}"}
+    monkeypatch.setenv("CONTEXT_WEB_CACHE_MB", "2")
+    r, report = doctor()
+    over = by_check(report)["web cache"]
+    assert r.exit_code == 0 and over["status"] == "warn" and "over its bound" in over["detail"]
+    monkeypatch.setenv("CONTEXT_WEB_CACHE_MB", "two")
+    r, report = doctor()
+    bad = by_check(report)["web cache"]
+    assert r.exit_code == 1 and bad["status"] == "fail" and bad["fix"].startswith("unset CONTEXT_WEB_CACHE_MB")
+    assert (shard / "cdef.json").exists()  # doctor changes nothing

@@ -143,3 +143,15 @@ def test_arbitrary_html_never_crashes(html):
     assert doc.title
     text = body(doc)
     assert "\x00" not in text and "<script>" not in text
+
+
+def test_a_wrapper_whose_class_names_chrome_as_a_state_keeps_its_article():
+    words = "Words of the article, which the page is for and which must be kept whole."
+    states = ("<div class='layout has-sidebar'><aside class='sidebar'>Menu A</aside>"
+              f"<div class='page with-toc'><p>{words}</p><div class='toc'>Menu B</div></div></div>")
+    wrapped = (f"<div class='docs-sidebar-layout'><nav class='sidebar-nav'>Menu C</nav>"
+               f"<h1>Guide</h1><p>{words}</p></div>")
+    for body in (states, wrapped):
+        doc = parse_html("p.html", f"<html><body>{body}</body></html>")
+        text = "\n".join(b.text for b in doc.blocks)
+        assert words in text and "Menu" not in text, body

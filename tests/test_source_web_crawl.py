@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from quiet_servers import QuietHTTPServer
-from web_fixtures import Route, Site, other_host, serve
+from web_fixtures import SHELL, Request, Route, Site, fake_browser, other_host, serve
 
 from context_cli.errors import SourceError
 from context_cli.sources.resolve import SourceOptions, fetch_source
@@ -119,6 +118,23 @@ def test_slow_page_is_skipped_within_the_timeout() -> None:
     assert time.perf_counter() - start < 2.8
 
 
+def test_a_page_that_trickles_is_cut_at_the_page_deadline() -> None:
+    """Each byte comes well within the read timeout, so only the whole-page deadline stops it."""
+    from context_cli.sources.http import HttpClient, HttpOptions
+    from context_cli.sources.web import WebLimits, fetch_website
+
+    site = Site()
+    site.add("/", page("Home", "/trickle", "/quick"))
+    site.add("/quick", page("Quick"))
+    site.routes["/trickle"] = Route(page("Trickle", body="x" * 5000).encode(), trickle=0.02)  # 100 s in all
+    start = time.perf_counter()
+    with serve(site) as base, HttpClient(HttpOptions(connect_timeout=2, read_timeout=2)) as client:
+        fetched = fetch_website(base + "/", client, WebLimits(page_seconds=0.5))
+    assert paths(fetched) == ["index", "quick"] and fetched.skipped == 1
+    assert "/trickle" in site.paths() and time.perf_counter() - start < 2.5
+    assert "skipped 1 pages: 1 failed or had no text" in fetched.notes
+
+
 class _Huge(BaseHTTPRequestHandler):
     """`/` links to two 5 GB pages: one that says so, one that just keeps streaming."""
 
@@ -176,6 +192,33 @@ def test_versioned_and_localised_copies_collapse_to_the_version_asked() -> None:
     assert "no version 9.9" in str(e.value)
 
 
+def test_sites_versioned_by_query_or_by_v_segment_give_the_version_asked() -> None:
+    from urllib.parse import parse_qs
+
+    from context_cli.sources.web import fetch_site
+
+    def by_query(title: str, *links: str) -> Route:
+        def answer(req: Request) -> Route:
+            return Route(page(f"{title} {parse_qs(req.query).get('version', ['2.0'])[0]}", *links).encode())
+        return Route(handler=answer)
+
+    site = Site()
+    site.routes["/docs/"] = by_query("Home", "guide", "setup?version=1.0", "/docs/guide?version=2.0")
+    site.routes["/docs/guide"] = by_query("Guide")
+    site.routes["/docs/setup"] = by_query("Setup")
+    for v, other in (("18", "17"), ("17", "18")):
+        site.add(f"/v{v}/", page(f"Home {v}", f"/v{v}/a", f"/v{other}/"))
+        site.add(f"/v{v}/a", page(f"A {v}"))
+    with serve(site) as base:
+        by_q = fetch_site(base + "/docs/", version="1.0")
+        by_v = fetch_site(base + "/v18/", version="17")
+    assert sorted(d.title for d in by_q.documents) == ["Guide 1.0", "Home 1.0", "Setup 1.0"] and by_q.version == "1.0"
+    assert sorted(d.title for d in by_v.documents) == ["A 17", "Home 17"] and by_v.version == "17"
+    asked = [r for r in site.requests if r.path in ("/docs/guide", "/docs/setup")]
+    assert asked and all(r.query == "version=1.0" for r in asked)  # never the current docs under 1.0's name
+    assert not any(r.path.startswith("/v18/") for r in site.requests)
+
+
 def test_md_twins_and_markdown_negotiation_are_read_as_markdown() -> None:
     site = Site()
     site.add("/", page("Home", "/guide/", "/api"))
@@ -199,24 +242,8 @@ def test_md_twins_and_markdown_negotiation_are_read_as_markdown() -> None:
     assert next(d for d in fetched.documents if d.path == "guide").url == base + "/guide/"
 
 
-SHELL = ("<html><head><title>App</title></head><body><div id='root'></div><script>"
-         "document.getElementById('root').innerHTML = '<main><h1>Rendered</h1><p>'"
-         " + 'Text that only exists after the script ran, long enough to be a real page of docs.' + '</p></main>';"
-         "</script></body></html>")
-
-
-def _fake_browser(tmp_path: Path) -> str:
-    """A stand-in for chromium with its command line: prints the DOM the script above builds."""
-    script = tmp_path / "fake-chromium"
-    script.write_text("#!/bin/sh\nfor a; do :; done\ncase \"$a\" in http*) ;; *) exit 2;; esac\n"
-                      "echo \"<html><body><main><h1>Rendered</h1><p>Text that only exists after the script"
-                      " ran, long enough to be a real page of docs.</p></main></body></html>\"\n")
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return str(script)
-
-
 def test_js_only_page_goes_through_the_browser_and_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CONTEXT_BROWSER", _fake_browser(tmp_path))
+    monkeypatch.setenv("CONTEXT_BROWSER", fake_browser(tmp_path))
     site = Site()
     site.add("/app", SHELL)
     with serve(site) as base:
@@ -264,7 +291,7 @@ def test_cli_flags_reach_the_crawl_and_the_summary_counts_rendered_pages(
 
     from context_cli.surfaces.cli import cli
 
-    monkeypatch.setenv("CONTEXT_BROWSER", _fake_browser(tmp_path))
+    monkeypatch.setenv("CONTEXT_BROWSER", fake_browser(tmp_path))
     site = Site()
     site.add("/", page("Home", "/app", "/b", "/c", "/d"))
     site.add("/app", SHELL)

@@ -7,14 +7,32 @@ check what was (not) fetched and where credentials went.
 
 from __future__ import annotations
 
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 
 from quiet_servers import QuietHTTPServer
+
+# A page that only has text once its script ran, and a stand-in for chromium that prints that DOM.
+SHELL = ("<html><head><title>App</title></head><body><div id='root'></div><script>"
+         "document.getElementById('root').innerHTML = '<main><h1>Rendered</h1><p>'"
+         " + 'Text that only exists after the script ran, long enough to be a real page of docs.' + '</p></main>';"
+         "</script></body></html>")
+
+
+def fake_browser(folder: Path) -> str:
+    """An executable taking chromium's command line and printing the DOM SHELL's script builds."""
+    script = folder / "fake-chromium"
+    script.write_text("#!/bin/sh\nfor a; do :; done\ncase \"$a\" in http*) ;; *) exit 2;; esac\n"
+                      "echo \"<html><body><main><h1>Rendered</h1><p>Text that only exists after the script"
+                      " ran, long enough to be a real page of docs.</p></main></body></html>\"\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
 
 
 @dataclass
@@ -24,6 +42,7 @@ class Route:
     content_type: str = "text/html; charset=utf-8"
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    trickle: float = 0.0  # seconds between bytes: the body dribbles out one byte at a time
     cookie: str | None = None  # "name=value" the request must carry, else 401
     handler: Callable[[Request], Route] | None = None  # computes the answer per request
 
@@ -34,6 +53,7 @@ class Request:
     host: str
     path: str
     headers: dict[str, str]
+    query: str = ""
 
 
 class Site:
@@ -46,6 +66,31 @@ class Site:
     def add(self, path: str, body: str | bytes = b"", **kw: object) -> Site:
         data = body.encode("utf-8") if isinstance(body, str) else body
         self.routes[path] = Route(body=data, **kw)  # type: ignore[arg-type]
+        return self
+
+    def add_static(self, folder: Path, deployed: str = "https://acme.example") -> Site:
+        """Serve a built site's files as a static host does: `a/index.html` at `/a/`, `/a` and
+        `/a/index.html`, `a.html` at `/a.html` and `/a`. Sitemaps name the host the site was
+        built for (`deployed`); they are served naming this server instead."""
+        for file in sorted(folder.rglob("*")):
+            if not file.is_file():
+                continue
+            rel = file.relative_to(folder).as_posix()
+            kind = "application/xml" if rel.endswith(".xml") else "text/html; charset=utf-8"
+            data = file.read_bytes()
+            if rel.endswith("index.html"):
+                home = "/" + rel[: -len("index.html")]
+                paths = [home, "/" + rel] + ([home.rstrip("/")] if home != "/" else [])
+            elif rel.endswith(".html"):
+                paths = ["/" + rel, "/" + rel[: -len(".html")]]
+            else:
+                paths = ["/" + rel]
+            for path in paths:
+                if kind == "application/xml":
+                    self.routes[path] = Route(handler=lambda _r, d=data: Route(
+                        d.replace(deployed.encode(), self.base.encode()), content_type="application/xml"))
+                else:
+                    self.routes[path] = Route(data, content_type=kind)
         return self
 
     def paths(self, host: str | None = None) -> list[str]:
@@ -68,8 +113,8 @@ def _handler_for(site: Site) -> type[BaseHTTPRequestHandler]:
             pass
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            path = self.path.split("?")[0]
-            req = Request("GET", self.headers.get("Host", ""), path, {k: v for k, v in self.headers.items()})
+            path, _, query = self.path.partition("?")
+            req = Request("GET", self.headers.get("Host", ""), path, {k: v for k, v in self.headers.items()}, query)
             site.log(req)
             route = site.routes.get(path)
             if route is not None and route.handler is not None:
@@ -87,7 +132,12 @@ def _handler_for(site: Site) -> type[BaseHTTPRequestHandler]:
                 for k, v in route.headers.items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(route.body)
+                if not route.trickle:
+                    self.wfile.write(route.body)
+                for i in range(len(route.body) if route.trickle else 0):
+                    self.wfile.write(route.body[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(route.trickle)
             except (BrokenPipeError, ConnectionResetError):
                 pass
 

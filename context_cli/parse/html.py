@@ -44,6 +44,8 @@ _DROP_CLASS = re.compile(
     r"sr-only|screen-reader-text|edit-this-page|feedback|cookie|banner)(?:$|[-_])",
     re.I,
 )
+# ... but not a class that names a state of the page (`has-sidebar`, `with-toc`, `no-footer`).
+_STATE_CLASS = re.compile(r"^(?:has|with|without|no|is|show|hide|uses?|enabled?|disabled?)[-_]", re.I)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # lxml refuses them when editing the tree
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 _LANG_CLASS = re.compile(r"^(?:language|lang|highlight|sourceCode|brush)[-:]([\w+#.-]+)$", re.I)
@@ -167,7 +169,7 @@ def _clean(root: Any) -> None:
         elif tag in ("header", "footer"):
             if tag == "footer" or el.find(".//h1") is None:
                 doomed.append(el)
-        elif tag not in ("body", "html", "main") and _chrome_class(el):
+        elif tag not in ("body", "html", "main") and _chrome_class(el) and not _holds_article(el):
             doomed.append(el)
     for el in doomed:
         if el.getparent() is not None:
@@ -175,7 +177,12 @@ def _clean(root: Any) -> None:
 
 
 def _chrome_class(el: Any) -> bool:
-    return any(_DROP_CLASS.search(c) for c in (el.get("class") or "").split())
+    return any(_DROP_CLASS.search(c) and not _STATE_CLASS.match(c) for c in (el.get("class") or "").split())
+
+
+def _holds_article(el: Any) -> bool:
+    """A wrapper around the page's heading or main content, whatever its class says."""
+    return bool(el.xpath(".//h1 | .//main | .//article | .//*[@role='main']"))
 
 
 def _main(doc: Any) -> Any:
@@ -306,10 +313,12 @@ def _inline(el: Any, *, plain: bool = False) -> str:
 
 
 def _code_text(el: Any) -> str:
+    """The text of a code block; a `<div>` inside it is one line (Expressive Code writes lines so)."""
     parts = [el.text or ""]
     for child in el:
         if isinstance(child.tag, str):
-            parts.append("\n" if child.tag == "br" else _code_text(child))
+            inner = "\n" if child.tag == "br" else _code_text(child)
+            parts.append(inner + ("\n" if child.tag == "div" and not inner.endswith("\n") else ""))
         if child.tail:
             parts.append(child.tail)
     return "".join(parts).replace("\u00a0", " ")

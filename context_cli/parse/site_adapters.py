@@ -43,9 +43,11 @@ ADAPTERS = (
             (f"//*[{_c('md-path')}]",),
             (f"//*[{_c('md-content__button')}]", f"//*[{_c('md-source-file')}]", f"//*[{_c('md-feedback')}]",
              f"//*[{_c('md-banner')}]", f"//*[{_c('md-version')}]")),
-    Adapter("sphinx", (_gen("sphinx"), f"//*[{_c('sphinxsidebar')}]", f"//*[{_c('rst-content')}]",
-                       "//div[@itemprop='articleBody']"),
-            ("//div[@itemprop='articleBody']", f"//article[{_c('bd-article')}]",
+    # Sphinx 9 writes no generator meta; every Sphinx page has `data-content_root` (7.2+) or
+    # loads `documentation_options.js`.
+    Adapter("sphinx", (_gen("sphinx"), "/html[@data-content_root]", "//script[contains(@src, 'documentation_options.js')]",
+                       f"//*[{_c('sphinxsidebar')}]", f"//*[{_c('rst-content')}]", "//div[@itemprop='articleBody']"),
+            ("//div[@itemprop='articleBody']", f"//article[{_c('bd-article')}]", "//article[@id='furo-main-content']",
              f"//div[{_c('body')}][@role='main']", f"//div[{_c('body')}]", f"//div[{_c('rst-content')}]"),
             (f"//*[{_c('wy-breadcrumbs')}]", "//nav[@aria-label='breadcrumbs']", f"//*[{_c('bd-breadcrumbs')}]"),
             (f"//*[{_c('wy-breadcrumbs-aside')}]", f"//*[{_c('rst-versions')}]", f"//*[{_c('headerlink')}]",
@@ -73,8 +75,8 @@ ADAPTERS = (
             ("//*[@id='content-area']", "//*[@id='content']", "//main"),
             ("//*[@id='header']//*[contains(@class, 'eyebrow')]", "//*[contains(@class, 'eyebrow')]"),
             ("//*[@id='pagination']", "//*[@id='footer']", "//*[contains(@class, 'feedback')]")),
-    Adapter("gitbook", (_gen("gitbook"),),
-            ("//main//*[contains(@class, 'page-body')]", "//main"),
+    Adapter("gitbook", (_gen("gitbook"),),  # the hosted GitBook, and the open-source GitBook 3 of many older books
+            ("//main//*[contains(@class, 'page-body')]", "//main", f"//section[{_c('markdown-section')}]"),
             ("//nav[@aria-label='Breadcrumb']", "//nav[@aria-label='breadcrumb']"),
             ("//*[contains(@class, 'page-footer')]", "//a[contains(@href, '/edit/')]")),
     Adapter("readme", ("//meta[@name='readme-deploy']", "//*[contains(@class, 'rm-Article')]"),
@@ -82,7 +84,7 @@ ADAPTERS = (
              "//*[contains(@class, 'rm-Article')]"),
             ("//*[contains(@class, 'rm-Guides')]//*[contains(@class, 'Breadcrumb')]",),
             ("//*[contains(@class, 'PageThumbs')]", "//*[contains(@class, 'UpdatedAt')]",
-             "//*[contains(@class, 'rm-Suggest')]")),
+             "//*[contains(@class, 'rm-Suggest')]", f"//*[{_c('callout-icon')}]")),
 )
 # Pages of no known generator: ids and properties that name the article, before readability guesses.
 GENERIC_CONTENT = ("//*[@itemprop='articleBody']", "//main", "//*[@role='main']", "//*[@id='content']",
@@ -98,7 +100,11 @@ _CALLOUT = (f"//div[{_c('admonition')}]", f"//details[{_c('admonition')}]", f"//
             f"//div[{_c('callout')}]", f"//blockquote[{_c('callout')}]")
 _CALLOUT_TITLE = (f".//*[{_c('admonition-title')}]", f".//*[{_c('custom-block-title')}]",
                   f".//*[{_c('starlight-aside__title')}]", ".//*[contains(@class, 'admonitionHeading')]",
-                  f".//*[{_c('callout-heading')}]", "./summary")
+                  f".//*[{_c('callout-heading')}]", ".//*[@data-component-part='callout-title']", "./summary",
+                  "./*[self::h2 or self::h3 or self::h4 or self::h5 or self::h6][1]")  # ReadMe: a heading
+_NEXTRA_COLOUR = re.compile(r"(?:^|\s)x:bg-(\w+)-\d+(?:\s|$)")
+_NEXTRA_KINDS = {"green": "tip", "blue": "info", "yellow": "warning", "orange": "warning", "red": "error",
+                 "purple": "important"}
 _KINDS = ("note", "tip", "info", "hint", "important", "warning", "warn", "caution", "danger", "error", "success",
           "example", "seealso", "todo", "attention", "deprecated", "versionadded", "versionchanged")
 
@@ -120,12 +126,17 @@ def remove_hidden(root: Any) -> None:
         if el.get("role") == "tabpanel" or (el.tag == "div" and _tab_block(el)):
             el.attrib.pop("hidden", None)
             continue
-        if (el.get("hidden") is not None or el.get("aria-hidden") == "true"
+        if (el.get("hidden") is not None or (el.get("aria-hidden") == "true" and not _shown_title(el))
                 or _HIDDEN_STYLE.search(el.get("style") or "")):
             doomed.append(el)
     for el in doomed:
         if el.getparent() is not None and not any(a in doomed for a in el.iterancestors()):
             el.drop_tree()
+
+
+def _shown_title(el: Any) -> bool:
+    """Starlight's callout title: on screen, hidden from screen readers only (the aside's label says it)."""
+    return "starlight-aside__title" in (el.get("class") or "").split()
 
 
 def _tab_block(el: Any) -> bool:
@@ -182,14 +193,31 @@ def rewrite_tabs(doc: Any) -> None:
             panels = container.xpath(".//*[@role='tabpanel']")
             if panels:
                 break
+        if len(panels) == 1 and len(labels) > 1:  # only the open tab was rendered (Mintlify's code groups)
+            chosen = next((i for i, t in enumerate(tabs) if t.get("aria-selected") == "true"), 0)
+            labels = labels[chosen:chosen + 1]
         if not panels or len(panels) != len(labels):
             continue
         for label, panel in zip(labels, panels, strict=True):
             _label(panel, label, lhtml)
         tablist.drop_tree()
-    for group in doc.xpath(f"//*[{_c('tabbed-set')}] | //*[{_c('vp-code-group')}]"):
+    for group in doc.xpath(f"//*[{_c('CodeTabs')}]"):  # ReadMe
+        buttons = group.xpath(f"./*[{_c('CodeTabs-toolbar')}]/button")
+        blocks = group.xpath(f"./*[{_c('CodeTabs-inner')}]/*")
+        if len(buttons) != len(blocks):
+            continue
+        for button, block in zip(buttons, blocks, strict=True):
+            pre = block if block.tag == "pre" else block.find(".//pre")
+            if pre is not None and button.get("value") and not pre.get("data-lang"):
+                pre.set("data-lang", button.get("value"))  # named only here until the page's script runs
+            if len(buttons) > 1:
+                _label(block, " ".join(button.text_content().split()), lhtml)
+        for toolbar in group.xpath(f"./*[{_c('CodeTabs-toolbar')}]"):
+            toolbar.drop_tree()
+    for group in doc.xpath(f"//*[{_c('tabbed-set')}] | //*[{_c('vp-code-group')}] | //*[{_c('sd-tab-set')}]"):
         labels = [" ".join(lab.text_content().split()) for lab in group.xpath(".//label")]
-        blocks = group.xpath(f".//*[{_c('tabbed-block')}]") or group.xpath(f".//*[{_c('blocks')}]/*")
+        blocks = (group.xpath(f".//*[{_c('tabbed-block')}]") or group.xpath(f".//*[{_c('blocks')}]/*")
+                  or group.xpath(f"./*[{_c('sd-tab-content')}]"))  # sphinx-design
         if len(labels) != len(blocks):
             continue
         for label, block in zip(labels, blocks, strict=True):
@@ -202,8 +230,11 @@ def _label(panel: Any, label: str, lhtml: Any) -> None:
     if label:
         p = lhtml.Element("p")
         p.text = f"Tab: {label}"
-        panel.insert(0, p)
-        p.tail, panel.text = panel.text, None
+        if panel.tag == "pre":  # the panel is the code block itself: the label goes before it
+            panel.addprevious(p)
+        else:
+            panel.insert(0, p)
+            p.tail, panel.text = panel.text, None
     panel.attrib.pop("hidden", None)
 
 
@@ -240,4 +271,5 @@ def _kind(el: Any) -> str:
     for token in re.split(r"[\s_-]+", words.lower()):
         if token in _KINDS:
             return token
-    return ""
+    colour = _NEXTRA_COLOUR.search(words) if "nextra-callout" in words else None  # Nextra says it in colour only
+    return _NEXTRA_KINDS.get(colour.group(1), "") if colour else ""

@@ -24,6 +24,9 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 RENDER_SECONDS = 30.0
 MAX_DOM = 10 * 1024 * 1024
 _ONE_AT_A_TIME = threading.Semaphore(1)
+_HEADING = re.compile(r"<h1[\s>]", re.I)
+# The element a single-page app mounts itself in, still empty: the page is not written yet.
+_EMPTY_MOUNT = re.compile(r"<div\s+id=[\"']?(?:root|app|__next|__nuxt|___gatsby|svelte)[\"']?\s*>\s*</div>", re.I)
 _CHALLENGE = re.compile(
     r"just a moment\.\.\.|checking your browser|cf-challenge|challenge-platform|enable javascript|"
     r"javascript is (?:required|disabled)|please turn javascript on|you need to enable javascript",
@@ -44,10 +47,12 @@ def find_browser() -> str | None:
 
 
 def looks_unrendered(html: str, text_chars: int) -> bool:
-    """An empty shell, a challenge page, or boilerplate only: worth rendering."""
-    if text_chars < 200 and ("<script" in html.lower() or text_chars == 0):
+    """An empty shell, a challenge page, or boilerplate only: worth rendering. A short page
+    with a heading of its own is a short page (every generator's home and install pages are),
+    unless the app it belongs to has not mounted yet."""
+    if text_chars == 0 or (bool(_CHALLENGE.search(html[:20000])) and text_chars < 2000):
         return True
-    return bool(_CHALLENGE.search(html[:20000])) and text_chars < 2000
+    return text_chars < 200 and "<script" in html.lower() and (not _HEADING.search(html) or bool(_EMPTY_MOUNT.search(html)))
 
 
 def render(url: str, browser: str, timeout: float = RENDER_SECONDS) -> str | None:

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from ..document import Document
 from .http import origin
 from .site_pages import Page, PageReader
-from .site_urls import acceptable, scope_prefix, variant
+from .site_urls import acceptable, carry_version, scope_prefix, variant
 
 
 @dataclass
@@ -87,7 +87,8 @@ def crawl(start: Page, reader: PageReader, limits: CrawlLimits) -> Crawl:
             out.documents.append(page.doc)
         else:
             out.skipped.failed += 1
-        fresh = [u for u in page.links if u not in seen and keep(u)]
+        links = dict.fromkeys(carry_version(u, start.url) for u in page.links)
+        fresh = [u for u in links if u not in seen and keep(u)]
         seen.update(fresh)
         return fresh
 

@@ -31,12 +31,14 @@ class Page:
     url: str  # normalised, after redirects
     doc: Document | None
     links: list[str] = field(default_factory=list)  # normalised absolute page links, in order
+    browser: str = ""  # "rendered" by the browser; "wanted" it, but none ran; "" plain
 
 
 class PageReader:
     """Fetches and parses pages for one site; thread-safe. Counts pages the browser rendered."""
 
-    def __init__(self, client: HttpClient, browser: str = "auto", cache: PageCache | None = None) -> None:
+    def __init__(self, client: HttpClient, browser: str = "auto", cache: PageCache | None = None,
+                 page_seconds: float = PAGE_SECONDS) -> None:
         from .site_browser import find_browser
 
         if browser not in BROWSER_MODES:
@@ -44,10 +46,13 @@ class PageReader:
         self.client = client
         self.mode = browser
         self.browser = find_browser() if browser != "never" else None
+        self.rendering = "never" if self.browser is None else browser  # part of the cache key
         self.rendered = 0
+        self.rendered_before = 0  # of those, rendered on an earlier fetch and unchanged since
         self.wanted_browser = 0  # pages that looked unrendered while no browser was available
         self.twins: bool | None = None  # None: not known yet
         self.cache = cache
+        self.page_seconds = page_seconds
         self.not_modified = 0  # answered 304 to a conditional request
         self.same_bytes = 0  # fetched whole, but byte for byte what the cache holds
         self._lock = threading.Lock()
@@ -55,22 +60,32 @@ class PageReader:
     def read(self, url: str) -> Page:
         """Fetch and parse `url` (see `site_cache.py` for what is not parsed again); FetchError
         (one line) when it cannot be fetched."""
-        entry = self.cache.get(url) if self.cache else None
-        resp = self.client.get(url, headers={"Accept": ACCEPT, **conditional_headers(entry)}, deadline=PAGE_SECONDS)
+        entry = self.cache.get(url, self.rendering) if self.cache else None
+        resp = self.client.get(url, headers={"Accept": ACCEPT, **conditional_headers(entry)},
+                               deadline=self.page_seconds)
         if resp.status == 304 and entry is not None:
-            with self._lock:
-                self.not_modified += 1
-            return Page(normalise(url), entry.doc, entry.links)
+            return self._reuse(normalise(url), entry, not_modified=True)
         digest = body_hash(resp.body)
         if entry is not None and entry.sha256 == digest:
-            with self._lock:
-                self.same_bytes += 1
-            return Page(normalise(resp.url), entry.doc, entry.links)
+            return self._reuse(normalise(resp.url), entry, not_modified=False)
         page = self.page(resp)
         if self.cache is not None:
             self.cache.put(Entry(url, digest, page.doc, page.links, resp.headers.get("etag"),
-                                 resp.headers.get("last-modified")))
+                                 resp.headers.get("last-modified"), page.browser), self.rendering)
         return page
+
+    def _reuse(self, url: str, entry: Entry, *, not_modified: bool) -> Page:
+        with self._lock:
+            self.not_modified += not_modified
+            self.same_bytes += not not_modified
+            self.rendered_before += entry.browser == "rendered"
+        self._count(entry.browser)
+        return Page(url, entry.doc, entry.links, entry.browser)
+
+    def _count(self, browser: str) -> None:
+        with self._lock:
+            self.rendered += browser == "rendered"
+            self.wanted_browser += browser == "wanted"
 
     def page(self, resp: Response) -> Page:
         """Parse a response that was already fetched (the start page)."""
@@ -82,6 +97,7 @@ class PageReader:
         html = resp.text
         links = html_links(html, resp.url)
         twin = self._twin(resp.url)
+        browser = ""
         if twin is not None:
             doc = twin
         elif self.mode == "always" or _unrendered(html, doc):
@@ -89,7 +105,11 @@ class PageReader:
             if rendered is not None:
                 html, doc = rendered
                 links = list(dict.fromkeys(links + html_links(html, resp.url)))
-        return Page(normalise(resp.url), doc, links)
+                browser = "rendered"
+            elif self.browser is None:
+                browser = "wanted"
+        self._count(browser)
+        return Page(normalise(resp.url), doc, links, browser)
 
     def _twin(self, url: str) -> Document | None:
         """The page's `.md` twin, once the site is known to publish them (decided on first use)."""
@@ -99,7 +119,7 @@ class PageReader:
         if self.twins is False:
             return None
         try:
-            resp = self.client.get(twin_url(url), deadline=PAGE_SECONDS)
+            resp = self.client.get(twin_url(url), deadline=self.page_seconds)
         except FetchError:
             if self.twins is None:
                 self.twins = False
@@ -120,8 +140,6 @@ class PageReader:
         from .site_doc import doc_path
 
         if self.browser is None:
-            with self._lock:
-                self.wanted_browser += 1
             return None
         dom = render(url, self.browser)
         if dom is None:
@@ -129,8 +147,6 @@ class PageReader:
         doc = parse_html(doc_path(url), dom, url=safe_url(url))
         if doc is None or not doc.blocks:
             return None
-        with self._lock:
-            self.rendered += 1
         return dom, doc
 
     def notes(self) -> list[str]:
@@ -140,7 +156,8 @@ class PageReader:
             out.append(f"{self.not_modified + self.same_bytes} pages unchanged since the last fetch, not parsed again "
                        f"({self.not_modified} answered 304 Not Modified)")
         if self.rendered:
-            out.append(f"{self.rendered} pages needed a browser to render (chromium)")
+            before = f"; {self.rendered_before} of them unchanged since the last fetch" if self.rendered_before else ""
+            out.append(f"{self.rendered} pages needed a browser to render (chromium{before})")
         if self.wanted_browser and self.mode != "never":
             out.append(f"{self.wanted_browser} pages look like they need JavaScript; install chromium "
                        "(apt install chromium) and add again to render them")
@@ -148,7 +165,8 @@ class PageReader:
 
 
 def twin_url(url: str) -> str:
-    """`/guide/intro` -> `/guide/intro.md`; `/guide/` -> `/guide/index.md`; `/a.html` -> `/a.md`."""
+    """`/guide/intro` -> `/guide/intro.md`; `/guide/` -> `/guide/index.md`; `/a.html` -> `/a.md`;
+    the query stays (a site versioned by `?version=` serves that version's twin)."""
     p = urlsplit(url)
     path = p.path or "/"
     if path.endswith("/"):
@@ -157,7 +175,7 @@ def twin_url(url: str) -> str:
         path = path.rsplit(".", 1)[0] + ".md"
     else:
         path += ".md"
-    return urlunsplit((p.scheme, p.netloc, path, "", ""))
+    return urlunsplit((p.scheme, p.netloc, path, p.query, ""))
 
 
 def html_links(html: str, base: str) -> list[str]:

@@ -101,6 +101,19 @@ def acceptable(link: str, start: Variant, asked: str | None) -> bool:
     return v.version in CURRENT
 
 
+def carry_version(link: str, start: str) -> str:
+    """`link` as the version `start` asked for by query (`?version=1.0`) serves it: such a site
+    answers a link without the query with its current docs, so the query is carried over. A
+    link that names a version of its own is left as it is."""
+    query = parse_qsl(urlsplit(start).query)
+    key = next((k for k, _ in query if k in ("version", "v")), None)
+    if key is None or _version_at(urlsplit(start).path.split("/")) is not None or variant(link).version is not None:
+        return link
+    p = urlsplit(link)
+    return normalise(urlunsplit((p.scheme, p.netloc, p.path, urlencode([*parse_qsl(p.query), (key, dict(query)[key])]),
+                                 "")))
+
+
 def scope_prefix(url: str) -> str:
     """The folder a crawl stays in: the URL itself when it ends in `/`, else its parent."""
     path = urlsplit(url).path or "/"

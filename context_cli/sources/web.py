@@ -2,7 +2,8 @@
 
 The order prefers what a site publishes for machines: `llms-full.txt` is the whole docs as
 Markdown in one file (split into pages at its `# ` headings); `llms.txt` lists the pages
-worth reading; a sitemap lists every page; failing all three, the start page's same-origin
+worth reading; a sitemap (`sitemap.xml`, those robots.txt names, Astro's `sitemap-index.xml`)
+lists every page; failing all three, the start page's same-origin
 links are followed (`site_crawl.py`). Each file is looked for at the given URL's path and
 at the site root. Pages are fetched from the same origin only, at most `max_pages`, on
 `workers` threads, as Markdown where the site offers it and through a headless browser where
@@ -12,8 +13,9 @@ never fatal. robots.txt is honoured throughout (see `http.py`). An unreachable s
 
 Versions (`site_urls.py`): a URL with a version segment (`/en/5.1/`, `/v18/`) builds and
 records that version, and a crawl or sitemap keeps to it; `version=` asks for one the URL
-does not name (its segment replaced, or `/en/V/`, `/V/`, `/vV/`, `?version=V` tried in turn).
-Localised and other-version copies of pages are left out.
+does not name (its segment replaced, or `/en/V/`, `/V/`, `/vV/`, `?version=V` tried in turn;
+a version asked by query is carried to every page link). Localised and other-version copies
+of pages are left out.
 
 Names: `docs.python.org` -> `python`, `fastapi.tiangolo.com` -> `fastapi` (the first host
 label after generic ones such as www/docs/developer); IP hosts keep the address. Version
@@ -35,6 +37,7 @@ from ..errors import SourceError
 from .base import Fetched
 from .http import FetchError, HttpClient, Response, origin, safe_url
 from .site_doc import doc_path
+from .site_pages import PAGE_SECONDS
 
 MAX_PAGES = 500
 WORKERS = 4
@@ -42,6 +45,7 @@ MAX_SITEMAPS = 50
 GENERIC_LABELS = {"www", "docs", "doc", "documentation", "developer", "developers", "dev", "api",
                   "learn", "help", "support", "wiki", "guide", "guides", "manual", "reference"}
 _MD_LINK_RE = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_VERSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 _SOURCE_LINE_RE = re.compile(r"^(?:source|url|link|canonical):\s*(https?://\S+)\s*$", re.I)
 
 
@@ -55,6 +59,7 @@ class WebLimits:
     max_depth: int = 8  # link hops from the start page, when crawling
     deadline: float = 900.0  # seconds for a whole crawl
     cache: bool = True  # conditional requests and parsed pages from the last fetch (site_cache.py)
+    page_seconds: float = PAGE_SECONDS  # one page in all, however steadily it trickles
 
 
 def fetch_site(url: str, *, version: str | None = None, client: HttpClient | None = None,
@@ -90,7 +95,19 @@ def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None)
                                 version=recorded_version(url, limits.version))
     if not client.allowed(url):
         raise SourceError(f"{safe_url(url)}: robots.txt disallows fetching this URL")
-    reader = PageReader(client, limits.browser, PageCache.default() if limits.cache else None)
+    cache = PageCache.default() if limits.cache else None
+    reader = PageReader(client, limits.browser, cache, limits.page_seconds)
+    try:
+        return _discover(url, reader, limits, base)
+    finally:
+        if cache is not None:
+            cache.prune()
+
+
+def _discover(url: str, reader: Any, limits: WebLimits, base: dict[str, Any]) -> Fetched:
+    """The cascade of the module docstring, from llms-full.txt to a crawl."""
+    client = reader.client
+    p = urlsplit(url)
     path = p.path.lower()
     exists = _existence(client, url)
 
@@ -110,7 +127,7 @@ def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None)
                 continue
             resp = _probe(client, cand)
             if resp is not None:
-                fetched = _from_llms_txt(resp, reader, limits, base)
+                fetched = _from_llms_txt(resp, reader, limits, base, url)
                 if fetched is not None:
                     fetched.notes[:0] = _borrowed_note(url, resp)
                     return fetched
@@ -120,7 +137,7 @@ def fetch_website(url: str, client: HttpClient, limits: WebLimits | None = None)
     fetched = _from_sitemap(url, reader, limits, base, exists)
     if fetched is not None:
         return fetched
-    resp = client.get(url)  # raises the real error (404, binary, ...) as one line
+    resp = client.get(url, deadline=limits.page_seconds)  # raises the real error (404, binary, ...) as one line
     if _is_openapi(resp):
         from .openapi import fetched_from_spec, load_spec
 
@@ -155,6 +172,8 @@ def _versioned_url(url: str, version: str, client: HttpClient) -> str:
     """The URL serving `version` of the site at `url` (see the module docstring)."""
     from .site_urls import variant, versioned_candidates
 
+    if not _VERSION_RE.fullmatch(version):
+        raise SourceError(f"{version[:40]!r} is not a version (letters, digits and . _ + - only)")
     have = variant(url).version
     if have is not None and have.removeprefix("v") == version.removeprefix("v"):
         return url
@@ -246,7 +265,8 @@ def llms_links(text: str, base_url: str) -> tuple[list[str], int]:
     return links, offsite
 
 
-def _from_llms_txt(resp: Response, reader: Any, limits: WebLimits, base: dict[str, Any]) -> Fetched | None:
+def _from_llms_txt(resp: Response, reader: Any, limits: WebLimits, base: dict[str, Any],
+                   start: str) -> Fetched | None:
     from ..parse import parse_markdown
 
     links, offsite = llms_links(resp.text, resp.url)
@@ -255,7 +275,7 @@ def _from_llms_txt(resp: Response, reader: Any, limits: WebLimits, base: dict[st
     notes = [f"read llms.txt at {safe_url(resp.url)}: {len(links)} linked pages"]
     if offsite:
         notes.append(f"{offsite} links to other sites not followed")
-    docs, skipped, extra = _fetch_pages(links, reader, limits)
+    docs, skipped, extra = _fetch_pages(links, reader, limits, start)
     if not docs:
         raise SourceError(f"{safe_url(resp.url)}: none of the {len(links)} linked pages could be fetched")
     notes += extra
@@ -274,6 +294,7 @@ def _from_sitemap(url: str, reader: Any, limits: WebLimits, base: dict[str, Any]
     client = reader.client
     candidates = _candidates(url, "sitemap.xml")
     candidates += [s for s in client.sitemaps_from_robots(url) if origin(s) == origin(url) and s not in candidates]
+    candidates += [s for s in _candidates(url, "sitemap-index.xml") if s not in candidates]  # Astro's name
     for cand in candidates:
         resp = _probe(client, cand, xml=True)
         if resp is None:
@@ -293,7 +314,7 @@ def _from_sitemap(url: str, reader: Any, limits: WebLimits, base: dict[str, Any]
         urls = [u for u in urls if origin(u) == origin(url) and acceptable(u, want, limits.version)]
         if not urls:
             continue
-        docs, skipped, extra = _fetch_pages(urls, reader, limits)
+        docs, skipped, extra = _fetch_pages(urls, reader, limits, url)
         if not docs:
             raise SourceError(f"{safe_url(resp.url)}: none of the {len(urls)} listed pages could be fetched")
         notes = notes + [f"read sitemap {safe_url(resp.url)}: {len(urls)} pages"] + extra
@@ -335,12 +356,14 @@ def _parse_sitemap(body: bytes) -> tuple[str, list[str]]:
     return kind, [u for u in locs if u]
 
 
-def _fetch_pages(urls: list[str], reader: Any, limits: WebLimits) -> tuple[list[Document], int, list[str]]:
-    """Fetch and parse listed pages concurrently; failures and robots refusals are counted, not
-    raised, and said in one line."""
+def _fetch_pages(urls: list[str], reader: Any, limits: WebLimits, start: str) -> tuple[list[Document], int, list[str]]:
+    """Fetch and parse listed pages concurrently, in the version `start` asked for; failures
+    and robots refusals are counted, not raised, and said in one line."""
     from .site_crawl import Skipped
+    from .site_urls import carry_version
 
     client = reader.client
+    urls = list(dict.fromkeys(carry_version(u, start) for u in urls))
     skipped = Skipped(beyond_cap=max(0, len(urls) - limits.max_pages))
     urls = urls[: limits.max_pages]
     allowed = [u for u in urls if client.allowed(u)]
