@@ -410,6 +410,12 @@ def _host(url: str) -> str:
 
 def _explain(stderr: str, shown: str, ref: str | None) -> GitError:
     err = stderr.lower()
+    missing = re.search(r"not our ref ([0-9a-f]{40})", err)
+    if missing and (ref is None or not missing.group(1).startswith(ref.lower())):
+        # A partial clone's checkout asked for a file the server does not have (a damaged or
+        # trimmed copy of the repository): no ref was wrong.
+        return GitError(f"{shown}: the server cannot send object {missing.group(1)[:12]}, which the "
+                        "checkout needs (its copy of the repository is incomplete)", True)
     if "remote branch" in err and "not found" in err or "couldn't find remote ref" in err \
             or "not our ref" in err or "unadvertised object" in err:
         return GitError(f"{shown}: no branch, tag or commit named {ref!r}", True)
