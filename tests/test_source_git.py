@@ -171,7 +171,8 @@ def test_a_server_missing_a_docs_file_is_said_as_such(tmp_path: Path, monkeypatc
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
     with pytest.raises(SourceError) as e:
         fetch_source(url(server), SourceOptions(tag="main", path="docs"))
-    assert "cannot send object" in str(e.value) and "None" not in str(e.value)
+    assert str(e.value).startswith("server: the server cannot send object")  # the repository, no temp dir
+    assert "None" not in str(e.value)
 
 
 def test_folder_that_is_not_a_repo(tmp_path: Path) -> None:
