@@ -324,7 +324,7 @@ def make_site_repo(root: Path) -> Path:
     return root
 
 
-def test_a_docs_repository_range_reads_its_folder_and_says_what_it_covers(tmp_path: Path) -> None:
+def test_a_docs_repository_range_reads_its_folder_or_branch_and_says_what_it_covers(tmp_path: Path) -> None:
     site = make_site_repo(tmp_path / "site")
     url = site.as_uri()
     defs = load_definitions(write_yaml(tmp_path / "packages.yaml", f"""
@@ -342,6 +342,10 @@ npm:
         max_version: "4.0.0"
         docs_version: "3.x"
         source: {{type: git, url: "{url}", ref: v3-docs, docs_path: content/3x}}
+      - min_version: "1.0.0"
+        max_version: "3.0.0"
+        docs_version: "1.x"
+        source: {{type: git, url: "{url}", ref: v1-docs}}
 """))
     four = build_definition(defs[0], "4.21.2", tmp_path / "out", embed=False)
     m = meta(four.path)
@@ -353,18 +357,6 @@ npm:
     three = build_definition(defs[0], "3.21.0", tmp_path / "out", embed=False)
     assert meta(three.path)["docs_ref"] == git(site, "rev-parse", "v3-docs").strip()
     assert "app.get registers a route" in contents(three.path)
-
-
-def test_a_docs_range_on_a_missing_branch_is_missing_ref(tmp_path: Path) -> None:
-    site = make_site_repo(tmp_path / "site")
-    defs = load_definitions(write_yaml(tmp_path / "packages.yaml", f"""
-npm:
-  - name: routes
-    versions:
-      - min_version: "1.0.0"
-        docs_version: "1.x"
-        source: {{type: git, url: "{site.as_uri()}", ref: v1-docs}}
-"""))
     with pytest.raises(MissingRef, match="no branch or tag 'v1-docs'"):
         build_definition(defs[0], "1.2.0", tmp_path / "out", embed=False)
 
