@@ -47,7 +47,19 @@ also takes the site as it is now, labelled `latest` in the package (meta `docs_v
         site: {url: "https://nextjs.org/docs", latest: true}
         versions: [...]
 
-Sources: `git` (url, docs_path, ref only when unversioned, lang, exclude_paths), `zip` (url
+Ours too, in a version range: `docs_version`, for a docs repository that is not tagged per
+release but keeps one folder (or branch) per major version. The range's git source is read at
+its `ref` (default branch when none) instead of a tag, and the package says what it covers::
+
+    npm:
+      - name: express
+        versions:
+          - min_version: "4.0.0"
+            max_version: "5.0.0"
+            docs_version: "4.x"
+            source: {type: git, url: https://github.com/expressjs/expressjs.com, docs_path: src/content/docs/en/4x}
+
+Sources: `git` (url, docs_path, ref only when unversioned or in a docs_version range, lang, exclude_paths), `zip` (url
 and docs_path may hold `{version}`, exclude_paths), and ours, `pypi` and `npm` (docs_path,
 `package` when the artefact's name differs from the definition's, exclude_paths). An artefact
 source is versioned by nature: at the top level it means "every release", and in a range it
