@@ -93,6 +93,7 @@ ARTEFACT_TYPES = ("pypi", "npm")
 
 # Like identity.NAME_RE, plus ':' for Maven's group:artifact names.
 NAME_RE = re.compile(r"^(@[A-Za-z0-9_][A-Za-z0-9._-]{0,99}/)?[A-Za-z0-9_][A-Za-z0-9._:-]{0,213}\Z")
+_REF_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/+-]{0,199}\Z")  # a branch or tag; never an option
 _DOCS_VERSION_RE = re.compile(r"^\d[0-9A-Za-z.+-]{0,31}\Z")  # 4.x, 5, 2.0-2.7
 # Maven's stable qualifiers (Spring's 5.3.0.RELEASE, Hibernate's 6.4.0.Final).
 _MAVEN_FINAL_RE = re.compile(r"^(\d+(?:\.\d+)*)[.-](RELEASE|Final|GA)$", re.IGNORECASE)
@@ -586,6 +587,8 @@ class _Checker:
                 self.error(f"{where}.url", "uses {version} but the definition has no versions")
             if kind == "git":
                 ref = self.string(data, "ref", f"{where}.ref")
+                if ref is not None and (not _REF_RE.match(ref) or ".." in ref):
+                    self.error(f"{where}.ref", f"{ref!r} is not a branch or tag name")
                 if ref is not None and in_range and not at_ref:
                     self.error(f"{where}.ref", "not allowed in a version range (tag_pattern names the tag) "
                                "unless the range has docs_version")
