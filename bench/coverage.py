@@ -9,7 +9,12 @@ reachable from the bench machine: repositories come from `fetch` snapshots under
 /work/.mirror, served to git by a global config of `url.<folder>.insteadOf` lines; Neuledge's
 definitions come from the snapshot of neuledge/context. Builds are lexical (no vectors), each
 package in its own process with a time limit. `--apps` reads the four applications' lockfiles
-and resolves (fetches, builds nothing) each direct dependency's docs.
+and resolves (fetches, builds nothing) each direct dependency's docs (`--only` names packages,
+or with `--apps` applications, whose rows replace those already in `--out`).
+
+Each package or dependency is counted in one of three classes (`docs_class`): `docs`, `api`
+(the README plus the API reference read from the released code) and `readme`; the summary
+gives the targets on `docs` alone and on `docs + api` apart.
 """
 
 from __future__ import annotations
