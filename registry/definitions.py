@@ -47,7 +47,19 @@ also takes the site as it is now, labelled `latest` in the package (meta `docs_v
         site: {url: "https://nextjs.org/docs", latest: true}
         versions: [...]
 
-Sources: `git` (url, docs_path, ref only when unversioned, lang, exclude_paths), `zip` (url
+Ours too, in a version range: `docs_version`, for a docs repository that is not tagged per
+release but keeps one folder (or branch) per major version. The range's git source is read at
+its `ref` (default branch when none) instead of a tag, and the package says what it covers::
+
+    npm:
+      - name: express
+        versions:
+          - min_version: "4.0.0"
+            max_version: "5.0.0"
+            docs_version: "4.x"
+            source: {type: git, url: https://github.com/expressjs/expressjs.com, docs_path: src/content/docs/en/4x}
+
+Sources: `git` (url, docs_path, ref only when unversioned or in a docs_version range, lang, exclude_paths), `zip` (url
 and docs_path may hold `{version}`, exclude_paths), and ours, `pypi` and `npm` (docs_path,
 `package` when the artefact's name differs from the definition's, exclude_paths). An artefact
 source is versioned by nature: at the top level it means "every release", and in a range it
@@ -81,7 +93,8 @@ ARTEFACT_TYPES = ("pypi", "npm")
 
 # Like identity.NAME_RE, plus ':' for Maven's group:artifact names.
 NAME_RE = re.compile(r"^(@[A-Za-z0-9_][A-Za-z0-9._-]{0,99}/)?[A-Za-z0-9_][A-Za-z0-9._:-]{0,213}\Z")
-_NUMERIC_RE = re.compile(r"^\d+(\.\d+)*\Z")
+_REF_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/+-]{0,199}\Z")  # a branch or tag; never an option
+_DOCS_VERSION_RE = re.compile(r"^\d[0-9A-Za-z.+-]{0,31}\Z")  # 4.x, 5, 2.0-2.7
 # Maven's stable qualifiers (Spring's 5.3.0.RELEASE, Hibernate's 6.4.0.Final).
 _MAVEN_FINAL_RE = re.compile(r"^(\d+(?:\.\d+)*)[.-](RELEASE|Final|GA)$", re.IGNORECASE)
 
@@ -151,6 +164,10 @@ class VersionRange:
     """Releases min_version <= v < max_version, or an explicit list, built from one source.
 
     A range with neither bound nor list (only for artefact sources) covers every release.
+    A range with `docs_version` reads a docs repository that is not tagged per release (one
+    folder or branch per major version: expressjs.com's `4x/`): its git source is read at its
+    `ref` (a branch or tag; the default branch when none), and the package records what the
+    docs cover (`docs_version: 4.x`) instead of claiming the exact release.
     """
 
     source: Source
@@ -158,6 +175,7 @@ class VersionRange:
     max_version: str | None = None
     versions: tuple[str, ...] = ()
     tag_pattern: str = DEFAULT_TAG_PATTERN
+    docs_version: str | None = None
 
     @property
     def explicit(self) -> bool:
@@ -221,7 +239,7 @@ class Definition:
             ranges = "; ".join(r.describe() for r in self.versions)
             raise DefinitionError(f"{self.key}: no version range covers {version} ({ranges})")
         src = chosen.source
-        if isinstance(src, GitSource):
+        if isinstance(src, GitSource) and chosen.docs_version is None:
             return replace(src, ref=chosen.tag_for(version))
         if isinstance(src, ZipSource):
             return replace(
@@ -385,7 +403,7 @@ class _Checker:
     """Collects problems while turning one parsed YAML mapping into a `Definition`."""
 
     DEF_KEYS = {"name", "description", "repository", "versions", "source", "site"}
-    RANGE_KEYS = {"min_version", "max_version", "versions", "tag_pattern", "source"}
+    RANGE_KEYS = {"min_version", "max_version", "versions", "tag_pattern", "source", "docs_version"}
     SOURCE_KEYS = {
         "git": {"type", "url", "docs_path", "ref", "lang", "exclude_paths"},
         "zip": {"type", "url", "docs_path", "lang", "exclude_paths"},
@@ -485,7 +503,12 @@ class _Checker:
         if "source" not in data:
             self.error(f"{where}.source", "required")
             return None
-        source = self.source(data["source"], f"{where}.source", in_range=True)
+        docs_version = self.docs_version(data, where)
+        source = self.source(data["source"], f"{where}.source", in_range=True, at_ref=docs_version is not None)
+        if docs_version is not None and source is not None and not isinstance(source, GitSource):
+            self.error(f"{where}.docs_version", "only for a git source (a docs repository read at a branch)")
+        if docs_version is not None and "tag_pattern" in data:
+            self.error(f"{where}.tag_pattern", "not with docs_version (a docs repository is not tagged per release)")
         if explicit and (min_v or max_v):
             self.error(f"{where}.versions", "use either versions or min_version/max_version")
         elif "versions" not in data and "min_version" not in data and source is not None:
@@ -495,7 +518,17 @@ class _Checker:
             self.error(f"{where}.max_version", f"{max_v!r} is not above min_version {min_v!r}")
         if source is None or len(self.errors) > before:
             return None
-        return VersionRange(source, min_v, max_v, explicit, pattern)
+        return VersionRange(source, min_v, max_v, explicit, pattern, docs_version)
+
+    def docs_version(self, data: dict[str, Any], where: str) -> str | None:
+        value = self.string(data, "docs_version", f"{where}.docs_version")
+        if value is None:
+            return None
+        if value == "latest" or not _DOCS_VERSION_RE.match(value):
+            self.error(f"{where}.docs_version", f"{value!r} is not a version label such as \"4.x\" "
+                       "(an unversioned source is what `latest` means)")
+            return None
+        return value
 
     def version_field(self, data: dict[str, Any], key: str, where: str) -> str | None:
         if key not in data or data[key] is None:
@@ -530,7 +563,8 @@ class _Checker:
                 out.append(v)
         return tuple(out)
 
-    def source(self, data: Any, where: str, *, in_range: bool) -> Source | None:
+    def source(self, data: Any, where: str, *, in_range: bool, at_ref: bool = False) -> Source | None:
+        """One source; `at_ref`: a docs range's git source, read at its `ref` (not a tag per release)."""
         if not isinstance(data, dict):
             self.error(where, "must be a mapping with a type")
             return None
@@ -553,10 +587,11 @@ class _Checker:
                 self.error(f"{where}.url", "uses {version} but the definition has no versions")
             if kind == "git":
                 ref = self.string(data, "ref", f"{where}.ref")
-                if ref is not None and in_range:
-                    self.error(
-                        f"{where}.ref", "not allowed in a version range (tag_pattern names the tag)"
-                    )
+                if ref is not None and (not _REF_RE.match(ref) or ".." in ref):
+                    self.error(f"{where}.ref", f"{ref!r} is not a branch or tag name")
+                if ref is not None and in_range and not at_ref:
+                    self.error(f"{where}.ref", "not allowed in a version range (tag_pattern names the tag) "
+                               "unless the range has docs_version")
                 if len(self.errors) > before or url is None:
                     return None
                 return GitSource(url, docs_path, ref, lang, excludes)

@@ -41,8 +41,14 @@ class RemoteRef:
 def fetch_defined(definition: Definition, version: str) -> tuple[Fetched, Source]:
     """Fetch exactly what `definition` names for `version` (the ladder's definition step)."""
     source = definition.resolve_source(None if version == "latest" else version)
+    chosen = definition.range_for(version) if definition.versioned else None
+    covers = chosen.docs_version if chosen is not None else None
     if isinstance(source, GitSource):
-        fetched = _fetch_git(definition, source)
+        fetched = _fetch_git(source, tagged=definition.versioned and covers is None)
+        if covers is not None:
+            # A docs repository's folder or branch for a major version: said, never passed off.
+            fetched.meta.update({"docs_version": covers, "docs_ref": fetched.source_commit or source.ref or "default branch"})
+            fetched.notes.append(f"docs from {fetched.source_url} ({covers}, not tagged per release)")
     elif isinstance(source, ZipSource):
         fetched = fetch_zip(source)
     else:
@@ -74,9 +80,10 @@ def _fetch_artefact(definition: Definition, source: PypiSource | NpmSource,
 # ---- git -----------------------------------------------------------------------------------
 
 
-def _fetch_git(definition: Definition, source: GitSource) -> Fetched:
-
-    if definition.versioned:
+def _fetch_git(source: GitSource, *, tagged: bool) -> Fetched:
+    """The source's tag (`tagged`: a release's tag, which must exist), else its branch or tag
+    `ref`, else the default branch."""
+    if tagged:
         assert source.ref is not None  # resolve_source filled in the tag
         if not remote_refs(source.url, f"refs/tags/{source.ref}"):
             raise MissingRef(f"{clean_url(source.url)} has no tag {source.ref!r}")

@@ -42,6 +42,9 @@ def test_public_https_and_unresolvable_hosts_pass():
     ("git://github.com/a/b.git", "https://github.com/a/b.git"),
     ("ssh://git@gitlab.com/g/r.git", "https://gitlab.com/g/r.git"),
     ("github:a/b", "https://github.com/a/b.git"),
+    ("http://github.com/ActiveState/appdirs", "https://github.com/ActiveState/appdirs"),  # appdirs 1.4.4
+    ("git+http://gitlab.com/g/r.git", "https://gitlab.com/g/r.git"),
+    ("http://example.org/a/b.git", "http://example.org/a/b.git"),  # not a forge: left for the guard to refuse
     ("a/b", "https://github.com/a/b.git"),
     ("file:///tmp/x", "file:///tmp/x"),  # left as it is, for the guard to refuse
 ])

@@ -303,6 +303,64 @@ npm:
         build_definition(defs[0], "1.0.0", tmp_path / "out", embed=False)
 
 
+def make_site_repo(root: Path) -> Path:
+    """A docs site's repository, untagged: one folder per major version on `main`, and an
+    older layout kept on a `v3-docs` branch."""
+    for major in ("4x", "5x"):
+        (root / "content" / major).mkdir(parents=True)
+        (root / "content" / major / "routing.md").write_text(
+            f"# Routing in {major}\n\nRoutes in {major} take a path and a handler.\n")
+    (root / "content" / "blog").mkdir()
+    (root / "content" / "blog" / "news.md").write_text("# News\n\nWe moved.\n")
+    git(root.parent, "init", "-q", "-b", "main", str(root))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "site")
+    git(root, "checkout", "-q", "-b", "v3-docs")
+    (root / "content" / "3x").mkdir()
+    (root / "content" / "3x" / "routing.md").write_text("# Routing in 3x\n\napp.get registers a route.\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "old docs")
+    git(root, "checkout", "-q", "main")
+    return root
+
+
+def test_a_docs_repository_range_reads_its_folder_or_branch_and_says_what_it_covers(tmp_path: Path) -> None:
+    site = make_site_repo(tmp_path / "site")
+    url = site.as_uri()
+    defs = load_definitions(write_yaml(tmp_path / "packages.yaml", f"""
+npm:
+  - name: routes
+    versions:
+      - min_version: "5.0.0"
+        docs_version: "5.x"
+        source: {{type: git, url: "{url}", docs_path: content/5x}}
+      - min_version: "4.0.0"
+        max_version: "5.0.0"
+        docs_version: "4.x"
+        source: {{type: git, url: "{url}", docs_path: content, exclude_paths: ["5x/**", "blog/**"]}}
+      - min_version: "3.0.0"
+        max_version: "4.0.0"
+        docs_version: "3.x"
+        source: {{type: git, url: "{url}", ref: v3-docs, docs_path: content/3x}}
+      - min_version: "1.0.0"
+        max_version: "3.0.0"
+        docs_version: "1.x"
+        source: {{type: git, url: "{url}", ref: v1-docs}}
+"""))
+    four = build_definition(defs[0], "4.21.2", tmp_path / "out", embed=False)
+    m = meta(four.path)
+    assert (m["version"], m["docs_version"]) == ("4.21.2", "4.x")
+    assert m["docs_ref"] == m["source_commit"] == git(site, "rev-parse", "main").strip()
+    assert doc_paths(four.path) == {"content/4x/routing.md"}
+    five = build_definition(defs[0], "5.1.0", tmp_path / "out", embed=False)
+    assert "Routes in 5x" in contents(five.path) and meta(five.path)["docs_version"] == "5.x"
+    three = build_definition(defs[0], "3.21.0", tmp_path / "out", embed=False)
+    assert meta(three.path)["docs_ref"] == git(site, "rev-parse", "v3-docs").strip()
+    assert "app.get registers a route" in contents(three.path)
+    with pytest.raises(MissingRef, match="no branch or tag 'v1-docs'"):
+        build_definition(defs[0], "1.2.0", tmp_path / "out", embed=False)
+
+
 def test_versioned_definition_needs_a_version(tmp_path: Path) -> None:
     defs = load_definitions(write_yaml(tmp_path / "packages.yaml", """
 pip:

@@ -133,7 +133,8 @@ EXPECTED_ERRORS = [
     "npm/@scope/pkg.yaml: name: '@scope/other' does not match the file name (expected '@scope/pkg')",
     "npm/both.yaml: source: not allowed together with versions (use one or the other)",
     "npm/bounds.yaml: versions[0].tag_pattern: must contain {version} exactly once",
-    "npm/bounds.yaml: versions[0].source.ref: not allowed in a version range (tag_pattern names the tag)",
+    "npm/bounds.yaml: versions[0].source.ref: not allowed in a version range (tag_pattern names the tag) "
+    "unless the range has docs_version",
     "npm/bounds.yaml: versions[0].max_version: '1.0' is not above min_version '2.0'",
     "npm/neither.yaml: versions: required (or one unversioned source)",
     "npm/nextjs.yaml: name: 'next' does not match the file name (expected 'nextjs')",
@@ -293,6 +294,52 @@ def test_packages_yaml_errors_name_the_definition(tmp_path):
         "packages.yaml: Bad Registry: not a registry name (lowercase letters, digits, - and _)",
         "packages.yaml: pip: must be a list of definitions",
     ]
+
+
+def test_a_docs_repository_range_and_its_mistakes(tmp_path):
+    path = write(tmp_path, "packages.yaml", """
+        npm:
+          - name: express
+            versions:
+              - min_version: "5.0.0"
+                docs_version: "5.x"
+                source: {type: git, url: https://x.test/site, docs_path: content/5x}
+              - min_version: "4.0.0"
+                max_version: "5.0.0"
+                docs_version: "4.x"
+                source: {type: git, url: https://x.test/site, ref: v4-docs, docs_path: content}
+          - name: broken
+            versions:
+              - min_version: "1.0.0"
+                docs_version: latest
+                source: {type: git, url: https://x.test/site}
+              - min_version: "2.0.0"
+                docs_version: "2.x"
+                tag_pattern: "v{version}"
+                source: {type: npm}
+              - min_version: "3.0.0"
+                docs_version: "../3"
+                source: {type: git, url: https://x.test/site}
+              - min_version: "4.0.0"
+                docs_version: 4
+                source: {type: git, url: https://x.test/site}
+    """)
+    result = load(path)
+    assert [str(e) for e in result.errors] == [
+        "packages.yaml: npm/broken: versions[0].docs_version: 'latest' is not a version label such as \"4.x\" "
+        "(an unversioned source is what `latest` means)",
+        "packages.yaml: npm/broken: versions[1].docs_version: only for a git source (a docs repository read at a branch)",
+        "packages.yaml: npm/broken: versions[1].tag_pattern: not with docs_version (a docs repository is not "
+        "tagged per release)",
+        "packages.yaml: npm/broken: versions[2].docs_version: '../3' is not a version label such as \"4.x\" "
+        "(an unversioned source is what `latest` means)",
+        "packages.yaml: npm/broken: versions[3].docs_version: must be a non-empty string, not 4",
+    ]
+    express = result.definitions[0]
+    assert [r.docs_version for r in express.versions] == ["5.x", "4.x"]
+    # A docs range names no tag: its source is read at its own ref (or the default branch).
+    assert express.resolve_source("5.1.0") == GitSource("https://x.test/site", docs_path="content/5x")
+    assert express.resolve_source("4.21.2").ref == "v4-docs"
 
 
 def test_duplicates_are_errors(tmp_path):

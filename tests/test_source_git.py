@@ -151,6 +151,30 @@ def test_unknown_tag_is_one_clear_line(repo: Path) -> None:
     assert "v9.9.9" in msg and "\n" not in msg and str(repo.parent) not in msg
 
 
+def test_a_server_missing_a_docs_file_is_said_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A partial clone whose checkout needs a blob the server lacks (a trimmed mirror): one line
+    that says so, not "no branch named None"."""
+    work = tmp_path / "work"
+    (work / "docs").mkdir(parents=True)
+    (work / "docs" / "index.md").write_text(page("1.0.0"))
+    (work / "docs" / "video.bin").write_bytes(b"frames" * 100)
+    git(tmp_path, "init", "-q", "-b", "main", str(work))
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "docs")
+    server = tmp_path / "server.git"
+    git(tmp_path, "init", "-q", "--bare", str(server))
+    git(work, "push", "-q", str(server), "main")  # a few objects arrive loose
+    blob = git(work, "rev-parse", "HEAD:docs/video.bin").strip()
+    (server / "objects" / blob[:2] / blob[2:]).unlink()
+    config = tmp_path / "gitconfig"
+    config.write_text("[uploadpack]\n\tallowFilter = true\n\tallowAnySHA1InWant = true\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    with pytest.raises(SourceError) as e:
+        fetch_source(url(server), SourceOptions(tag="main", path="docs"))
+    assert str(e.value).startswith("server: the server cannot send object")  # the repository, no temp dir
+    assert "None" not in str(e.value)
+
+
 def test_folder_that_is_not_a_repo(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()

@@ -309,7 +309,7 @@ def _clone(url: str, ref: str | None, dest: Path, docs_path: str | None, *, near
             run_git([*guard, "clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch", *branch,
                       url, str(dest)], timeout=CLONE_TIMEOUT, what=url, ref=ref)
             return docs_path or _docs_tree(dest, near)
-    return _narrow(dest, docs_path, near, whole)
+    return _narrow(dest, docs_path, near, whole, shown=url)
 
 
 def _fetch_commit(url: str, sha: str, dest: Path, guard: list[str]) -> None:
@@ -321,15 +321,16 @@ def _fetch_commit(url: str, sha: str, dest: Path, guard: list[str]) -> None:
     run_git([*guard, "-C", str(dest), "checkout", "--quiet", "FETCH_HEAD"], timeout=CLONE_TIMEOUT, what=url)
 
 
-def _narrow(dest: Path, docs_path: str | None, near: str | None, whole: bool) -> str | None:
-    """Check out only the docs tree (plus top-level files) when it is given or found."""
+def _narrow(dest: Path, docs_path: str | None, near: str | None, whole: bool, *, shown: str) -> str | None:
+    """Check out only the docs tree (plus top-level files) when it is given or found; a failure
+    names `shown` (the repository), whose server sends the files' contents now."""
     if not (dest / ".git" / "info" / "sparse-checkout").exists():
         return docs_path or _docs_tree(dest, near)
     target = docs_path.strip("/") if docs_path else _docs_tree(dest, near)
     if target:
-        run_git(["-C", str(dest), "sparse-checkout", "set", target], timeout=CLONE_TIMEOUT, what=str(dest))
+        run_git(["-C", str(dest), "sparse-checkout", "set", target], timeout=CLONE_TIMEOUT, what=shown)
     elif whole:
-        run_git(["-C", str(dest), "sparse-checkout", "disable"], timeout=CLONE_TIMEOUT, what=str(dest))
+        run_git(["-C", str(dest), "sparse-checkout", "disable"], timeout=CLONE_TIMEOUT, what=shown)
     return docs_path or target
 
 
@@ -410,6 +411,12 @@ def _host(url: str) -> str:
 
 def _explain(stderr: str, shown: str, ref: str | None) -> GitError:
     err = stderr.lower()
+    missing = re.search(r"not our ref ([0-9a-f]{40})", err)
+    if missing and (ref is None or not missing.group(1).startswith(ref.lower())):
+        # A partial clone's checkout asked for a file the server does not have (a damaged or
+        # trimmed copy of the repository): no ref was wrong.
+        return GitError(f"{shown}: the server cannot send object {missing.group(1)[:12]}, which the "
+                        "checkout needs (its copy of the repository is incomplete)", True)
     if "remote branch" in err and "not found" in err or "couldn't find remote ref" in err \
             or "not our ref" in err or "unadvertised object" in err:
         return GitError(f"{shown}: no branch, tag or commit named {ref!r}", True)

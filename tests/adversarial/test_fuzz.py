@@ -110,7 +110,7 @@ def test_package_reader_on_mutated_packages(package_file: Path, tmp_path: Path, 
 
 DEF_KEYS = st.sampled_from(["name", "description", "repository", "versions", "source", "min_version",
                             "max_version", "tag_pattern", "type", "url", "docs_path", "ref", "lang",
-                            "exclude_paths", "package", "bogus"])
+                            "exclude_paths", "package", "docs_version", "site", "bogus"])
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), TEXT,
                     st.sampled_from(["git", "zip", "pypi", "npm", "v{version}", "1.0.0", "../..", "\u00b2"]))
 YAML_VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),

@@ -101,7 +101,11 @@ def validate(path: Path, home: Path) -> Outcome:
     "npm:\n  - {name: a, versions: [{min_version: '\u00b2', source: {type: npm}}]}\n",
     "!!python/object/apply:os.system ['echo pwned']\n",
     "npm: " + "[" * 3000 + "]" * 3000 + "\n",
-], ids=["broken", "list", "traversal", "unicode_digit", "python_tag", "deep"])
+    "npm:\n  - {name: a, versions: [{min_version: '1.0', docs_version: '1.x', source: "
+    "{type: git, url: 'https://x.test/a', ref: '--upload-pack=touch pwned'}}]}\n",
+    "npm:\n  - {name: a, versions: [{min_version: '1.0', docs_version: \"1.x\\n../\", source: "
+    "{type: git, url: 'https://x.test/a'}}]}\n",
+], ids=["broken", "list", "traversal", "unicode_digit", "python_tag", "deep", "ref_option", "docs_version_newline"])
 def test_definitions_validate_reports_problems(text: str, tmp_path: Path, home: Path) -> None:
     path = tmp_path / "packages.yaml"
     path.write_text(text, "utf-8")

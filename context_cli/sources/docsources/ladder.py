@@ -214,7 +214,7 @@ class _Run:
         out = []
         if definition is not None and definition.versioned:
             chosen = definition.range_for(v)
-            if chosen is not None:
+            if chosen is not None and chosen.docs_version is None:  # a docs repository's range names no tag
                 out.append(chosen.tag_for(v))
         out += [f"v{v}", v, f"{name}@{v}", f"{short}@{v}", f"{short}-v{v}", f"{short}-{v}",
                 f"release-{v}", f"{short}_{v}"]

@@ -113,7 +113,7 @@ def _rank(key: object) -> int:
 
 def normalise(url: str) -> str | None:
     """A metadata repository string as an https git URL where it names a forge repository:
-    `github:owner/repo`, `owner/repo`, `git+https://…`, `git://github.com/…` and the
+    `github:owner/repo`, `owner/repo`, `git+https://…`, `git://` or `http://github.com/…` and the
     scp-style `git+ssh://git@github.com:owner/repo.git` (which is no valid URL at all)."""
     url = url.strip()
     m = re.match(r"^(github|gitlab|bitbucket):([\w.-]+/[\w.-]+)$", url)
@@ -125,7 +125,9 @@ def normalise(url: str) -> str | None:
     if m:
         return f"https://{m.group('host').lower()}/{m.group('path')}.git"
     url = url.removeprefix("git+")
-    m = re.match(r"^(?:git|ssh)://(?:git@)?(github\.com|gitlab\.com|bitbucket\.org|codeberg\.org)/(.+)$", url, re.I)
+    # A forge's git://, ssh:// or plain http:// address is read as https (the guard refuses
+    # plain http, and these hosts serve every repository over https).
+    m = re.match(r"^(?:git|ssh|http)://(?:git@)?(github\.com|gitlab\.com|bitbucket\.org|codeberg\.org)/(.+)$", url, re.I)
     if m:
         return f"https://{m.group(1).lower()}/{m.group(2)}"
     return url or None
