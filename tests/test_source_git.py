@@ -247,3 +247,32 @@ def test_newest_tag_prefers_stable() -> None:
     assert newest_tag(["v1.9.0", "v1.10.0", "v2.0.0rc1", "nightly"])[:2] == ("v1.10.0", "1.10.0")
     assert newest_tag(["v2.0.0rc1", "v2.0.0rc2"]) == ("v2.0.0rc2", "2.0.0rc2", True)
     assert newest_tag(["nightly"]) is None
+
+
+def test_an_untrusted_clone_fetches_the_docs_under_the_same_guard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The partial clone fetches the files' contents only when the checkout is narrowed to the
+    docs tree: that step's git processes (and the fetch they start) carry the untrusted options
+    too, read here from git's own trace of its config parameters."""
+    work = tmp_path / "work"
+    (work / "docs").mkdir(parents=True)
+    (work / "docs" / "index.md").write_text(page("1.0.0"))
+    git(tmp_path, "init", "-q", "-b", "main", str(work))
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "docs")
+    config = tmp_path / "gitconfig"
+    config.write_text("[uploadpack]\n\tallowFilter = true\n\tallowAnySHA1InWant = true\n")
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("CONTEXT_GIT_ALLOW_PROTOCOL", "file")
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    monkeypatch.setenv("GIT_TRACE2_CONFIG_PARAMS", "http.followRedirects")
+    fetch_source(url(work), SourceOptions(tag="main", untrusted=True))
+    import json
+
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    guarded = {e["sid"] for e in events if e.get("event") == "def_param"
+               and e.get("param", "").lower() == "http.followredirects" and e.get("value") == "false"}
+    steps = {e["sid"]: e["argv"] for e in events if e.get("event") == "start"
+             and ("sparse-checkout" in e["argv"] or "fetch" in e["argv"])}
+    assert any("sparse-checkout" in argv for argv in steps.values())
+    assert steps and set(steps) <= guarded, {sid: argv for sid, argv in steps.items() if sid not in guarded}

@@ -309,7 +309,7 @@ def _clone(url: str, ref: str | None, dest: Path, docs_path: str | None, *, near
             run_git([*guard, "clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch", *branch,
                       url, str(dest)], timeout=CLONE_TIMEOUT, what=url, ref=ref)
             return docs_path or _docs_tree(dest, near)
-    return _narrow(dest, docs_path, near, whole, shown=url)
+    return _narrow(dest, docs_path, near, whole, shown=url, guard=guard)
 
 
 def _fetch_commit(url: str, sha: str, dest: Path, guard: list[str]) -> None:
@@ -321,16 +321,18 @@ def _fetch_commit(url: str, sha: str, dest: Path, guard: list[str]) -> None:
     run_git([*guard, "-C", str(dest), "checkout", "--quiet", "FETCH_HEAD"], timeout=CLONE_TIMEOUT, what=url)
 
 
-def _narrow(dest: Path, docs_path: str | None, near: str | None, whole: bool, *, shown: str) -> str | None:
+def _narrow(dest: Path, docs_path: str | None, near: str | None, whole: bool, *, shown: str,
+            guard: list[str]) -> str | None:
     """Check out only the docs tree (plus top-level files) when it is given or found; a failure
-    names `shown` (the repository), whose server sends the files' contents now."""
+    names `shown` (the repository), whose server sends the files' contents now, under the same
+    `guard` options as the clone."""
     if not (dest / ".git" / "info" / "sparse-checkout").exists():
         return docs_path or _docs_tree(dest, near)
     target = docs_path.strip("/") if docs_path else _docs_tree(dest, near)
     if target:
-        run_git(["-C", str(dest), "sparse-checkout", "set", target], timeout=CLONE_TIMEOUT, what=shown)
+        run_git([*guard, "-C", str(dest), "sparse-checkout", "set", target], timeout=CLONE_TIMEOUT, what=shown)
     elif whole:
-        run_git(["-C", str(dest), "sparse-checkout", "disable"], timeout=CLONE_TIMEOUT, what=shown)
+        run_git([*guard, "-C", str(dest), "sparse-checkout", "disable"], timeout=CLONE_TIMEOUT, what=shown)
     return docs_path or target
 
 
