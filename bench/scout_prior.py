@@ -64,8 +64,8 @@ def evaluate(questions: list[dict[str, Any]], installed: dict[str, Any],
 
     from context_cli.package.bm25 import stemmer
     from context_cli.search.engine import rank
-    from context_cli.search.fts import terms, words
     from context_cli.search.prior import CENTROID_WEIGHT, NAME_WEIGHT, VOCAB_WEIGHT, scores, weights
+    from context_cli.search.query import terms, words
 
     names, sigs, searchables = signatures(installed)
     label = {s.label: n for n, s in zip(names, searchables, strict=True)}

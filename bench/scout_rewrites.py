@@ -75,7 +75,7 @@ def _pages(query: str, s: Any) -> list[str]:
 def spelled(query: str, vocab: Any) -> str | None:
     """The query with corrections of the words the package lacks appended, or None."""
     from context_cli.package.bm25 import stemmer
-    from context_cli.search.fts import terms
+    from context_cli.search.query import terms
 
     stems = stemmer().tokens(terms(query))
     fixes = [fix for toks in stems.values() for t in toks if (fix := vocab.correct(t))]

@@ -41,12 +41,12 @@ def stages(installed: Any, query: str) -> dict[str, set[str]]:
 
     from context_cli.search.dense import standardise
     from context_cli.search.engine import JUDGED, PAGE_POOL, POOL, answer, rank
-    from context_cli.search.fts import without_library_name
     from context_cli.search.index import open_searchable
     from context_cli.search.joint import Found, fuse
+    from context_cli.search.query import Query
 
     s = open_searchable(installed)
-    words = without_library_name(query, s.pkg.id.name)
+    words = Query.of(query).without_library(s.pkg.id.name)
     with s.lock:
         lex_ids, lex_scores = s.lexical(words, POOL)
     dense = s.dense()

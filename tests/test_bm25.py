@@ -23,6 +23,7 @@ from context_cli.search import bm25
 from context_cli.search.engine import search
 from context_cli.search.index import open_searchable
 from context_cli.search.lexical import WEIGHTS, Postings, lexical, query_terms
+from context_cli.search.query import Query
 from context_cli.sources.resolve import fetch_folder
 from context_cli.store.store import Store
 
@@ -53,8 +54,8 @@ def _pairs(found: tuple[np.ndarray, np.ndarray]) -> list[tuple[int, float]]:
 
 
 def _same_ranking(db: sqlite3.Connection, index: bm25.Bm25Index, q: str, limit: int = 50) -> None:
-    fts = _pairs(lexical(db, q, limit))
-    ours = _pairs(lexical(db, q, limit, index))
+    fts = _pairs(lexical(db, Query.of(q), limit))
+    ours = _pairs(lexical(db, Query.of(q), limit, index))
     assert len(ours) == len(fts)
     if not fts:
         return
@@ -109,8 +110,8 @@ def test_ranks_exactly_as_fts5_on_a_real_corpus():
         index = bm25.Bm25Index.load(pkg.db, WEIGHTS)
         for q in EVAL_QUERIES:
             _same_ranking(pkg.db, index, q)
-            ids = lexical(pkg.db, q, 30)[0]
-            a, b = query_terms(Postings(pkg.db), q), query_terms(index, q)
+            ids = lexical(pkg.db, Query.of(q), 30)[0]
+            a, b = query_terms(Postings(pkg.db), Query.of(q)), query_terms(index, Query.of(q))
             assert (a.idf, a.presence(ids).tolist(), a.missing) == (b.idf, b.presence(ids).tolist(), b.missing)
             assert a.coverage(ids).tolist() == b.coverage(ids).tolist()
 
@@ -178,7 +179,7 @@ def test_malformed_index_is_refused_at_install_and_falls_back_at_search(lib, tmp
     assert [r["title"] for r in answer["results"]] == [r["title"] for r in expected["results"]]
     s = open_searchable(lib)
     with s.lock:
-        assert _pairs(lexical(s.pkg.db, "pipeline", 50)) == _pairs(s.lexical("pipeline", 50))
+        assert _pairs(lexical(s.pkg.db, Query.of("pipeline"), 50)) == _pairs(s.lexical(Query.of("pipeline"), 50))
         assert s.bm25 is None  # the bad row was met: FTS5 from then on
 
 
@@ -194,13 +195,11 @@ def _served(inst) -> bm25.Bm25Index:
 def test_a_served_package_keeps_its_postings_and_ranks_bit_for_bit_as_before():
     """Kept postings are sliced, not read: no question's words query the table, and every
     ranking, frequency, presence sum and title match is the one read rows give, to the bit."""
-    from context_cli.search.fts import phrases, terms
-
     inst = _add(EVAL_CORPUS, "anthropic")
     kept = _served(inst)
-    queries = [(terms(q), [" ".join(p) for p in phrases(q)]) for q in EVAL_QUERIES + QUERIES + HOSTILE]
+    queries = [Query.of(q) for q in EVAL_QUERIES + QUERIES + HOSTILE]
     stored = kept._kept_phrases
-    assert stored is not None and any(" ".join(bm25._unit_tokens((p,))[p]) in stored.at for _, ps in queries for p in ps)
+    assert stored is not None and any(" ".join(q.unit_tokens[" ".join(p)]) in stored.at for q in queries for p in q.phrases)
     reads: list[str] = []
     kept.db.set_trace_callback(lambda sql: reads.append(sql) if "bm25_" in sql else None)
     try:
@@ -214,8 +213,6 @@ def test_a_served_package_keeps_its_postings_and_ranks_bit_for_bit_as_before():
 
 def test_a_served_package_keeps_its_phrases_only_within_the_cap(monkeypatch):
     """Its terms fill the cap: its phrases are not kept, and are read (and rank) as before."""
-    from context_cli.search.fts import phrases, terms
-
     inst = _add(EVAL_CORPUS, "anthropic")
     with open_package(inst.path) as pkg:
         (postings,) = pkg.db.execute("SELECT sum(df) FROM bm25_terms").fetchone()
@@ -227,7 +224,7 @@ def test_a_served_package_keeps_its_phrases_only_within_the_cap(monkeypatch):
     try:
         with open_package(inst.path) as pkg:
             fresh = bm25.Bm25Index.load(pkg.db, WEIGHTS, pkg.has_bm25_phrases)
-            _same_as_read(kept, fresh, [(terms(q), [" ".join(p) for p in phrases(q)]) for q in EVAL_QUERIES])
+            _same_as_read(kept, fresh, [Query.of(q) for q in EVAL_QUERIES])
     finally:
         kept.db.set_trace_callback(None)
     assert reads
@@ -276,15 +273,15 @@ def test_a_served_package_keeps_its_pages_tokens():
     assert reads == []
 
 
-def _same_as_read(kept: bm25.Bm25Index, fresh: bm25.Bm25Index, queries: list[tuple[list[str], list[str]]]) -> None:
+def _same_as_read(kept: bm25.Bm25Index, fresh: bm25.Bm25Index, queries: list[Query]) -> None:
     everyone = np.arange(kept.n + 2)
-    for words, split in queries:
-        a, b = kept.search(words, split, 50), fresh.search(words, split, 50)
+    for q in queries:
+        a, b = kept.search(q, 50), fresh.search(q, 50)
         assert (a[0].tolist(), a[1].tolist()) == (b[0].tolist(), b[1].tolist())
-        assert kept.frequencies(words) == fresh.frequencies(words)
-        weights = [1.0 + k for k in range(len(words))]
-        assert kept.presence(words, weights)(everyone).tolist() == fresh.presence(words, weights)(everyone).tolist()
-        tokens = [t for w in words for t in bm25_format.stemmer().tokens([w])[w]][:2]
+        assert kept.frequencies(q) == fresh.frequencies(q)
+        weights = [1.0 + k for k in range(len(q.terms))]
+        assert kept.presence(q, weights)(everyone).tolist() == fresh.presence(q, weights)(everyone).tolist()
+        tokens = [t for w in q.terms for t in bm25_format.stemmer().tokens([w])[w]][:2]
         assert kept.in_titles(tokens, everyone.tolist()) == fresh.in_titles(tokens, everyone.tolist())
 
 
@@ -299,7 +296,7 @@ def test_postings_of_a_package_past_65535_chunks_are_kept_as_read():
     kept, fresh = (bm25.Bm25Index(db, n, lengths, WEIGHTS) for _ in range(2))
     kept.keep_postings()
     assert kept._kept is not None and kept._kept.ids.dtype == np.uint32
-    _same_as_read(kept, fresh, [(["alpha", "beta"], []), (["gamma", "beta", "delta"], []), (["beta"], [])])
+    _same_as_read(kept, fresh, [Query.of("alpha beta"), Query.of("gamma beta delta"), Query.of("beta")])
 
 
 @pytest.mark.parametrize("cap", ["MAX_KEPT_POSTINGS", "MAX_KEPT_TERMS"])
@@ -359,7 +356,7 @@ def test_hostile_queries_on_the_index_path(lib, q):
     with s.lock:
         assert s.bm25 is not None
         _same_ranking(s.pkg.db, s.bm25, q)
-        s.query_terms(q).coverage(np.array([1, 2, 3]))
+        s.query_terms(Query.of(q)).coverage(np.array([1, 2, 3]))
     if q.strip():
         assert isinstance(search(q, [lib])["results"], list)
 
@@ -370,7 +367,7 @@ def test_any_string_ranks_as_fts5(lib, q):
     s = open_searchable(lib)
     with s.lock:
         _same_ranking(s.pkg.db, s.bm25, q)
-        s.query_terms(q).coverage(np.array([1, 2]))
+        s.query_terms(Query.of(q)).coverage(np.array([1, 2]))
 
 
 def test_incremental_rebuild_indexes_reused_chunks(docs_folder, tmp_path):

@@ -21,9 +21,10 @@ from context_cli.package import phrases
 from context_cli.package.reader import open_package
 from context_cli.search import bm25
 from context_cli.search.engine import search
-from context_cli.search.fts import phrases as query_phrases
 from context_cli.search.index import open_searchable
 from context_cli.search.lexical import WEIGHTS, lexical
+from context_cli.search.query import Query
+from context_cli.search.query import phrases as query_phrases
 from context_cli.store.store import Store
 
 EVAL_QUERIES = [
@@ -89,7 +90,7 @@ def test_search_ranks_the_same_with_and_without_stored_phrases(anthropic):
         stored, fts = _indexes(pkg.db)
         for q in EVAL_QUERIES:
             assert [p for p in query_phrases(q)], q
-            with_, without = lexical(pkg.db, q, 50, stored), lexical(pkg.db, q, 50, fts)
+            with_, without = lexical(pkg.db, Query.of(q), 50, stored), lexical(pkg.db, Query.of(q), 50, fts)
             assert with_[0].tolist() == without[0].tolist() and with_[1].tolist() == without[1].tolist()
     s = open_searchable(anthropic)
     with s.lock:

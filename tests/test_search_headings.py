@@ -11,7 +11,8 @@ import pytest
 import context_cli as cx
 from context_cli.search.engine import rank
 from context_cli.search.index import open_searchable
-from context_cli.search.pages import asks_definition, heading_words
+from context_cli.search.pages import heading_words
+from context_cli.search.query import Query
 
 REFERENCE = "# QuerySet API reference\n\n" + "".join(
     f"## QuerySet {name}\n\nCalling {name} on a queryset returns a new queryset; the queryset is lazy.\n\n"
@@ -47,5 +48,8 @@ def test_a_plain_query_still_prefers_the_page_about_it(tmp_path: Path) -> None:
 def test_heading_words_and_weight() -> None:
     assert heading_words("QuerySet API > ``get_or_create()`` (part 2)") == ["get_or_create"]
     assert heading_words("Glossary") == ["glossary"]
+    def asks_definition(text: str) -> bool:
+        return Query.of(text).asks_definition
+
     assert asks_definition("What's a slug?") and not asks_definition("slug field max length")
     assert asks_definition("slug meaning") and asks_definition("what is a slug")

@@ -10,6 +10,7 @@ from context_cli.search import engine
 from context_cli.search.engine import SearchOptions, search
 from context_cli.search.index import open_searchable
 from context_cli.search.options import DEFAULT_PARAMS, RankingParams
+from context_cli.search.query import Query
 
 CLICK_DOCS = FIXTURES / "eval" / "click-docs"
 # Questions about Click that do not name it; Anthropic's docs also speak of tools and loops.
@@ -52,7 +53,7 @@ def test_weights_are_one_for_the_closest_package_and_less_for_the_others(librari
     anthropic, click = libraries
     searchables = [open_searchable(anthropic), open_searchable(click)]
     question = next(iter(CLICK_QUESTIONS))
-    scores = engine._all_cosines(searchables, question, "hybrid")
+    scores = engine._all_cosines(searchables, Query.of(question), "hybrid")
     weights = engine._package_prior(scores, DEFAULT_PARAMS)
     assert weights[1] == 1.0 and 0 < weights[0] < 1.0
     assert engine._package_prior(scores[:1], DEFAULT_PARAMS) == [1.0]  # one package: nothing to weigh

@@ -13,9 +13,9 @@ from context_cli.adding import AddRequest, add_source
 from context_cli.search import background
 from context_cli.search.bm25 import score_together
 from context_cli.search.engine import rank, search
-from context_cli.search.fts import phrases, terms
 from context_cli.search.index import clear_cache, open_searchable
 from context_cli.search.lexical import query_terms
+from context_cli.search.query import Query
 from context_cli.search.sections import SectionTable, Shelf
 
 QUESTIONS = ["How do I stop a stream halfway?", "max_tokens and stop_reason", "What is Claude's context window?",
@@ -34,21 +34,21 @@ def libraries(tmp_path_factory: pytest.TempPathFactory):
 
 def _units(s, q: str):
     with s.lock:
-        return s.bm25.n, s.bm25.query(terms(q), [" ".join(p) for p in phrases(q)])
+        return s.bm25.n, s.bm25.units(Query.of(q))
 
 
 def test_packages_scored_together_score_as_each_alone(libraries) -> None:
     searchables = [open_searchable(p) for p in libraries]
     for q in QUESTIONS:
         parts = [_units(s, q) for s in searchables]
-        weights = [list(query_terms(s.bm25, q).idf.values()) for s in searchables]
+        weights = [list(query_terms(s.bm25, Query.of(q)).idf.values()) for s in searchables]
         together = score_together([(n, u, w) for (n, u), w in zip(parts, weights, strict=True)], 50)
         for k, s in enumerate(searchables):
             mine = together.row == k
             alone = score_together([(parts[k][0], parts[k][1], weights[k])], 50)
             assert together.cid[mine].tolist() == alone.cid.tolist()
             assert together.score[mine].tolist() == alone.score.tolist()  # to the bit
-            ids, scores = s.bm25.search(terms(q), [" ".join(p) for p in phrases(q)], 50)
+            ids, scores = s.bm25.search(Query.of(q), 50)
             assert ids.tolist() == alone.cid.tolist() and scores.tolist() == alone.score.tolist()
             cands = np.arange(1, s.bm25.n + 1)
             assert together.presence_of(k)(cands).tolist() == alone.presence_of(0)(cands).tolist()

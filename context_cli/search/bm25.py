@@ -23,17 +23,17 @@ import math
 import sqlite3
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from operator import attrgetter
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from ..package.bm25 import MAX_ID_FOR_U16, decode_many, read_lengths, stemmer
+from ..package.bm25 import MAX_ID_FOR_U16, decode_many, read_lengths
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from .query import Query
 
 K1 = 1.2
 B = 0.75
@@ -46,11 +46,6 @@ _DF = attrgetter("df")
 
 
 # --- searching -------------------------------------------------------------------------------
-
-@lru_cache(maxsize=1024)  # one query's units are the same for every package searched
-def _unit_tokens(units: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:
-    return MappingProxyType(stemmer().tokens(units))
-
 
 @dataclass(slots=True)
 class Posting:
@@ -87,7 +82,6 @@ class Bm25Index:
         self._k = np.concatenate(([K1], K1 * (1 - B + B * doc_len / (avgdl or 1.0))))
         self._cache: OrderedDict[object, Posting | None] = OrderedDict()
         self._held = 0
-        self._last: _Query | None = None
         self._kept: _Kept | None = None  # every term's postings, inflated once served (`keep_postings`)
         self._kept_phrases: _Kept | None = None  # and every stored phrase's
 
@@ -263,35 +257,25 @@ class Bm25Index:
         f = self.weights @ tfs.astype(np.float64)
         return idf * ((f * (K1 + 1)) / (f + self._k[ids]))  # type: ignore[no-any-return]
 
-    def units(self, words: Sequence[str], phrases: Sequence[str]) -> list[Posting | None]:
-        """Postings of each query unit: quoted words (a word FTS5 splits is a phrase) and phrases."""
-        toks = _unit_tokens((*words, *phrases))
-        singles = [toks[w][0] for w in words if len(toks[w]) == 1]
+    def units(self, query: Query, with_phrases: bool = True) -> list[Posting | None]:
+        """Postings of each query unit: its terms (a term the index splits is a phrase), then
+        its phrases (none when not `with_phrases`)."""
+        toks = query.unit_tokens
+        singles = [toks[w][0] for w in query.terms if len(toks[w]) == 1]
         plist = self.postings(singles) if singles else {}
         out: list[Posting | None] = []
-        for w in words:  # (a word of several tokens is a phrase)
+        for w in query.terms:  # (a word of several tokens is a phrase)
             t = toks[w]
             out.append(plist[t[0]] if len(t) == 1 else self.phrase(w, t) if t else None)
-        out += [self.phrase(p, toks[p]) if toks[p] else None for p in phrases]
+        if with_phrases:
+            for p in query.phrases:
+                text = " ".join(p)
+                out.append(self.phrase(text, toks[text]) if toks[text] else None)
         return out
 
-    def _units_cached(self, words: Sequence[str], phrases: Sequence[str]) -> _Query:
-        # The engine asks for the ranking and then the term statistics of the same query.
-        key = (tuple(words), tuple(phrases))
-        last = self._last
-        if last is not None and last.key == key:
-            return last
-        self._last = _Query(key, self.units(words, phrases))
-        return self._last
-
-    def query(self, words: Sequence[str], phrases: Sequence[str]) -> list[Posting | None]:
-        """The postings of the query's units, words then phrases (the engine asks for the ranking
-        and then the term statistics of the same query: the last one is kept)."""
-        return self._units_cached(words, phrases).units
-
-    def search(self, words: Sequence[str], phrases: Sequence[str], limit: int) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, query: Query, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, BM25 scores; higher is better), best first, ties by id: FTS5's ranking."""
-        found = score_together([(self.n, self.query(words, phrases), ())], limit)
+        found = score_together([(self.n, self.units(query), ())], limit)
         return found.cid, found.score
 
     def in_titles(self, tokens: Iterable[str], cids: Iterable[int]) -> list[int]:
@@ -324,22 +308,15 @@ class Bm25Index:
                 break
         return left
 
-    def frequencies(self, words: Sequence[str]) -> list[int]:
-        """Each query word's document frequency (0: not in the package)."""
-        units = self._word_units(words)
-        return [u.df if u is not None else 0 for u in units]
+    def frequencies(self, query: Query) -> list[int]:
+        """Each query term's document frequency (0: not in the package)."""
+        return [u.df if u is not None else 0 for u in self.units(query, with_phrases=False)]
 
-    def presence(self, words: Sequence[str], weights: Sequence[float]) -> Callable[[np.ndarray], np.ndarray]:
-        """Candidates -> the sum of the weights of the words each contains, added in the
-        words' order (so the same sum, bit for bit, whatever the backend). Every section's
-        sum is taken now, in one pass over the words' postings, and looked up when asked."""
-        return score_together([(self.n, self._word_units(words), weights)], 0).presence_of(0)
-
-    def _word_units(self, words: Sequence[str]) -> list[Posting | None]:
-        last = self._last
-        if last is not None and last.key[0] == tuple(words):
-            return last.units[:len(words)]
-        return self.units(words, ())
+    def presence(self, query: Query, weights: Sequence[float]) -> Callable[[np.ndarray], np.ndarray]:
+        """Candidates -> the sum of the weights of the terms each contains, added in the
+        terms' order (so the same sum, bit for bit, whatever the backend). Every section's
+        sum is taken now, in one pass over the terms' postings, and looked up when asked."""
+        return score_together([(self.n, self.units(query, with_phrases=False), weights)], 0).presence_of(0)
 
 
 @dataclass(frozen=True)
@@ -366,14 +343,6 @@ class _Kept:
         in_title = self.in_title
         return Posting(ids=self.ids[a:b], contrib=self.contrib[a:b], df=b - a,
                        in_title=in_title[a:b] if in_title is not None else None)
-
-
-@dataclass(slots=True)
-class _Query:
-    """The last query's units (the engine ranks, then asks for its term statistics)."""
-
-    key: tuple[tuple[str, ...], tuple[str, ...]]
-    units: list[Posting | None]
 
 
 @dataclass

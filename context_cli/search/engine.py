@@ -12,23 +12,20 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from ..document import Chunk
 from ..errors import ContextError, InvalidPackage
 from .answer import Answer, Hit, Json, Page
-from .fts import STOPWORDS, terms, without_library_name
-from .fts import words as query_words
 from .index import Searchable, open_searchable
 from .joint import Evidence, Found, Fused, PackageEvidence, Ranked, fuse, order
 from .options import DEFAULT_BUDGET, DEFAULT_LIMIT, DEFAULT_PARAMS, MAX_QUERY_CHARS, RankingParams, SearchOptions
 from .pack import Candidate, choose, pack
-from .pages import asks_definition, heading_matcher, title_matcher
+from .pages import heading_matcher, title_matcher
+from .query import STOPWORDS, EmptyQuery, Query, check_text
 from .verdict import Signals, judge, overall
 
 if TYPE_CHECKING:
@@ -42,25 +39,17 @@ if TYPE_CHECKING:
     from .sections import Shelf
 
 __all__ = ["DEFAULT_BUDGET", "DEFAULT_LIMIT", "MAX_QUERY_CHARS", "EmptyQuery", "RankingParams", "SearchOptions",
-           "answer", "rank", "search"]
+           "answer", "check_text", "rank", "search"]
 # What one package's search may fail with: its own fault, answered by skipping it.
 PACKAGE_FAULTS = (InvalidPackage, sqlite3.Error, UnicodeDecodeError)
-_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$.:-]*[\w$]\Z")
 _NOWHERE = ("", "")
 _NO_TOKENS: frozenset[str] = frozenset()
 
 
-class EmptyQuery(ContextError):
-    """A query with nothing to search for."""
-
-
-def answer(query: str, packages: Iterable[Installed], opts: SearchOptions | None = None) -> Answer:
-    """Search `packages` for `query` and pack the best sections into the budget."""
+def answer(text: str, packages: Iterable[Installed], opts: SearchOptions | None = None) -> Answer:
+    """Search `packages` for `text` and pack the best sections into the budget."""
     opts = opts or SearchOptions()
-    if not isinstance(query, str) or not query.strip():
-        raise EmptyQuery("the query is empty; ask a question or name an API")
-    check_text(query, "the query")
-    query = query[:MAX_QUERY_CHARS]
+    query = Query.parse(text)
     if opts.budget < 1 or opts.limit < 1:
         raise ContextError("budget and limit must be positive")
     searchables = [open_searchable(p) for p in packages]
@@ -77,23 +66,16 @@ def answer(query: str, packages: Iterable[Installed], opts: SearchOptions | None
     return _answer(query, searchables, chosen, opts, run.notes, run.modes)
 
 
-def search(query: str, packages: Iterable[Installed], opts: SearchOptions | None = None) -> Json:
+def search(text: str, packages: Iterable[Installed], opts: SearchOptions | None = None) -> Json:
     """The answer in its JSON form (what `context search --format json` prints)."""
-    return answer(query, packages, opts).to_dict()
+    return answer(text, packages, opts).to_dict()
 
 
-def check_text(text: str, what: str) -> None:
-    """Refuse text that is not valid Unicode (a lone surrogate from a JSON `\\ud800` escape):
-    it cannot be encoded into any answer, so it gets one clear error instead."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ContextError(f"{what} is not valid text (it contains a lone surrogate)") from None
-
-
-def rank(query: str, searchables: list[Searchable], mode: str = "hybrid", params: RankingParams = DEFAULT_PARAMS
+def rank(text: str, searchables: list[Searchable], mode: str = "hybrid", params: RankingParams = DEFAULT_PARAMS
          ) -> tuple[list[Candidate], list[str], dict[str, str]]:
-    """All judged candidates across packages, best first, plus notes and per-package modes."""
+    """All judged candidates across packages, best first, plus notes and per-package modes
+    (the text searched as it is: benchmarks and tests ask this)."""
+    query = Query.of(text)
     scored, run = _ranking(query, searchables, mode, params)
     while True:
         try:
@@ -144,10 +126,10 @@ class _Run:
             raise self.skipped[0]
 
 
-def _ranking(query: str, searchables: list[Searchable], mode: str, params: RankingParams) -> tuple[_Ranking, _Run]:
+def _ranking(query: Query, searchables: list[Searchable], mode: str, params: RankingParams) -> tuple[_Ranking, _Run]:
     """Every package's best sections, scored and ranked together, before any text is read."""
     run = _Run(searchables)
-    if not terms(query):
+    if not query.terms:
         run.notes.append("the query has no searchable words")
         return _NOTHING, run
     # With many vectors the cosines run in a helper thread (a matrix product releases the GIL)
@@ -165,7 +147,7 @@ def _ranking(query: str, searchables: list[Searchable], mode: str, params: Ranki
         if isinstance(lex, Exception) or isinstance(dense, Exception):
             faults[i] = lex if isinstance(lex, Exception) else dense  # type: ignore[assignment]
         else:
-            inputs.append(_Input(i, s, without_library_name(query, s.pkg.id.name), lex[1], dense))
+            inputs.append(_Input(i, s, query.without_library(s.pkg.id.name), lex[1], dense))
     fused = fuse([_found(lexical[x.at], x.dense, params.pool) for x in inputs],  # type: ignore[arg-type]
                  params.page_pool * per_package, params)
     evidence, failed = _evidence(inputs, query, fused, params)
@@ -196,7 +178,7 @@ class _Input:
 
     at: int
     s: Searchable
-    words: str
+    query: Query
     terms: QueryTerms
     dense: _ZScores | None
 
@@ -208,7 +190,7 @@ def _found(lexical: tuple[tuple[np.ndarray, np.ndarray], QueryTerms], dense: _ZS
     return Found(lex_ids, lex_scores, dense_ids, dense_z)
 
 
-def _evidence(inputs: list[_Input], query: str, fused: Fused, params: RankingParams
+def _evidence(inputs: list[_Input], query: Query, fused: Fused, params: RankingParams
               ) -> tuple[Evidence, dict[int, Exception]]:
     """What the packages say of their fused candidates (`joint.Evidence`), and the packages that
     failed, by place, with their error: all packages at once when each has its whole section
@@ -232,7 +214,7 @@ def _evidence(inputs: list[_Input], query: str, fused: Fused, params: RankingPar
     return Evidence.joined(fused, parts), failed
 
 
-def _evidence_together(inputs: list[_Input], query: str, fused: Fused, books: Shelf, params: RankingParams
+def _evidence_together(inputs: list[_Input], query: Query, fused: Fused, books: Shelf, params: RankingParams
                        ) -> tuple[Evidence, dict[int, Exception]]:
     """The evidence of every package's candidates, their pages and sizes read off one shelf."""
     import numpy as np
@@ -280,11 +262,12 @@ def _coverage_together(inputs: list[_Input], fused: Fused) -> np.ndarray | None:
     return np.divide(sums, totals, out=np.zeros(len(sums)), where=totals > 0)  # type: ignore[no-any-return]
 
 
-def _heading_and_title(x: _Input, query: str, cids: np.ndarray, gain: np.ndarray, coverage: np.ndarray | None,
+def _heading_and_title(x: _Input, query: Query, cids: np.ndarray, gain: np.ndarray, coverage: np.ndarray | None,
                        params: RankingParams) -> Callable[[frozenset[str]], float]:
     """Fill in the package's candidates' heading gains and coverage of the query (None: it is
     known); its title matcher. Call under the package's lock."""
-    term_stems, all_stems, query_stems = _query_stems(x.words)
+    stems = x.query.stems
+    term_stems, all_stems, query_stems = stems.per_term, stems.every, stems.terms
     if len(cids) and coverage is not None:
         coverage[:] = x.terms.coverage(cids)
     if query_stems and len(cids):  # only a section whose title holds every query term can have it as its heading
@@ -292,14 +275,14 @@ def _heading_and_title(x: _Input, query: str, cids: np.ndarray, gain: np.ndarray
         heading = x.s.in_titles(query_stems, ids)
         if heading:
             gains = heading_matcher(query_stems, all_stems, x.s.heading_tokens(heading, query_stems), _filler_tokens(),
-                                    params.definition_weight if asks_definition(query) else params.heading_weight)
+                                    params.definition_weight if query.asks_definition else params.heading_weight)
             at = {cid: i for i, cid in enumerate(ids)}
             for cid in heading:
                 gain[at[cid]] = gains(cid)
     return title_matcher(x.terms.idf, term_stems)
 
 
-def _package_evidence(x: _Input, query: str, cids: np.ndarray, params: RankingParams) -> PackageEvidence:
+def _package_evidence(x: _Input, query: Query, cids: np.ndarray, params: RankingParams) -> PackageEvidence:
     """What one package says of its fused candidates, read from its section map (a package
     searched for the first time, or beside one: `_evidence`)."""
     import numpy as np
@@ -393,7 +376,7 @@ def _as_package_error(label: str, e: Exception) -> InvalidPackage:
     return InvalidPackage(f"{label}: unreadable ({type(e).__name__}: {str(e)[:200]})")
 
 
-def _cosines_of(searchables: list[Searchable], query: str, mode: str, params: RankingParams
+def _cosines_of(searchables: list[Searchable], query: Query, mode: str, params: RankingParams
                 ) -> Callable[[], list[_ZScores | None | Exception]]:
     """Every package's cosines with the query (see `_cosines`): call the result to have them.
 
@@ -412,7 +395,7 @@ def _cosines_of(searchables: list[Searchable], query: str, mode: str, params: Ra
     return lambda: done
 
 
-def _stacked(searchables: list[Searchable], query: str, params: RankingParams
+def _stacked(searchables: list[Searchable], query: Query, params: RankingParams
              ) -> Callable[[], list[_ZScores | None | Exception]] | None:
     """The loaded packages' cosines as one product in a helper thread (None: their models differ)."""
     from .background import submit
@@ -424,7 +407,7 @@ def _stacked(searchables: list[Searchable], query: str, params: RankingParams
         return None
     (model,) = models.values()
     stack = stacked([d[1] for d in dense if d is not None])
-    qv = model.encode([query])[0].astype("float32")
+    qv = model.encode([query.text])[0].astype("float32")
 
     pending = submit(lambda: stack.matrix @ qv)  # the one step that releases the GIL throughout
     pending.begun(params.start_wait_s)
@@ -444,12 +427,12 @@ def _stacked(searchables: list[Searchable], query: str, params: RankingParams
     return finish
 
 
-def _all_cosines(searchables: list[Searchable], query: str, mode: str) -> list[_ZScores | None | Exception]:
+def _all_cosines(searchables: list[Searchable], query: Query, mode: str) -> list[_ZScores | None | Exception]:
     query_vectors: dict[int, np.ndarray] = {}
     return [_cosines(s, query, mode, query_vectors) for s in searchables]
 
 
-def _cosines(s: Searchable, query: str, mode: str, query_vectors: dict[int, np.ndarray]
+def _cosines(s: Searchable, query: Query, mode: str, query_vectors: dict[int, np.ndarray]
              ) -> _ZScores | None | Exception:
     """The query's cosine with every section of the package (None: searched lexically), or
     what went wrong, raised when the package's turn comes (`_ranking`)."""
@@ -464,7 +447,7 @@ def _cosines(s: Searchable, query: str, mode: str, query_vectors: dict[int, np.n
     model, index = dense
     qv = query_vectors.get(id(model))
     if qv is None:
-        qv = query_vectors[id(model)] = model.encode([query])[0].astype("float32")
+        qv = query_vectors[id(model)] = model.encode([query.text])[0].astype("float32")
     from .dense import standardise
 
     scores = index.scores(qv)
@@ -477,22 +460,22 @@ class _Units:
     """A package's query units from our own index, to be scored with the others' at once."""
 
     n: int  # its sections
-    words: list[str]
-    units: list[Posting | None]  # the words', then the phrases'
+    query: Query
+    units: list[Posting | None]  # the terms', then the phrases'
 
 
 _Lexical = tuple[tuple["np.ndarray", "np.ndarray"], "QueryTerms"]  # the BM25 top and the query's terms
 
 
-def _lexical(s: Searchable, query: str, mode: str, pool: int) -> _Units | _Lexical | Exception:
+def _lexical(s: Searchable, query: Query, mode: str, pool: int) -> _Units | _Lexical | Exception:
     """What BM25 needs of the package for the query (the postings of our index, or FTS5's
     top when it has none; nothing ranked in dense mode), or what went wrong, raised at its turn."""
-    words = without_library_name(query, s.pkg.id.name)  # the words that choose among its pages
+    words = query.without_library(s.pkg.id.name)  # the words that choose among its pages
     try:
         with s.lock:
             units = s.bm25_units(words, with_phrases=mode != "dense")
             if units is not None and s.bm25 is not None:
-                return _Units(s.bm25.n, terms(words), units)
+                return _Units(s.bm25.n, words, units)
             return (s.lexical(words, pool) if mode != "dense" else _no_hits()), s.query_terms(words)
     except PACKAGE_FAULTS as e:
         return e
@@ -507,7 +490,7 @@ def _score_lexically(found: list[_Units | _Lexical | Exception], mode: str, pool
     ours = [(k, f) for k, f in enumerate(found) if isinstance(f, _Units)]
     if not ours:
         return found  # type: ignore[return-value]
-    weights = [term_weights(f.n, f.words, [u.df if u is not None else 0 for u in f.units[:len(f.words)]])
+    weights = [term_weights(f.n, f.query.terms, [u.df if u is not None else 0 for u in f.units[:len(f.query.terms)]])
                for _, f in ours]
     together = score_together([(f.n, f.units, list(idf.values())) for (_, f), (idf, _) in zip(ours, weights, strict=True)],
                               pool if mode != "dense" else 0)
@@ -524,19 +507,6 @@ def _no_hits() -> tuple[np.ndarray, np.ndarray]:
     import numpy as np
 
     return np.zeros(0, dtype=np.int64), np.zeros(0)
-
-
-@functools.lru_cache(maxsize=1024)  # the same for every package searched with these words
-def _query_stems(words: str) -> tuple[Mapping[str, frozenset[str]], frozenset[str], frozenset[str]]:
-    """The index tokens of each of the query's terms, all the tokens of its words (stopwords
-    included), and the terms' tokens together: what titles and headings are matched against."""
-    from ..package.bm25 import stemmer
-
-    tokens = stemmer().tokens
-    every = tokens(query_words(words))
-    per_term = tokens(terms(words))
-    return (MappingProxyType({t: frozenset(toks) for t, toks in per_term.items()}),
-            frozenset(t for toks in every.values() for t in toks), frozenset(t for toks in per_term.values() for t in toks))
 
 
 @functools.cache
@@ -590,7 +560,7 @@ def _needs_text(x: int, budget: int) -> int | None:
     raise _NeedsText
 
 
-def _pack(query: str, ranking: _Ranking, opts: SearchOptions) -> list[Candidate]:
+def _pack(query: Query, ranking: _Ranking, opts: SearchOptions) -> list[Candidate]:
     """The pack, planned from the sections' sizes and then made from the text of the chosen
     ones only. The pack reads ranked sections until one rule stops it, usually all of them;
     reading the text of only those it keeps gives the same pack, unless one must be trimmed or
@@ -606,12 +576,11 @@ def _pack(query: str, ranking: _Ranking, opts: SearchOptions) -> list[Candidate]
     return pack(ranked, opts.budget, opts.limit)
 
 
-def _read(query: str, scored: Sequence[_Scored]) -> list[Candidate]:
+def _read(query: Query, scored: Sequence[_Scored]) -> list[Candidate]:
     """The ranked sections with their text and verdict (one query per package), in rank
     order. A package that fails raises `_Unreadable`."""
-    q = query.strip()
-    identifier = q if _IDENTIFIER.match(q) else None
-    n_terms = len(terms(query))
+    identifier = query.identifier
+    n_terms = len(query.terms)
     texts: dict[tuple[int, int], Chunk] = {}
     for s in {id(c.s): c.s for c in scored}.values():
         try:
@@ -636,12 +605,12 @@ def _read(query: str, scored: Sequence[_Scored]) -> list[Candidate]:
     return out
 
 
-def _answer(query: str, searchables: list[Searchable], chosen: list[Candidate], opts: SearchOptions,
+def _answer(query: Query, searchables: list[Searchable], chosen: list[Candidate], opts: SearchOptions,
             notes: list[str], modes: dict[str, str]) -> Answer:
     tokens = sum(c.tokens for c in chosen)
     one = searchables[0] if len(searchables) == 1 else None
     return Answer(
-        query=query, budget=opts.budget, tokens=tokens,
+        query=query.text, budget=opts.budget, tokens=tokens,
         saved_percent=_saved(searchables, chosen, tokens),
         verdict=overall([c.verdict for c in chosen]),
         results=[Hit(rank=i, library=c.library, title=c.title, content=c.content, source=c.doc_path,

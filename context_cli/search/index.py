@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .bm25 import Bm25Index, Posting
     from .dense import VectorIndex
     from .lexical import Postings, QueryTerms
+    from .query import Query
     from .sections import SectionTable
 
 
@@ -103,7 +104,7 @@ class Searchable:
                 self._postings = Postings(self.pkg.db)
         return self._postings
 
-    def lexical(self, query: str, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    def lexical(self, query: Query, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """BM25 top `limit` as (chunk ids, scores), best first (our index when the package has
         a sound one, else FTS5). Call under `lock`."""
         from .lexical import lexical
@@ -117,23 +118,21 @@ class Searchable:
                     self._index_failed()
             return lexical(self.pkg.db, query, limit)
 
-    def bm25_units(self, query: str, with_phrases: bool = True) -> list[Posting | None] | None:
-        """Our index's postings of the query's words, then of its phrases (None: the package
+    def bm25_units(self, query: Query, with_phrases: bool = True) -> list[Posting | None] | None:
+        """Our index's postings of the query's terms, then of its phrases (None: the package
         is searched through FTS5), for scoring with other packages' (`bm25.score_together`).
         Call under `lock`."""
-        from .fts import phrases, terms
-
         with self.pkg.deadline():
             index = self.bm25
             if index is None:
                 return None
             try:
-                return index.query(terms(query), [" ".join(p) for p in phrases(query)] if with_phrases else [])
+                return index.units(query, with_phrases)
             except INDEX_FAULTS:
                 self._index_failed()
                 return None
 
-    def query_terms(self, query: str) -> QueryTerms:
+    def query_terms(self, query: Query) -> QueryTerms:
         """The verdict's term statistics, from the same data as `lexical`. Call under `lock`."""
         from .lexical import query_terms
 

@@ -13,12 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .fts import build_match, phrases, terms
-
 if TYPE_CHECKING:
     import numpy as np
 
     from .bm25 import Bm25Index, Together
+    from .query import Query
 
 # bm25() column weights: doc_title, section_title, content (tuned with bench/retrieval.py).
 WEIGHTS = (5.0, 10.0, 1.0)
@@ -31,18 +30,17 @@ def search_sql(limit: int) -> str:
             f"WHERE chunks_fts MATCH ? ORDER BY score LIMIT {int(limit)}")
 
 
-def lexical(db: sqlite3.Connection, query: str, limit: int = 50,
+def lexical(db: sqlite3.Connection, query: Query, limit: int = 50,
             index: Bm25Index | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(chunk ids, BM25 scores; higher is better), best first: from `index` when given,
-    else from FTS5. The query units are the same either way (`fts.build_match`)."""
+    else from FTS5. The query units are the same either way (`Query.fts_match`)."""
     import numpy as np
 
     if index is not None:
-        ts = terms(query)
-        if ts:
-            return index.search(ts, [" ".join(p) for p in phrases(query)], limit)
+        if query.terms:
+            return index.search(query, limit)
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    match = build_match(query)
+    match = query.fts_match()
     rows = db.execute(search_sql(limit), (match,)).fetchall() if match is not None else []
     return (np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows)),
             np.fromiter((-float(r[1]) for r in rows), dtype=np.float64, count=len(rows)))
@@ -89,16 +87,16 @@ class Postings:
             self._cache[term] = hit
         return hit
 
-    def frequencies(self, words: Sequence[str]) -> list[int]:
-        """Each word's document frequency (the same shape as `Bm25Index.frequencies`)."""
-        return [len(self.get(w)) for w in words]
+    def frequencies(self, query: Query) -> list[int]:
+        """Each term's document frequency (the same shape as `Bm25Index.frequencies`)."""
+        return [len(self.get(w)) for w in query.terms]
 
-    def presence(self, words: Sequence[str], weights: Sequence[float]) -> Callable[[np.ndarray], np.ndarray]:
-        """Candidates -> the weights of the words each contains, summed in the words' order
-        (the same sums as `Bm25Index.presence`): the words' sections are read now."""
+    def presence(self, query: Query, weights: Sequence[float]) -> Callable[[np.ndarray], np.ndarray]:
+        """Candidates -> the weights of the terms each contains, summed in the terms' order
+        (the same sums as `Bm25Index.presence`): the terms' sections are read now."""
         import numpy as np
 
-        held = [(have, weight) for have, weight in zip(map(self.get, words), weights, strict=True) if have]
+        held = [(have, weight) for have, weight in zip(map(self.get, query.terms), weights, strict=True) if have]
 
         def covered(candidates: np.ndarray) -> np.ndarray:
             acc = np.zeros(len(candidates))
@@ -110,10 +108,9 @@ class Postings:
         return covered
 
 
-def query_terms(postings: Postings | Bm25Index, query: str) -> QueryTerms:
-    words = terms(query)
-    idf, missing = term_weights(postings.n, words, postings.frequencies(words))
-    return QueryTerms(idf=idf, missing=missing, presence=postings.presence(words, list(idf.values())))
+def query_terms(postings: Postings | Bm25Index, query: Query) -> QueryTerms:
+    idf, missing = term_weights(postings.n, query.terms, postings.frequencies(query))
+    return QueryTerms(idf=idf, missing=missing, presence=postings.presence(query, list(idf.values())))
 
 
 def term_weights(n: int, words: Sequence[str], dfs: Sequence[int]) -> tuple[dict[str, float], list[str]]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -26,8 +25,6 @@ if TYPE_CHECKING:
 
     from .options import RankingParams
 
-_DEFINITION = re.compile(r"^\s*(what\s+(is|are|does)|what's|whats|define)\b|\b(meaning|definition|stands?\s+for)\b",
-                         re.IGNORECASE)
 _PART = re.compile(r" \(part \d+\)$")
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENT_WORDS = re.compile(r"\w+", re.UNICODE)
@@ -46,12 +43,6 @@ def heading_words(section_title: str) -> list[str]:
     """Words of a section's own heading: the last part of its breadcrumb, without "(part n)";
     an identifier (`from_queryset`) stays one word."""
     return _IDENT_WORDS.findall(_PART.sub("", section_title.rsplit(" > ", 1)[-1]).lower())
-
-
-@lru_cache(maxsize=1024)  # asked once per package searched
-def asks_definition(query: str) -> bool:
-    """Does the query ask what something is (a section whose heading is its subject gains more)?"""
-    return _DEFINITION.search(query) is not None
 
 
 def title_matcher(idf: Mapping[str, float], query_stems: Mapping[str, frozenset[str]]) -> Callable[[frozenset[str]], float]:
