@@ -10,9 +10,9 @@ import pytest
 
 import context_cli as cx
 from context_cli.search.engine import rank
-from context_cli.search.index import open_searchable
-from context_cli.search.pages import heading_words
+from context_cli.search.evidence import heading_words
 from context_cli.search.query import Query
+from context_cli.search.searcher import open_searcher
 
 REFERENCE = "# QuerySet API reference\n\n" + "".join(
     f"## QuerySet {name}\n\nCalling {name} on a queryset returns a new queryset; the queryset is lazy.\n\n"
@@ -30,7 +30,7 @@ def first_pages(tmp_path: Path, query: str, bm25_index: bool = True) -> list[str
     if not bm25_index:  # as in a package from elsewhere: FTS5 ranks it, and every heading is read
         with sqlite3.connect(installed.path) as db:
             db.execute("DROP TABLE bm25_terms")
-    s = open_searchable(installed)
+    s = open_searcher(installed)
     ranked, _, _ = rank(query, [s], "lexical")
     assert (s.bm25 is not None) == bm25_index
     return list(dict.fromkeys(c.doc_path for c in ranked))

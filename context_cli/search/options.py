@@ -60,3 +60,6 @@ class SearchOptions:
     limit: int = DEFAULT_LIMIT
     mode: str = "hybrid"  # hybrid | lexical | dense (the last two for benchmarks)
     params: RankingParams = field(default_factory=lambda: DEFAULT_PARAMS)
+    # A caller that serves many questions (the MCP server, the registry's pages) makes each
+    # package warm first (`PackageSearcher.warm`): read once, then no section map per question.
+    warm: bool = False
