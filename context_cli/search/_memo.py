@@ -7,6 +7,7 @@ are made once for that set and reused until another set is searched.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
@@ -28,6 +29,6 @@ class LastMade(Generic[P, V]):
     def __call__(self, parts: Sequence[P]) -> V:
         with self._lock:
             last = self._last
-            if last is None or len(last[0]) != len(parts) or any(a is not b for a, b in zip(last[0], parts, strict=True)):
+            if last is None or len(last[0]) != len(parts) or not all(map(operator.is_, last[0], parts)):
                 last = self._last = (list(parts), self._make(list(parts)))
             return last[1]

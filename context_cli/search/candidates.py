@@ -152,8 +152,8 @@ def attach_evidence(c: Candidates, run: SearchRun, params: RankingParams) -> Can
         a, b = c.bounds[p], c.bounds[p + 1]
         table, match = no_sections(), None
         with run.guard(pq):
-            table = pq.searcher.section_table(c.chunk_id[a:b].tolist())
-            gain[a:b] = _heading_gains(pq.searcher, pq.query, c.chunk_id[a:b], params)
+            table = pq.searcher.section_table(c.chunk_id[a:b])
+            _heading_gains(pq.searcher, pq.query, c.chunk_id[a:b], gain[a:b], params)
             match = title_matcher(pq.lexical.idf, pq.query.stems.per_term)
         tables.append(table if match is not None else no_sections())
         matchers.append(match)
@@ -171,18 +171,16 @@ def attach_evidence(c: Candidates, run: SearchRun, params: RankingParams) -> Can
     return out if not failed else _without(out, failed)
 
 
-def _heading_gains(searcher: PackageSearcher, query: Query, cids: np.ndarray, params: RankingParams) -> np.ndarray:
-    """What each of the package's candidates gains for its own heading: `definition_weight`
-    when the query asks what something is, else `heading_weight`, for a heading that is
-    exactly the query's subject (`evidence.heading_matcher`)."""
-    import numpy as np
-
+def _heading_gains(searcher: PackageSearcher, query: Query, cids: np.ndarray, gain: np.ndarray,
+                   params: RankingParams) -> None:
+    """Fill in what each of the package's candidates gains for its own heading:
+    `definition_weight` when the query asks what something is, else `heading_weight`, for a
+    heading that is exactly the query's subject (`evidence.heading_matcher`)."""
     from .evidence import filler_tokens, heading_matcher
 
-    gain = np.zeros(len(cids))
     stems = query.stems
     if not stems.terms or not len(cids):
-        return gain
+        return
     ids = cids.tolist()
     heading = searcher.in_titles(stems.terms, ids)  # only a section whose title holds every term can
     if heading:
@@ -192,7 +190,6 @@ def _heading_gains(searcher: PackageSearcher, query: Query, cids: np.ndarray, pa
         at = {cid: i for i, cid in enumerate(ids)}
         for cid in heading:
             gain[at[cid]] = gains(cid)
-    return gain
 
 
 def _coverage(c: Candidates) -> np.ndarray:

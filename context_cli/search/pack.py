@@ -84,19 +84,20 @@ def read_sections(ranking: Ranking, ranks: Sequence[int], query: Query, run: Sea
     that order. A package that fails is dropped from the run; a section that vanished
     between ranking and reading is left out."""
     cids, score, coverage = ranking.column("chunk_id"), ranking.column("score"), ranking.column("coverage")
+    package, packages = ranking.column("package"), ranking.candidates.packages if ranking.candidates else []
     by_package: dict[int, list[int]] = {}
     for k in ranks:
-        by_package.setdefault(ranking.column("package")[k], []).append(k)
+        by_package.setdefault(package[k], []).append(k)
     texts: dict[tuple[int, int], Chunk] = {}
-    for ks in by_package.values():
-        pq = ranking.package(ks[0])
+    for p, ks in by_package.items():
+        pq = packages[p]
         with run.guard(pq):
-            texts.update(((pq.position, cid), c) for cid, c in pq.searcher.texts([cids[k] for k in ks]))
+            texts.update(((p, cid), c) for cid, c in pq.searcher.texts([cids[k] for k in ks]))
     n_terms, identifier = len(query.terms), query.identifier
     out = []
     for k in ranks:
-        pq = ranking.package(k)
-        c = texts.get((pq.position, cids[k]))
+        pq = packages[package[k]]
+        c = texts.get((package[k], cids[k]))
         if c is None:
             continue
         assert pq.lexical is not None

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
+from itertools import chain
 from types import MappingProxyType
 
 from ..errors import ContextError
@@ -51,13 +52,20 @@ class EmptyQuery(ContextError):
 
 def words(text: str) -> list[str]:
     """Every lowercase term of the text, stopwords included, as the tokenizer splits it."""
-    return [t.lower() for t in _TOKEN.findall(text) if len(t) <= MAX_TERM_CHARS]
+    return _words(_TOKEN.findall(text))
+
+
+def _words(tokens: list[str]) -> list[str]:
+    return [t.lower() for t in tokens if len(t) <= MAX_TERM_CHARS]
 
 
 def terms(text: str) -> list[str]:
     """Distinct lowercase search terms, stopwords dropped (unless nothing else is left)."""
-    tokens = words(text)
-    kept = [t for t in tokens if t not in STOPWORDS] or tokens
+    return _terms(words(text))
+
+
+def _terms(words: list[str]) -> list[str]:
+    kept = [t for t in words if t not in STOPWORDS] or words
     return list(dict.fromkeys(kept))[:MAX_TERMS]
 
 
@@ -65,7 +73,9 @@ def phrases(text: str) -> list[tuple[str, ...]]:
     """Words of the text that the tokenizer would split into several terms."""
     out = []
     for word in _WORD.findall(text):
-        parts = tuple(t.lower() for t in _TOKEN.findall(word))
+        if word.isalnum() or (word[:-1].isalnum() and not word[-1].isalnum()):  # one token ("word", "word?")
+            continue
+        parts = tuple(map(str.lower, _TOKEN.findall(word)))
         if 1 < len(parts) <= MAX_SPLIT_PARTS:
             out.append(parts)
     return out[:MAX_PHRASES]
@@ -106,6 +116,7 @@ class Query:
     phrases: tuple[tuple[str, ...], ...]
     identifier: str | None
     asks_definition: bool
+    tokens: frozenset[str] = field(default=frozenset(), repr=False)  # every token, lower-cased (for library names)
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -119,10 +130,11 @@ class Query:
     @classmethod
     def of(cls, text: str) -> Query:
         """The question in `text` as it is (no checks: `parse` is for what a user typed)."""
-        stripped = text.strip()
-        return cls(text=text, words=tuple(words(text)), terms=tuple(terms(text)), phrases=tuple(phrases(text)),
+        stripped, tokens = text.strip(), _TOKEN.findall(text)
+        every = _words(tokens)
+        return cls(text=text, words=tuple(every), terms=tuple(_terms(every)), phrases=tuple(phrases(text)),
                    identifier=stripped if _IDENTIFIER.match(stripped) else None,
-                   asks_definition=_DEFINITION.search(text) is not None)
+                   asks_definition=_DEFINITION.search(text) is not None, tokens=frozenset(map(str.lower, tokens)))
 
     def without_library(self, name: str) -> Query:
         """The question without the words that only name the library searched ("dark mode in
@@ -132,7 +144,7 @@ class Query:
         letters (separators ignored: `tailwind`, `next` for nextjs; not `tail`); the question is
         kept whole when nothing else would be left."""
         forms = _name_forms(name)
-        if forms.isdisjoint(self._tokens):  # the common case, once per package searched
+        if forms.isdisjoint(self.tokens):  # the common case, once per package searched
             return self
         kept = " ".join(w for w in _WORD.findall(self.text)
                         if not all(t.lower() in forms for t in _TOKEN.findall(w) or [w]))
@@ -155,8 +167,8 @@ class Query:
         every = tokens(self.words)
         per_term = tokens(self.terms)
         return Stems(per_term=MappingProxyType({t: frozenset(toks) for t, toks in per_term.items()}),
-                     every=frozenset(t for toks in every.values() for t in toks),
-                     terms=frozenset(t for toks in per_term.values() for t in toks))
+                     every=frozenset(chain.from_iterable(every.values())),
+                     terms=frozenset(chain.from_iterable(per_term.values())))
 
     @cached_property
     def unit_tokens(self) -> Mapping[str, tuple[str, ...]]:
@@ -165,11 +177,6 @@ class Query:
         from ..package.bm25 import stemmer
 
         return MappingProxyType(stemmer().tokens((*self.terms, *(" ".join(p) for p in self.phrases))))
-
-    @cached_property
-    def _tokens(self) -> frozenset[str]:
-        """The text's distinct tokens, lower-cased (what a library's name is looked for in)."""
-        return frozenset(t.lower() for t in _TOKEN.findall(self.text))
 
 
 def _quote(term: str) -> str:

@@ -93,12 +93,6 @@ class Ranking:
             self._columns[name] = found
         return found
 
-    def package(self, k: int) -> PackageQuery:
-        """The package of the candidate ranked `k`."""
-        assert self.candidates is not None
-        found: PackageQuery = self.candidates.packages[self.column("package")[k]]
-        return found
-
     def without_skipped(self) -> Ranking:
         """The ranking less the candidates of packages skipped since it was made."""
         import numpy as np

@@ -10,9 +10,9 @@ has failed is the first failure the answer.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidPackage
@@ -37,13 +37,10 @@ class PackageQuery:
     position: int
     searcher: PackageSearcher
     query: Query
+    label: str  # the package's name@version
     lexical: LexicalHits | None = None  # `scoring.score_lexical`
     dense: DenseHits | None = None  # `scoring.start_dense` (None: searched lexically)
     mode: str | None = None  # hybrid | lexical | dense | skipped, once known
-
-    @property
-    def label(self) -> str:
-        return self.searcher.label
 
 
 @dataclass
@@ -55,10 +52,14 @@ class SearchRun:
     phase: int = RANKING
     _notes: list[tuple[int, int, str]] = field(default_factory=list)  # (phase, package position, note)
     _skipped: list[tuple[int, int, InvalidPackage]] = field(default_factory=list)
+    _guards: list[_Guard] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._guards = [_Guard(self, pq) for pq in self.packages]
 
     @classmethod
     def of(cls, searchers: Iterable[PackageSearcher], query: Query) -> SearchRun:
-        return cls([PackageQuery(p, s, query.without_library(s.name)) for p, s in enumerate(searchers)])
+        return cls([PackageQuery(p, s, query.without_library(s.name), s.label) for p, s in enumerate(searchers)])
 
     @classmethod
     def open(cls, installed: Iterable[Installed], query: Query, warm: bool = False) -> SearchRun:
@@ -79,14 +80,10 @@ class SearchRun:
         """The packages not skipped, in order."""
         return [pq for pq in self.packages if pq.mode != "skipped"]
 
-    @contextmanager
-    def guard(self, pq: PackageQuery) -> Iterator[None]:
+    def guard(self, pq: PackageQuery) -> _Guard:
         """`with run.guard(pq):` a fault of that package's (PACKAGE_FAULTS) skips it, and the
         search goes on without it; when every package has failed, the first failure is raised."""
-        try:
-            yield
-        except PACKAGE_FAULTS as e:
-            self._skip(pq, e)
+        return self._guards[pq.position]
 
     def _skip(self, pq: PackageQuery, e: Exception) -> None:
         problem = _as_package_error(pq.label, e)
@@ -118,6 +115,24 @@ class SearchRun:
     def modes(self) -> dict[str, str]:
         """Each package's mode (hybrid | lexical | dense | skipped), in the packages' order."""
         return {pq.label: pq.mode for pq in self.packages if pq.mode is not None}
+
+
+class _Guard:
+    """`SearchRun.guard`'s context manager for one package (one made per package and search)."""
+
+    __slots__ = ("pq", "run")
+
+    def __init__(self, run: SearchRun, pq: PackageQuery) -> None:
+        self.run, self.pq = run, pq
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> bool:
+        if e is None or not isinstance(e, PACKAGE_FAULTS):
+            return False
+        self.run._skip(self.pq, e)
+        return True
 
 
 def _as_package_error(label: str, e: Exception) -> InvalidPackage:

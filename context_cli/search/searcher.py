@@ -91,6 +91,8 @@ class PackageSearcher:
         only the hundred sections it ranks. The section map too slow or damaged raises (that
         search skips the package) and is not tried again; the totals or postings too slow or
         damaged are left out, and read as before."""
+        if self._warm_tried:  # (a served package's every search asks)
+            return
         with self.lock:
             if self._warm_tried:
                 return
@@ -214,7 +216,7 @@ class PackageSearcher:
 
     # --- sections ----------------------------------------------------------------------------
 
-    def section_table(self, cids: list[int]) -> SectionTable:
+    def section_table(self, chunk_ids: np.ndarray) -> SectionTable:
         """A table of at least these sections (`sections.SectionTable`): every section's once
         warm, else these, read from the section map (each read once per process)."""
         with self.lock:
@@ -222,6 +224,7 @@ class PackageSearcher:
                 return self._table
             from .sections import SectionTable
 
+            cids = chunk_ids.tolist()
             known = self._sections_of(cids)
             pages = known.pages
             return SectionTable.of({cid: pages[cid] for cid in cids if cid in pages}, known.chars, self._titles_tokens)

@@ -23,9 +23,11 @@ from ._memo import LastMade
 if TYPE_CHECKING:
     import numpy as np
 
-# Tables laid end to end are looked up by one key per (package, chunk id); past this span of
-# ids in all (ids no package of ours has) each package is looked up on its own.
-MAX_KEY_SPAN = 2 ** 62
+# Tables laid end to end are looked up by one key per (package, chunk id), in an array as long
+# as their ids' spans; past this many keys a row and this many more (ids far apart: a hostile
+# or patched file) each package is looked up on its own.
+MAX_KEYS_PER_ROW = 16
+MIN_KEYS = 1 << 20
 _NO_TOKENS: frozenset[str] = frozenset()
 
 
@@ -66,11 +68,12 @@ class SectionTables:
     """The section tables of the packages one search reads, laid end to end: every
     candidate's page (numbered across the packages) and size, for all packages at once.
 
-    Each package's ids are shifted into a range of their own (`start`, one past its span
-    left free), so that one ascending array of keys holds every table's sections."""
+    Each package's ids are shifted into a range of its own (`start`; one past its span is
+    left free, the key of a candidate outside it), and `row` maps every key to its section's
+    row, so that a lookup is a few array steps for all candidates."""
 
     tables: tuple[SectionTable, ...]
-    keys: np.ndarray | None  # per row: its id, shifted (None: the span is too wide; package by package)
+    row: np.ndarray | None  # per key: its section's row, -1 for none (None: the span is too wide; by package)
     low: np.ndarray  # per package: its lowest id
     span: np.ndarray  # per package: its highest id - its lowest + 1
     start: np.ndarray  # per package: where its keys start
@@ -100,10 +103,11 @@ class SectionTables:
             nowhere.append(t.nowhere + first)
             first += len(t.paths)
         sizes = np.asarray([len(t.ids) for t in tables], dtype=np.int64)
-        keys = None
-        if start[-1] < MAX_KEY_SPAN:
-            keys = _joined([t.ids - lo + s for t, lo, s in zip(tables, low, start, strict=False)])
-        return cls(tables=tuple(tables), keys=keys, low=np.asarray(low, dtype=np.int64),
+        row = None
+        if start[-1] <= MAX_KEYS_PER_ROW * int(sizes.sum()) + MIN_KEYS:
+            row = np.full(start[-1] + 1, -1, dtype=np.int64)
+            row[_joined([t.ids - lo + s for t, lo, s in zip(tables, low, start, strict=False)])] = np.arange(sizes.sum())
+        return cls(tables=tuple(tables), row=row, low=np.asarray(low, dtype=np.int64),
                    span=np.asarray(span, dtype=np.int64), start=np.asarray(start[:-1], dtype=np.int64),
                    base=np.cumsum(sizes) - sizes, page=_joined(pages), chars=_joined([t.chars for t in tables]),
                    nowhere=np.asarray(nowhere, dtype=np.int64), paths=paths, tokens=tokens, owner=owner)
@@ -113,7 +117,12 @@ class SectionTables:
         (`pkg`: each candidate's package, by its place among the tables)."""
         import numpy as np
 
-        if self.keys is None:
+        if self.row is not None:
+            rel = cids - self.low[pkg]
+            span = self.span[pkg]
+            at = self.row[np.where((rel >= 0) & (rel < span), rel, span) + self.start[pkg]]  # (outside: no row)
+            found = at >= 0
+        else:
             at = np.zeros(len(cids), dtype=np.int64)
             found = np.zeros(len(cids), dtype=bool)
             for k, t in enumerate(self.tables):
@@ -121,13 +130,7 @@ class SectionTables:
                 rows = t.ids.searchsorted(cids[mine]).clip(0, max(len(t.ids) - 1, 0))
                 found[mine] = t.ids[rows] == cids[mine] if len(t.ids) else False
                 at[mine] = rows + self.base[k]
-            at = at.clip(0, max(len(self.page) - 1, 0))
-        else:
-            rel = cids - self.low[pkg]
-            span = self.span[pkg]
-            key = np.where((rel >= 0) & (rel < span), rel, span) + self.start[pkg]  # (outside: a key no row has)
-            at = self.keys.searchsorted(key).clip(0, max(len(self.keys) - 1, 0))
-            found = self.keys[at] == key if len(self.keys) else np.zeros(len(cids), dtype=bool)
+            at = np.where(found, at, 0)
         return (np.where(found, self.page[at] if len(self.page) else 0, self.nowhere[pkg]), found,
                 np.where(found, self.chars[at] if len(self.chars) else 0, 0))
 
