@@ -10,11 +10,12 @@ than it could be. Nothing is changed: the fixes are printed for the user to run.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .environment import HOME
 
 if TYPE_CHECKING:
     from .store.store import Installed
@@ -72,8 +73,8 @@ def _packages() -> tuple[list[Check], list[Installed]]:
     out = [Check("packages", OK if files else WARN,
                  f"{len(files)} installed in {store.root}" if files else f"none installed in {store.root}",
                  None if files else "context install REGISTRY/NAME, or context add SOURCE")]
-    if os.environ.get("CONTEXT_HOME"):
-        out[0].detail += f" (CONTEXT_HOME={os.environ['CONTEXT_HOME']})"
+    if (home := HOME.value()) is not None:
+        out[0].detail += f" ({HOME.name}={home})"
     models: dict[tuple[str, str | None], bool] = {}
     installed: list[Installed] = []
     for path in files:

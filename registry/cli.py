@@ -7,20 +7,20 @@ line and a non-zero exit (the group does it, so commands added later get it too)
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from context_cli.environment import REGISTRY_DEFINITIONS
 from context_cli.errors import ContextError
 from context_cli.surfaces.render import echo
 
 if TYPE_CHECKING:
     from .definitions import Definition
 
-DEFINITIONS_ENV = "CONTEXT_REGISTRY_DEFINITIONS"
+DEFINITIONS_ENV = REGISTRY_DEFINITIONS.name
 
 
 class _Group(click.Group):
@@ -45,7 +45,7 @@ def main() -> None:
 
 def default_definitions() -> Path:
     """$CONTEXT_REGISTRY_DEFINITIONS, else ./packages.yaml."""
-    return Path(os.environ.get(DEFINITIONS_ENV) or "packages.yaml")
+    return Path(REGISTRY_DEFINITIONS.value() or "packages.yaml")
 
 
 def _definitions_path(path: Path | None) -> Path:
