@@ -72,7 +72,7 @@ def _terms(words: list[str]) -> list[str]:
 def phrases(text: str) -> list[tuple[str, ...]]:
     """Words of the text that the tokenizer would split into several terms."""
     out = []
-    for word in _WORD.findall(text):
+    for word in text.split():  # (what `\S+` finds: both split at str.isspace)
         if word.isalnum() or (word[:-1].isalnum() and not word[-1].isalnum()):  # one token ("word", "word?")
             continue
         parts = tuple(map(str.lower, _TOKEN.findall(word)))
@@ -159,24 +159,21 @@ class Query:
         return " OR ".join([*map(_quote, self.terms), *(_quote(" ".join(p)) for p in self.phrases)])
 
     @cached_property
-    def stems(self) -> Stems:
-        """The query's words as index tokens, stemmed once per query."""
+    def unit_tokens(self) -> Mapping[str, tuple[str, ...]]:
+        """Each word's (terms among them) and each phrase's (its words joined by a space) index
+        tokens, stemmed once per query: BM25's units (a term the index splits into several
+        tokens is a phrase), and what titles and headings are matched against (`stems`)."""
         from ..package.bm25 import stemmer
 
-        tokens = stemmer().tokens
-        every = tokens(self.words)
-        per_term = tokens(self.terms)
-        return Stems(per_term=MappingProxyType({t: frozenset(toks) for t, toks in per_term.items()}),
-                     every=frozenset(chain.from_iterable(every.values())),
-                     terms=frozenset(chain.from_iterable(per_term.values())))
+        return MappingProxyType(stemmer().tokens((*self.words, *(" ".join(p) for p in self.phrases))))
 
     @cached_property
-    def unit_tokens(self) -> Mapping[str, tuple[str, ...]]:
-        """Each term's and each phrase's (its words joined by a space) index tokens: BM25's
-        units (a term the index splits into several tokens is a phrase)."""
-        from ..package.bm25 import stemmer
-
-        return MappingProxyType(stemmer().tokens((*self.terms, *(" ".join(p) for p in self.phrases))))
+    def stems(self) -> Stems:
+        """The query's words as index tokens."""
+        tokens = self.unit_tokens
+        per_term = {t: frozenset(tokens[t]) for t in self.terms}
+        return Stems(per_term=MappingProxyType(per_term), every=frozenset(chain.from_iterable(map(tokens.__getitem__, self.words))),
+                     terms=frozenset(chain.from_iterable(per_term.values())))
 
 
 def _quote(term: str) -> str:
