@@ -139,16 +139,19 @@ def test_a_bm25_index_too_slow_to_load_is_tried_once(tmp_path, monkeypatch):
 
 def test_the_servers_make_the_packages_they_search_warm(tmp_path):
     """MCP `get_docs` and the registry's page search serve many questions: each makes the
-    packages it searches warm; a one-off search (the CLI's) leaves them cold."""
+    packages it searches warm, as a Python caller can ask; a one-off search (the CLI's)
+    leaves them cold."""
+    import context_cli as cx
     from context_cli.mcp_server.tools import Catalog, get_docs
     from context_cli.search.searcher import open_searcher
     from registry_server.page_search import search_package
 
     store = Store()
-    mcp = store.install(make_package(tmp_path / "a.db", name="alpha", sections=_sections("streaming", 3)))
-    pages = store.install(make_package(tmp_path / "b.db", name="beta", sections=_sections("streaming", 3)))
-    cli = store.install(make_package(tmp_path / "c.db", name="gamma", sections=_sections("streaming", 3)))
+    mcp, pages, python, cli = (store.install(make_package(tmp_path / f"{name}.db", name=name,
+                                                          sections=_sections("streaming", 3)))
+                               for name in ("alpha", "beta", "gamma", "delta"))
     assert get_docs(Catalog(store), {"library": mcp.label, "topic": "streaming"})["results"]
     assert search_package(pages.path, pages.id, "streaming").results
+    assert cx.search("streaming", [python], warm=True).results
     assert search("streaming", [cli])["results"]
-    assert [open_searcher(p).is_warm for p in (mcp, pages, cli)] == [True, True, False]
+    assert [open_searcher(p).is_warm for p in (mcp, pages, python, cli)] == [True, True, True, False]
