@@ -10,8 +10,8 @@ document length = all columns, IDF floored at 1e-6). BM25 over an OR of terms an
 of per-unit parts, so each term's part is precomputed once per process from its posting
 list, and each phrase (a split identifier such as `max_tokens` or `Claude's`) gets its part
 from the package's stored phrase postings (`package/phrases.py`: its own split words of common
-words) or else from FTS5 searched for that phrase alone, then cached. A package being served
-keeps every term's and stored phrase's postings decoded and scored (`preload`).
+words) or else from FTS5 searched for that phrase alone, then cached. A warm package keeps
+every term's and stored phrase's postings decoded and scored (`preload`).
 Scores match FTS5's to ~1e-15.
 The user's words reach SQLite only as bound parameters (terms to look up, quoted phrases).
 """
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 K1 = 1.2
 B = 0.75
 MAX_PHRASE_ROWS = 1_000_000
-# A served package keeps its postings in memory up to this many (14 bytes each with the terms'
+# A warm package keeps its postings in memory up to this many (14 bytes each with the terms'
 # index, Django's; keeping them peaks at 56 bytes each), and up to this many terms.
 MAX_KEPT_POSTINGS = 1_000_000
 MAX_KEPT_TERMS = 100_000
@@ -294,7 +294,7 @@ class Bm25Index:
 
     def in_titles(self, tokens: Iterable[str], cids: Iterable[int]) -> list[int]:
         """Those of `cids` whose section title holds every one of these index tokens: the
-        only sections whose own heading can hold them all (`pages.heading_matcher`)."""
+        only sections whose own heading can hold them all (`evidence.heading_matcher`)."""
         return self._in_titles(list(self.postings(list(tokens)).values()), cids)
 
     def in_titles_known(self, tokens: Iterable[str], cids: Iterable[int]) -> list[int] | None:

@@ -87,11 +87,11 @@ class PackageSearcher:
     def warm(self) -> None:
         """Read, once, what new questions would otherwise read row by row: the map of every
         section (as one table), every page's token total (for savedPercent) and the BM25
-        postings (`Bm25Index.preload`). For a package that is served: a first search reads
-        only the hundred sections it ranks. The section map too slow or damaged raises (that
+        postings (`Bm25Index.preload`). For a package that is served: a cold search reads only
+        the hundred sections it ranks. The section map too slow or damaged raises (that
         search skips the package) and is not tried again; the totals or postings too slow or
         damaged are left out, and read as before."""
-        if self._warm_tried:  # (a served package's every search asks)
+        if self._warm_tried:  # (every search of a served package asks)
             return
         with self.lock:
             if self._warm_tried:
