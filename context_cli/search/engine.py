@@ -1,8 +1,8 @@
 """Hybrid search over one or many installed packages, answered as a context pack.
 
 `answer` is the whole pipeline, one step a line: the question becomes a `Query`; each
-package's BM25 (`lexical.py`) and cosine z-scores (`dense.py`) are made, for all packages at
-once; they are fused into one table of candidates (`candidates.py`), which the packages'
+package's BM25 and cosine z-scores are made, for all packages at once (`scoring.py`); they
+are fused into one table of candidates (`candidates.py`), which the packages'
 page and heading evidence fills in; the ranking rules order it (`rank.py`, stated plainly in
 `reference.py` and docs/search.md); the pack is planned from sizes and made from the text of
 the sections it takes (`pack.py`). A package that fails on the way is skipped (`run.py`).
