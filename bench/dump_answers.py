@@ -89,7 +89,7 @@ def _options(budget: int, mode: str) -> Any:
 
 def _fresh(packages: list[Any], cold: bool) -> list[Any]:
     """The packages, opened afresh first when `cold` (every read of theirs is a first one)."""
-    from context_cli.search.index import clear_cache
+    from context_cli.search.searcher import clear_cache
 
     if cold:
         clear_cache()
@@ -97,16 +97,16 @@ def _fresh(packages: list[Any], cold: bool) -> list[Any]:
 
 
 def _searchers(packages: list[Any]) -> list[Any]:
-    from context_cli.search.index import open_searchable
+    from context_cli.search.searcher import open_searcher
 
-    return [open_searchable(p) for p in packages]
+    return [open_searcher(p) for p in packages]
 
 
 def lines(home: Path) -> Iterator[str]:
     """Every dumped line, in a fixed order."""
     import retrieval
 
-    from context_cli.search.index import clear_cache
+    from context_cli.search.searcher import clear_cache
 
     os.environ["CONTEXT_HOME"] = str(home)
     installed = {}

@@ -295,7 +295,7 @@ def main() -> None:
     os.environ["CONTEXT_HOME"] = str(args.home)
     from context_cli.embed.quality import quality_text
     from context_cli.package.reader import open_package
-    from context_cli.search.index import open_searchable
+    from context_cli.search.searcher import open_searcher
 
     names = args.sets or list(HELD_OUT)
     built, costs, questions = {}, {}, {}
@@ -303,7 +303,7 @@ def main() -> None:
         built[name], costs[name] = build_set(name, args.cache)
         qfile = SETS[name][1]
         questions[name] = [json.loads(x) for x in qfile.read_text().splitlines() if x.strip()]
-    swaps = {name: Swap(open_searchable(built[name])) for name in names}
+    swaps = {name: Swap(open_searcher(built[name])) for name in names}
     by_style: dict[tuple[str, str], Any] = {}
     every: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
     timing = {}

@@ -162,10 +162,10 @@ def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str, others:
     With `others`, every question searches them too, as `get_docs` without a library does,
     and only `installed`'s pages and sections count as found."""
     from context_cli.search.engine import rank
-    from context_cli.search.index import open_searchable
+    from context_cli.search.searcher import open_searcher
 
-    s = open_searchable(installed)
-    searched = [s, *(open_searchable(o) for o in others or [])]
+    s = open_searcher(installed)
+    searched = [s, *(open_searcher(o) for o in others or [])]
     library = s.label if others else None
 
     def own(c: Any) -> bool:  # another library's section with the same words is not the answer

@@ -4,7 +4,7 @@ Over the cross-library set's packages (or, with `--together`, every graded set's
 over all their packages), for each question:
 
 - which library today's search (`engine.rank`, all packages, no library) puts first;
-- which library each prior picks: today's (`engine._package_prior`'s evidence, the best
+- which library each prior picks: today's (`rank.package_priors`'s evidence, the best
   cosine of each package, redone here from the vectors), and `prior.scores` (name, vocabulary,
   centroid, and each part alone);
 - a simulated re-weighting: the ranked list today's search returns, each candidate's score
@@ -36,12 +36,12 @@ STRENGTHS = (0.5, 1.0, 2.0)
 
 def signatures(installed: dict[str, Any]) -> tuple[list[str], list[Any], list[Any]]:
     """(library names, their `prior.Signature`s, their searchables)."""
-    from context_cli.search.index import open_searchable
     from context_cli.search.prior import signature
+    from context_cli.search.searcher import open_searcher
 
     names, sigs, searchables = [], [], []
     for lib, inst in installed.items():
-        s = open_searchable(inst)
+        s = open_searcher(inst)
         rows = s.pkg.db.execute("SELECT term, df FROM bm25_terms").fetchall()
         n = s.pkg.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
         dense = s.dense()
@@ -64,8 +64,8 @@ def evaluate(questions: list[dict[str, Any]], installed: dict[str, Any],
 
     from context_cli.package.bm25 import stemmer
     from context_cli.search.engine import rank
-    from context_cli.search.fts import terms, words
     from context_cli.search.prior import CENTROID_WEIGHT, NAME_WEIGHT, VOCAB_WEIGHT, scores, weights
+    from context_cli.search.query import terms, words
 
     names, sigs, searchables = signatures(installed)
     label = {s.label: n for n, s in zip(names, searchables, strict=True)}

@@ -75,7 +75,7 @@ def _pages(query: str, s: Any) -> list[str]:
 def spelled(query: str, vocab: Any) -> str | None:
     """The query with corrections of the words the package lacks appended, or None."""
     from context_cli.package.bm25 import stemmer
-    from context_cli.search.fts import terms
+    from context_cli.search.query import terms
 
     stems = stemmer().tokens(terms(query))
     fixes = [fix for toks in stems.values() for t in toks if (fix := vocab.correct(t))]
@@ -116,10 +116,10 @@ def demoted(query: str, base: list[str], changelog: set[str]) -> list[str] | Non
 
 
 def scout(installed: Any, questions: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    from context_cli.search.index import open_searchable
+    from context_cli.search.searcher import open_searcher
     from context_cli.search.spelling import Vocabulary
 
-    s = open_searchable(installed)
+    s = open_searcher(installed)
     vocab = Vocabulary.of(s.pkg.db.execute("SELECT term, df FROM bm25_terms"))
     changelog = {r[0] for r in s.pkg.db.execute("SELECT doc_path FROM pages WHERE kind = 'changelog'")}
     out: dict[str, dict[str, float]] = {c: {} for c in CHANGES}

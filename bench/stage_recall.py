@@ -2,16 +2,16 @@
 
 For each question (each set's package searched alone, hybrid), whether a grade-2 page is
 among the pages of: BM25's top 10 and top 50 sections, the dense side's top 10 and top 50,
-the union of the two top 50s, the fused pool (`joint.fuse`, capped as one package's search
+the union of the two top 50s, the fused pool (`candidates.fuse_rankings`, capped as one package's search
 caps it), the judged candidates (`engine.rank`), their first 10 pages, and the pack
 (`engine.answer`, default budget). A question whose gold is in the union but not in the fused
 pool was lost by fusion; one in the pool but not judged, by the evidence ranking.
 
-Read-only use of today's search: `Searchable.lexical` (the same BM25 the engine runs, with
+Read-only use of today's search: `PackageSearcher.lexical` (the same BM25 the engine runs, with
 the library's name stripped as the engine does), the package's vectors and model
-(`Searchable.dense`, cosines and z-scores as `engine._cosines` computes them: that step is
+(`PackageSearcher.dense`, cosines and z-scores as `scoring.start_dense` computes them: that step is
 not public, so it is redone here from `VectorIndex.scores` and `dense.standardise`), then the
-public `joint.fuse`, `engine.rank` and `engine.answer`.
+public `candidates.fuse_rankings`, `engine.rank` and `engine.answer`.
 
     python bench/stage_recall.py --home H                 # every set, packages built into H
     python bench/stage_recall.py --home H --set django --set fastapi --json out.json
@@ -39,30 +39,30 @@ def stages(installed: Any, query: str) -> dict[str, set[str]]:
     """The pages each stage holds for `query` over one package."""
     import numpy as np
 
+    from context_cli.search.candidates import fuse_rankings
     from context_cli.search.dense import standardise
-    from context_cli.search.engine import JUDGED, PAGE_POOL, POOL, answer, rank
-    from context_cli.search.fts import without_library_name
-    from context_cli.search.index import open_searchable
-    from context_cli.search.joint import Found, fuse
+    from context_cli.search.engine import answer, rank
+    from context_cli.search.options import DEFAULT_PARAMS
+    from context_cli.search.query import Query
+    from context_cli.search.searcher import open_searcher
 
-    s = open_searchable(installed)
-    words = without_library_name(query, s.pkg.id.name)
-    with s.lock:
-        lex_ids, lex_scores = s.lexical(words, POOL)
+    pool = DEFAULT_PARAMS.pool
+    s = open_searcher(installed)
+    words = Query.of(query).without_library(s.name)
+    lex_ids, lex_scores = s.lexical(words, pool)
     dense = s.dense()
     dense_ids = np.zeros(0, dtype=np.int64)
     dense_z = np.zeros(0, dtype=np.float64)
     if dense is not None:
         model, index = dense
         scores = index.scores(model.encode([query])[0].astype("float32"))
-        rows = index.top_rows(scores, POOL)
+        rows = index.top_rows(scores, pool)
         dense_ids = index.ids[rows].astype(np.int64)
         dense_z = standardise(scores, [(0, len(scores))])[0].z(rows)
-    fused = fuse([Found(np.asarray(lex_ids, dtype=np.int64), np.asarray(lex_scores, dtype=np.float64),
-                        dense_ids, dense_z)], PAGE_POOL * JUDGED)
-    ids = {int(i) for i in [*lex_ids, *dense_ids, *fused.cid]}
-    with s.lock:
-        page = {cid: c.doc_path for cid, c in s.sections(sorted(ids))}
+    fused = fuse_rankings([(np.asarray(lex_ids, dtype=np.int64), np.asarray(lex_scores, dtype=np.float64), dense_ids,
+                            dense_z)], [None], DEFAULT_PARAMS.page_pool * DEFAULT_PARAMS.judged, DEFAULT_PARAMS)
+    ids = {int(i) for i in [*lex_ids, *dense_ids, *fused.chunk_id]}
+    page = {cid: c.doc_path for cid, c in s.texts(sorted(ids))}
 
     def pages(cids: Any) -> set[str]:
         return {page[int(c)] for c in cids if int(c) in page}
@@ -73,7 +73,7 @@ def stages(installed: Any, query: str) -> dict[str, set[str]]:
         "bm25@10": pages(lex_ids[:10]), "bm25@50": pages(lex_ids[:50]),
         "dense@10": pages(dense_ids[:10]), "dense@50": pages(dense_ids[:50]),
         "union@50": pages(lex_ids[:50]) | pages(dense_ids[:50]),
-        "fused": pages(fused.cid), "judged": set(judged), "judged@10": set(judged[:10]),
+        "fused": pages(fused.chunk_id), "judged": set(judged), "judged@10": set(judged[:10]),
         "pack": {h.source for h in answer(query, [installed]).results},
     }
 

@@ -45,12 +45,12 @@ def quantiles(xs: list[float]) -> str:
 def main() -> None:
     os.environ["CONTEXT_HOME"] = tempfile.mkdtemp(prefix="bench-verdict-")
     from context_cli.search.engine import rank
-    from context_cli.search.index import open_searchable
+    from context_cli.search.searcher import open_searcher
 
     for name, (corpus, qfile) in SETS.items():
         if not qfile.exists():
             continue
-        searchable = open_searchable(build(name, corpus, embed=True))
+        searchable = open_searcher(build(name, corpus, embed=True))
         groups: dict[str, list] = {"hit": [], "miss": [], "unanswerable": []}
         for q in load(qfile):
             top = rank(q["question"], [searchable])[0][:1]

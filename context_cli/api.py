@@ -85,13 +85,15 @@ def build(source: str | os.PathLike[str], out: str | os.PathLike[str], *, name: 
 
 
 def search(query: str, packages: PackageRef | Iterable[PackageRef] | None = None, *,
-           budget: int = DEFAULT_BUDGET, limit: int = DEFAULT_LIMIT, store: Store | None = None) -> Answer:
+           budget: int = DEFAULT_BUDGET, limit: int = DEFAULT_LIMIT, store: Store | None = None,
+           warm: bool = False) -> Answer:
     """Search packages for `query`; the best sections that fit `budget` tokens, typed.
 
     `packages` holds `Installed` packages (from `open`, `build` or a `Store`), paths of
     package files, or installed specs such as "react@19"; None means everything installed.
+    `warm`: the caller will ask many questions, so each package is read once up front.
     """
-    return answer(query, resolve_packages(packages, store), SearchOptions(budget=budget, limit=limit))
+    return answer(query, resolve_packages(packages, store), SearchOptions(budget=budget, limit=limit, warm=warm))
 
 
 def resolve_packages(packages: PackageRef | Iterable[PackageRef] | None, store: Store | None = None

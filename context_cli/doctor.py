@@ -11,11 +11,12 @@ than it could be. Nothing is changed: the fixes are printed for the user to run.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .environment import HOME
 
 if TYPE_CHECKING:
     from .store.store import Installed
@@ -74,8 +75,8 @@ def _packages() -> tuple[list[Check], list[Installed]]:
     out = [Check("packages", OK if files else WARN,
                  f"{len(files)} installed in {store.root}" if files else f"none installed in {store.root}",
                  None if files else "context install REGISTRY/NAME, or context add SOURCE")]
-    if os.environ.get("CONTEXT_HOME"):
-        out[0].detail += f" (CONTEXT_HOME={os.environ['CONTEXT_HOME']})"
+    if (home := HOME.value()) is not None:
+        out[0].detail += f" ({HOME.name}={home})"
     models: dict[tuple[str, str | None], bool] = {}
     installed: list[Installed] = []
     for path in files:
@@ -200,14 +201,15 @@ def _browser() -> list[Check]:
 
 
 def _web_cache() -> list[Check]:
+    from .environment import WEB_CACHE_MB
     from .errors import SourceError
     from .home import context_home
-    from .sources.site_cache import BOUND_ENV, PageCache, bound
+    from .sources.site_cache import PageCache, bound
 
     try:
         limit = bound()
     except SourceError as e:
-        return [Check("web cache", FAIL, str(e), f"unset {BOUND_ENV}, or set it to a number of megabytes")]
+        return [Check("web cache", FAIL, str(e), f"unset {WEB_CACHE_MB.name}, or set it to a number of megabytes")]
     cache = PageCache(context_home() / "cache" / "web", limit)
     used = sum(size for _, size, _ in cache.files())
     mb = 1024 * 1024  # the unit CONTEXT_WEB_CACHE_MB is given in

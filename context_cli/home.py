@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from .environment import HOME
 
 
 def context_home() -> Path:
     """The root folder; tests and users move everything by setting CONTEXT_HOME."""
-    env = os.environ.get("CONTEXT_HOME")
+    env = HOME.value()
     return Path(env).expanduser() if env else Path.home() / ".context"
 
 

@@ -7,20 +7,20 @@ line and a non-zero exit (the group does it, so commands added later get it too)
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from context_cli.environment import REGISTRY_DEFINITIONS
 from context_cli.errors import ContextError
 from context_cli.surfaces.render import echo
 
 if TYPE_CHECKING:
     from .definitions import Definition
 
-DEFINITIONS_ENV = "CONTEXT_REGISTRY_DEFINITIONS"
+DEFINITIONS_ENV = REGISTRY_DEFINITIONS.name
 
 
 class _Group(click.Group):
@@ -48,7 +48,7 @@ def default_definitions() -> Path:
     distribution ships (`registry/packages.yaml`)."""
     from context_cli.sources.docsources.catalogue import shipped
 
-    chosen = os.environ.get(DEFINITIONS_ENV)
+    chosen = REGISTRY_DEFINITIONS.value()
     if chosen:
         return Path(chosen)
     here = Path("packages.yaml")

@@ -20,12 +20,13 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import os
 import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from context_cli.environment import MIRRORS
 
 HERE = Path(__file__).resolve().parent
 TABLE = HERE / "catalogue.tsv"
@@ -156,7 +157,7 @@ def _snapshot_docs(slug: str, version: str, near: str | None) -> tuple[str, str]
     """(docs folder, tag pattern) read from a `fetch` snapshot's tag of `version`."""
     from context_cli.sources.docsources.tree import best_tree
 
-    git_dir = Path(os.environ.get("CONTEXT_MIRRORS", "/work/.mirror")) / slug.replace("/", "+") / "repo"
+    git_dir = Path(MIRRORS.value() or MIRRORS.default) / slug.replace("/", "+") / "repo"
     if not git_dir.is_dir():
         return None
     short = slug.rsplit("/", 1)[-1]

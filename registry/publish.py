@@ -35,6 +35,7 @@ from typing import Any
 import requests
 
 from context_cli import __version__
+from context_cli.environment import REGISTRY_KEY
 from context_cli.errors import ContextError, InvalidPackage, RegistryError
 from context_cli.package.identity import PackageId, check_identity
 from context_cli.remote.protocol import error_text, package_path, read_json
@@ -44,7 +45,7 @@ from context_cli.sources.transfer import TransferError, describe_error
 from .definitions import Definition, GitSource, find_definition
 
 SERVER_URL_ENV = "REGISTRY_SERVER_URL"
-KEY_ENVS = ("REGISTRY_PUBLISH_KEY", "CONTEXT_REGISTRY_KEY")
+KEY_ENVS = ("REGISTRY_PUBLISH_KEY", REGISTRY_KEY.name)
 ATTEMPTS = 4  # one try and three retries on 5xx, 429 and dropped connections
 BACKOFF = 1.0  # seconds before the first retry; doubles after that
 TIMEOUT = (10, 600)  # connect, read: the server validates a large upload before answering
@@ -86,7 +87,7 @@ def resolve_target(server: str | None = None, *, key: str | None = None,
         if not re.match(r"^https?://[^/\s]+", url):
             raise PublishError(f"{SERVER_URL_ENV}={url!r} is not an http(s) URL")
         name = url
-    key = key or next((os.environ[k].strip() for k in KEY_ENVS if os.environ.get(k, "").strip()),
+    key = key or next((v.strip() for v in (os.environ.get(KEY_ENVS[0]), REGISTRY_KEY.value()) if v and v.strip()),
                       None)
     if need_key and not key:
         raise PublishError(f"no publish key: set {KEY_ENVS[0]} (or {KEY_ENVS[1]})")

@@ -16,20 +16,29 @@ from typing import Any
 
 import click
 
+from context_cli.environment import (
+    REGISTRY_BLOBS,
+    REGISTRY_DATA,
+    REGISTRY_DATABASE,
+    REGISTRY_KEY,
+    REGISTRY_S3_ENDPOINT,
+    REGISTRY_SERVER_OPTIONS,
+)
+
 HELP = {"help_option_names": ["-h", "--help"]}
-OPTIONS_ENV = "CONTEXT_REGISTRY_SERVER_OPTIONS"  # the app's options, for worker processes
+OPTIONS_ENV = REGISTRY_SERVER_OPTIONS.name  # the app's options, for worker processes
 
 
 def storage_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """Where the index and package files live (shared by serving and `migrate`)."""
     for option in reversed([
-        click.option("--database", envvar="CONTEXT_REGISTRY_DATABASE", default=None,
+        click.option("--database", envvar=REGISTRY_DATABASE.name, default=None,
                      help="PostgreSQL URL for the index (postgresql://USER:PASS@HOST/DB). "
                           "Default: SQLite in --data."),
-        click.option("--blobs", envvar="CONTEXT_REGISTRY_BLOBS", default=None,
+        click.option("--blobs", envvar=REGISTRY_BLOBS.name, default=None,
                      help="s3://BUCKET[/PREFIX] for package files (credentials from the standard "
                           "AWS_* variables). Default: files in --data."),
-        click.option("--s3-endpoint", envvar="CONTEXT_REGISTRY_S3_ENDPOINT", default=None,
+        click.option("--s3-endpoint", envvar=REGISTRY_S3_ENDPOINT.name, default=None,
                      help="Endpoint URL of an S3-compatible store (MinIO, R2, Ceph)."),
         click.option("--db-pool", default=20, show_default=True, type=click.IntRange(2, 500),
                      help="Most PostgreSQL connections this process holds."),
@@ -53,7 +62,7 @@ def storage_config(data_dir: Path | None, database: str | None, blobs: str | Non
 
 
 @click.group(context_settings=HELP, invoke_without_command=True)
-@click.option("--data", "data_dir", envvar="CONTEXT_REGISTRY_DATA", default=None,
+@click.option("--data", "data_dir", envvar=REGISTRY_DATA.name, default=None,
               type=click.Path(file_okay=False, path_type=Path),
               help="Folder for package files, the index and uploads in flight (created if "
                    "missing). Optional when both --database and --blobs are given.")
@@ -61,7 +70,7 @@ def storage_config(data_dir: Path | None, database: str | None, blobs: str | Non
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535),
               help="Port to listen on.")
-@click.option("--publish-key", envvar="CONTEXT_REGISTRY_KEY", default=None,
+@click.option("--publish-key", envvar=REGISTRY_KEY.name, default=None,
               help="Bearer key that allows publishing (or CONTEXT_REGISTRY_KEY). "
                    "Without one, publishing is refused.")
 @click.option("--max-upload-mb", default=512, show_default=True, type=click.IntRange(1, 1 << 20),
@@ -132,7 +141,7 @@ def main(ctx: click.Context, data_dir: Path | None, database: str | None, blobs:
 
 def app_from_environment() -> Any:
     """The app of one worker process (`--workers N`), built from the parent's options."""
-    return _app(json.loads(os.environ[OPTIONS_ENV]))
+    return _app(json.loads(REGISTRY_SERVER_OPTIONS.value() or "{}"))
 
 
 def _app(options: dict[str, Any]) -> Any:

@@ -45,7 +45,7 @@ def search_package(path: Path, pid: PackageId, query: str, budget: int = DEFAULT
     from context_cli.search.engine import SearchOptions, answer
     from context_cli.store.store import Installed
 
-    return answer(query, [Installed(pid, path, {})], SearchOptions(budget=budget))
+    return answer(query, [Installed(pid, path, {})], SearchOptions(budget=budget, warm=True))
 
 
 def clean_query(raw: str) -> str:

@@ -5,12 +5,12 @@ which `context serve --http` uses too). Bodies are bounded in the app (`app.rece
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any
 
+from context_cli.environment import REGISTRY_HEADER_TIMEOUT
 from context_cli.http_guard import HEADER_TIMEOUT, guarded_protocol
 
-HEADER_TIMEOUT_ENV = "CONTEXT_REGISTRY_HEADER_TIMEOUT"  # for worker processes (`--workers N`)
+HEADER_TIMEOUT_ENV = REGISTRY_HEADER_TIMEOUT.name  # for worker processes (`--workers N`)
 __all__ = ["HEADER_TIMEOUT", "HEADER_TIMEOUT_ENV", "with_header_timeout"]
 
 
@@ -23,5 +23,5 @@ def __getattr__(name: str) -> Any:
     """`registry_server.protocol:EnvironmentProtocol`, the import string uvicorn's worker
     processes load: the deadline comes from the parent through `HEADER_TIMEOUT_ENV`."""
     if name == "EnvironmentProtocol":
-        return with_header_timeout(float(os.environ.get(HEADER_TIMEOUT_ENV, HEADER_TIMEOUT)))
+        return with_header_timeout(float(REGISTRY_HEADER_TIMEOUT.value() or HEADER_TIMEOUT))
     raise AttributeError(name)

@@ -15,7 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def context_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("context-home")
     monkeypatch.setenv("CONTEXT_HOME", str(home))
-    from context_cli.search.index import clear_cache
+    from context_cli.search.searcher import clear_cache
 
     clear_cache()
     return home

@@ -20,12 +20,14 @@ from context_cli.errors import InvalidPackage
 from context_cli.package import bm25 as bm25_format
 from context_cli.package.reader import open_package
 from context_cli.search import bm25
-from context_cli.search.engine import search
-from context_cli.search.index import open_searchable
-from context_cli.search.lexical import WEIGHTS, Postings, lexical, query_terms
+from context_cli.search.engine import SearchOptions, search
+from context_cli.search.lexical import WEIGHTS, Postings, lexical, term_statistics
+from context_cli.search.query import Query
+from context_cli.search.searcher import open_searcher
 from context_cli.sources.resolve import fetch_folder
 from context_cli.store.store import Store
 
+WARM = SearchOptions(warm=True)
 QUERIES = [
     "how can I stop my pipeline halfway through?", "ERR_SINK_CLOSED", "retries with exponential backoff",
     "install mylib with pip", "Pipeline.cancel() from another thread", "timeouts", "sinks flushed",
@@ -48,13 +50,18 @@ def lib(docs_folder):
     return _add(docs_folder)
 
 
+def query_terms(postings: Postings | bm25.Bm25Index, q: Query):
+    """The query's term statistics in the package (no hits)."""
+    return term_statistics(postings, q, (np.zeros(0, dtype=np.int64), np.zeros(0)))
+
+
 def _pairs(found: tuple[np.ndarray, np.ndarray]) -> list[tuple[int, float]]:
     return list(zip(found[0].tolist(), found[1].tolist(), strict=True))
 
 
 def _same_ranking(db: sqlite3.Connection, index: bm25.Bm25Index, q: str, limit: int = 50) -> None:
-    fts = _pairs(lexical(db, q, limit))
-    ours = _pairs(lexical(db, q, limit, index))
+    fts = _pairs(lexical(db, Query.of(q), limit))
+    ours = _pairs(lexical(db, Query.of(q), limit, index))
     assert len(ours) == len(fts)
     if not fts:
         return
@@ -109,14 +116,14 @@ def test_ranks_exactly_as_fts5_on_a_real_corpus():
         index = bm25.Bm25Index.load(pkg.db, WEIGHTS)
         for q in EVAL_QUERIES:
             _same_ranking(pkg.db, index, q)
-            ids = lexical(pkg.db, q, 30)[0]
-            a, b = query_terms(Postings(pkg.db), q), query_terms(index, q)
-            assert (a.idf, a.presence(ids).tolist(), a.missing) == (b.idf, b.presence(ids).tolist(), b.missing)
+            ids = lexical(pkg.db, Query.of(q), 30)[0]
+            a, b = query_terms(Postings(pkg.db), Query.of(q)), query_terms(index, Query.of(q))
+            assert (a.idf, a.matched_idf(ids).tolist(), a.missing) == (b.idf, b.matched_idf(ids).tolist(), b.missing)
             assert a.coverage(ids).tolist() == b.coverage(ids).tolist()
 
 
 def test_engine_uses_the_index_and_answers_as_before(lib):
-    s = open_searchable(lib)
+    s = open_searcher(lib)
     with s.lock:
         assert s.bm25 is not None
     answer = search("how can I stop my pipeline halfway through?", [lib])
@@ -128,7 +135,7 @@ def test_context_package_is_searched_through_fts5(tmp_path):
     inst = Store(tmp_path / "store").install(PEER_DB)
     with open_package(inst.path, deep=True) as pkg:
         assert not pkg.has_bm25
-    s = open_searchable(inst)
+    s = open_searcher(inst)
     with s.lock:
         assert s.bm25 is None and isinstance(s.postings, Postings)
     answer = search("How do I stream a response?", [inst])
@@ -176,31 +183,28 @@ def test_malformed_index_is_refused_at_install_and_falls_back_at_search(lib, tmp
     shutil.copy(bad, lib.path)
     answer = search("how can I stop my pipeline halfway through?", [lib])
     assert [r["title"] for r in answer["results"]] == [r["title"] for r in expected["results"]]
-    s = open_searchable(lib)
+    s = open_searcher(lib)
     with s.lock:
-        assert _pairs(lexical(s.pkg.db, "pipeline", 50)) == _pairs(s.lexical("pipeline", 50))
+        assert _pairs(lexical(s.pkg.db, Query.of("pipeline"), 50)) == _pairs(s.lexical(Query.of("pipeline"), 50))
         assert s.bm25 is None  # the bad row was met: FTS5 from then on
 
 
 def _served(inst) -> bm25.Bm25Index:
-    """The index of a package being served: searched twice, its postings are kept in memory."""
-    search("how do I start?", [inst])
-    search("what comes next?", [inst])
-    s = open_searchable(inst)
-    assert s._whole_map and s._bm25 is not None and s._bm25._kept is not None
-    return s._bm25
+    """The index of a warm package (as one being served): its postings are kept in memory."""
+    search("how do I start?", [inst], WARM)
+    s = open_searcher(inst)
+    assert s.is_warm and s.bm25 is not None and s.bm25._preloaded is not None
+    return s.bm25
 
 
 def test_a_served_package_keeps_its_postings_and_ranks_bit_for_bit_as_before():
     """Kept postings are sliced, not read: no question's words query the table, and every
     ranking, frequency, presence sum and title match is the one read rows give, to the bit."""
-    from context_cli.search.fts import phrases, terms
-
     inst = _add(EVAL_CORPUS, "anthropic")
     kept = _served(inst)
-    queries = [(terms(q), [" ".join(p) for p in phrases(q)]) for q in EVAL_QUERIES + QUERIES + HOSTILE]
-    stored = kept._kept_phrases
-    assert stored is not None and any(" ".join(bm25._unit_tokens((p,))[p]) in stored.at for _, ps in queries for p in ps)
+    queries = [Query.of(q) for q in EVAL_QUERIES + QUERIES + HOSTILE]
+    stored = kept._preloaded_phrases
+    assert stored is not None and any(" ".join(q.unit_tokens[" ".join(p)]) in stored.at for q in queries for p in q.phrases)
     reads: list[str] = []
     kept.db.set_trace_callback(lambda sql: reads.append(sql) if "bm25_" in sql else None)
     try:
@@ -214,20 +218,18 @@ def test_a_served_package_keeps_its_postings_and_ranks_bit_for_bit_as_before():
 
 def test_a_served_package_keeps_its_phrases_only_within_the_cap(monkeypatch):
     """Its terms fill the cap: its phrases are not kept, and are read (and rank) as before."""
-    from context_cli.search.fts import phrases, terms
-
     inst = _add(EVAL_CORPUS, "anthropic")
     with open_package(inst.path) as pkg:
         (postings,) = pkg.db.execute("SELECT sum(df) FROM bm25_terms").fetchone()
     monkeypatch.setattr(bm25, "MAX_KEPT_POSTINGS", postings)
     kept = _served(inst)
-    assert kept._kept_phrases is None
+    assert kept._preloaded_phrases is None
     reads: list[str] = []
     kept.db.set_trace_callback(lambda sql: reads.append(sql) if "bm25_phrases" in sql else None)
     try:
         with open_package(inst.path) as pkg:
             fresh = bm25.Bm25Index.load(pkg.db, WEIGHTS, pkg.has_bm25_phrases)
-            _same_as_read(kept, fresh, [(terms(q), [" ".join(p) for p in phrases(q)]) for q in EVAL_QUERIES])
+            _same_as_read(kept, fresh, [Query.of(q) for q in EVAL_QUERIES])
     finally:
         kept.db.set_trace_callback(None)
     assert reads
@@ -243,21 +245,21 @@ def test_a_damaged_phrase_row_met_when_postings_are_kept_keeps_the_terms_alone(t
         assert pkg.db.execute("SELECT 1 FROM bm25_phrases WHERE phrase = 'max token'").fetchone()
     shutil.copy(_tampered(inst, tmp_path, "UPDATE bm25_phrases SET postings = x'00' WHERE phrase = 'max token'"),
                 inst.path)
-    from context_cli.search.index import clear_cache
+    from context_cli.search.searcher import clear_cache
 
     clear_cache()
     kept = _served(inst)
-    assert kept._kept_phrases is None
+    assert kept._preloaded_phrases is None
     answer = search(question, [inst])
     assert [r["title"] for r in answer["results"]] == [r["title"] for r in expected["results"]]
-    with open_searchable(inst).lock:
-        assert open_searchable(inst).bm25 is None  # (the bad row was met: FTS5 from then on)
+    with open_searcher(inst).lock:
+        assert open_searcher(inst).bm25 is None  # (the bad row was met: FTS5 from then on)
 
 
 def test_a_served_package_keeps_its_pages_tokens():
     """savedPercent's page totals are read in one scan once a package is served: the same
     answers as totals read page by page, and no more reads of them."""
-    from context_cli.search.index import clear_cache
+    from context_cli.search.searcher import clear_cache
 
     inst = _add(EVAL_CORPUS, "anthropic")
     fresh = {}
@@ -267,7 +269,7 @@ def test_a_served_package_keeps_its_pages_tokens():
     clear_cache()
     _served(inst)
     reads: list[str] = []
-    s = open_searchable(inst)
+    s = open_searcher(inst)
     s.pkg.db.set_trace_callback(lambda sql: reads.append(sql) if "total(tokens)" in sql else None)
     try:
         assert {q: search(q, [inst]) for q in EVAL_QUERIES} == fresh
@@ -276,15 +278,15 @@ def test_a_served_package_keeps_its_pages_tokens():
     assert reads == []
 
 
-def _same_as_read(kept: bm25.Bm25Index, fresh: bm25.Bm25Index, queries: list[tuple[list[str], list[str]]]) -> None:
+def _same_as_read(kept: bm25.Bm25Index, fresh: bm25.Bm25Index, queries: list[Query]) -> None:
     everyone = np.arange(kept.n + 2)
-    for words, split in queries:
-        a, b = kept.search(words, split, 50), fresh.search(words, split, 50)
+    for q in queries:
+        a, b = kept.search(q, 50), fresh.search(q, 50)
         assert (a[0].tolist(), a[1].tolist()) == (b[0].tolist(), b[1].tolist())
-        assert kept.frequencies(words) == fresh.frequencies(words)
-        weights = [1.0 + k for k in range(len(words))]
-        assert kept.presence(words, weights)(everyone).tolist() == fresh.presence(words, weights)(everyone).tolist()
-        tokens = [t for w in words for t in bm25_format.stemmer().tokens([w])[w]][:2]
+        assert kept.frequencies(q) == fresh.frequencies(q)
+        weights = [1.0 + k for k in range(len(q.terms))]
+        assert kept.matched_idf(q, weights)(everyone).tolist() == fresh.matched_idf(q, weights)(everyone).tolist()
+        tokens = [t for w in q.terms for t in bm25_format.stemmer().tokens([w])[w]][:2]
         assert kept.in_titles(tokens, everyone.tolist()) == fresh.in_titles(tokens, everyone.tolist())
 
 
@@ -297,18 +299,18 @@ def test_postings_of_a_package_past_65535_chunks_are_kept_as_read():
     db.executemany("INSERT INTO bm25_terms VALUES (?, ?, ?)", [(t, *_row(ids, wide=True)) for t, ids in lists.items()])
     lengths = np.arange(n, dtype=np.float64) % 97 + 3.0
     kept, fresh = (bm25.Bm25Index(db, n, lengths, WEIGHTS) for _ in range(2))
-    kept.keep_postings()
-    assert kept._kept is not None and kept._kept.ids.dtype == np.uint32
-    _same_as_read(kept, fresh, [(["alpha", "beta"], []), (["gamma", "beta", "delta"], []), (["beta"], [])])
+    kept.preload()
+    assert kept._preloaded is not None and kept._preloaded.ids.dtype == np.uint32
+    _same_as_read(kept, fresh, [Query.of("alpha beta"), Query.of("gamma beta delta"), Query.of("beta")])
 
 
 @pytest.mark.parametrize("cap", ["MAX_KEPT_POSTINGS", "MAX_KEPT_TERMS"])
 def test_a_package_with_more_postings_than_kept_reads_its_rows(lib, monkeypatch, cap):
     monkeypatch.setattr(bm25, cap, 10)
     first = search("how can I stop my pipeline halfway through?", [lib])
-    search("retries with exponential backoff", [lib])
-    s = open_searchable(lib)
-    assert s._whole_map and s._bm25 is not None and s._bm25._kept is None
+    search("retries with exponential backoff", [lib], WARM)
+    s = open_searcher(lib)
+    assert s.is_warm and s.bm25 is not None and s.bm25._preloaded is None
     reads: list[str] = []
     s.pkg.db.set_trace_callback(lambda sql: reads.append(sql) if "FROM bm25_terms" in sql else None)
     try:
@@ -324,10 +326,9 @@ def test_a_damaged_row_met_when_postings_are_kept_keeps_none(lib, tmp_path, tamp
     keeps none and answers; the search that needs the row falls back to FTS5, as before."""
     expected = search("how can I stop my pipeline halfway through?", [lib])
     shutil.copy(_tampered(lib, tmp_path, *tamper), lib.path)
-    assert search("timeouts", [lib])["results"]
-    assert search("sinks flushed", [lib])["results"]  # (the whole map is read: the rows are met here)
-    s = open_searchable(lib)
-    assert s._whole_map and s._bm25 is not None and s._bm25._kept is None
+    assert search("timeouts", [lib], WARM)["results"]  # (made warm: the rows are met here)
+    s = open_searcher(lib)
+    assert s.is_warm and s.bm25 is not None and s.bm25._preloaded is None
     answer = search("how can I stop my pipeline halfway through?", [lib])
     assert [r["title"] for r in answer["results"]] == [r["title"] for r in expected["results"]]
     with s.lock:
@@ -355,11 +356,11 @@ def test_index_tables_of_another_shape_are_ignored(lib, tmp_path):
 
 @pytest.mark.parametrize("q", HOSTILE)
 def test_hostile_queries_on_the_index_path(lib, q):
-    s = open_searchable(lib)
+    s = open_searcher(lib)
     with s.lock:
         assert s.bm25 is not None
         _same_ranking(s.pkg.db, s.bm25, q)
-        s.query_terms(q).coverage(np.array([1, 2, 3]))
+        s.query_terms(Query.of(q)).coverage(np.array([1, 2, 3]))
     if q.strip():
         assert isinstance(search(q, [lib])["results"], list)
 
@@ -367,10 +368,10 @@ def test_hostile_queries_on_the_index_path(lib, q):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=200))
 def test_any_string_ranks_as_fts5(lib, q):
-    s = open_searchable(lib)
+    s = open_searcher(lib)
     with s.lock:
         _same_ranking(s.pkg.db, s.bm25, q)
-        s.query_terms(q).coverage(np.array([1, 2]))
+        s.query_terms(Query.of(q)).coverage(np.array([1, 2]))
 
 
 def test_incremental_rebuild_indexes_reused_chunks(docs_folder, tmp_path):

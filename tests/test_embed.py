@@ -328,7 +328,7 @@ def test_search_finds_the_model_context_embed_model_names(context_home: Path, tm
     from context_cli.adding import AddRequest, add_source
     from context_cli.embed.model import clear_cache
     from context_cli.search.engine import answer
-    from context_cli.search.index import clear_cache as clear_searchables
+    from context_cli.search.searcher import clear_cache as clear_searchers
 
     folder = saved(tiny_model(), tmp_path / "elsewhere" / "my-model")
     docs = tmp_path / "docs"
@@ -340,13 +340,13 @@ def test_search_finds_the_model_context_embed_model_names(context_home: Path, tm
     installed = add_source(AddRequest(source=str(docs), name="tinydocs", version="1.0.0")).installed
     assert installed.meta.get("embedding_model")
     clear_cache()
-    clear_searchables()
+    clear_searchers()
     found = answer("cats", [installed])
     assert found.searched == {"tinydocs@1.0.0": "hybrid"} and not found.notes
 
     monkeypatch.delenv("CONTEXT_EMBED_MODEL")
     clear_cache()
-    clear_searchables()
+    clear_searchers()
     found = answer("cats", [installed])
     assert found.searched == {"tinydocs@1.0.0": "lexical"}
     assert any(n.startswith("tinydocs@1.0.0: searched lexically only") and "CONTEXT_EMBED_MODEL" in n
@@ -358,7 +358,7 @@ def test_info_says_when_search_will_be_lexical(context_home: Path, tmp_path: Pat
     from click.testing import CliRunner
 
     from context_cli.embed.model import clear_cache
-    from context_cli.search.index import clear_cache as clear_searchables
+    from context_cli.search.searcher import clear_cache as clear_searchers
     from context_cli.surfaces.cli import cli
 
     folder = saved(tiny_model(), tmp_path / "elsewhere" / "my-model")
@@ -373,7 +373,7 @@ def test_info_says_when_search_will_be_lexical(context_home: Path, tmp_path: Pat
     assert "hybrid (BM25 + embeddings)" in shown.output
     monkeypatch.delenv("CONTEXT_EMBED_MODEL")
     clear_cache()
-    clear_searchables()
+    clear_searchers()
     shown = CliRunner().invoke(cli, ["info", "tinydocs", "--json"])
     data = json.loads(shown.output)
     assert data["search"] == "lexical" and "CONTEXT_EMBED_MODEL" in data["searchNote"]

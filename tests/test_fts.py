@@ -1,11 +1,16 @@
-"""The query builder: user words never reach FTS5 as syntax."""
+"""The query's FTS5 expression: user words never reach FTS5 as syntax."""
 
 import sqlite3
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from context_cli.search.fts import build_match, terms
+from context_cli.search.query import Query, terms
+
+
+def build_match(text: str) -> str | None:
+    return Query.of(text).fts_match()
+
 
 HOSTILE = ["NOT", "AND middleware", 'say "hello', "(((", "*", "NEAR(", "a OR", "-x", "^start", "col:val",
            "naïve café über", "中文 文档", "", "   ", "x" * 10_000, "\x00\x01", "'; DROP TABLE chunks; --"]

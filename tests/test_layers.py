@@ -24,7 +24,7 @@ PACKAGES = [ROOT, CHECKOUT / "registry", CHECKOUT / "registry_server"]
 # Lowest first. Top-level modules not named here (a new one) count as "orchestrate", as does
 # the package itself (`context_cli/__init__.py`, where a public API would live).
 LAYERS = [
-    ("base", {"version", "versions", "errors", "home", "document", "atomic", "digest", "retry", "symbol"}),
+    ("base", {"version", "versions", "errors", "environment", "home", "document", "atomic", "digest", "retry", "symbol"}),
     # A website's pages (llms-full.txt) are split while they are fetched, so sources use parse.
     ("parse", {"parse"}),
     ("sources", {"sources"}),

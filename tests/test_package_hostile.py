@@ -20,7 +20,8 @@ from context_cli.package.identity import InvalidIdentity, check_name, check_regi
 from context_cli.package.reader import PackageTooSlow, open_package
 from context_cli.package.validate import fts_declaration
 from context_cli.search.engine import search
-from context_cli.search.index import open_searchable
+from context_cli.search.query import Query
+from context_cli.search.searcher import open_searcher
 from context_cli.store.store import Store
 
 OURS = ("CREATE VIRTUAL TABLE chunks_fts USING fts5(doc_title, section_title, content, "
@@ -183,11 +184,11 @@ def test_a_nested_deadline_never_extends_the_outer_one(tmp_path):
 def test_searchable_deadline_skips_without_spoiling_the_package(tmp_path):
     sections = [(f"p{i}.md", f"Step {i}", f"pipeline stop number {i} of the pipeline") for i in range(3000)]
     lib = Store().install(make_package(tmp_path / "big.db", "big", "1.0.0", sections))
-    s = open_searchable(lib)
+    s = open_searcher(lib)
     with s.lock, pytest.raises(PackageTooSlow, match="big@1.0.0"), s.deadline(0):
-        s.lexical("pipeline.stop", 50)  # the phrase runs through FTS5 over 3,000 rows
+        s.lexical(Query.of("pipeline.stop"), 50)  # the phrase runs through FTS5 over 3,000 rows
     with s.lock:
-        assert len(s.lexical("pipeline.stop", 50)[0]) == 50
+        assert len(s.lexical(Query.of("pipeline.stop"), 50)[0]) == 50
         assert s.bm25 is not None  # the timeout did not count as a broken index
 
 

@@ -21,9 +21,10 @@ from context_cli.package import phrases
 from context_cli.package.reader import open_package
 from context_cli.search import bm25
 from context_cli.search.engine import search
-from context_cli.search.fts import phrases as query_phrases
-from context_cli.search.index import open_searchable
 from context_cli.search.lexical import WEIGHTS, lexical
+from context_cli.search.query import Query
+from context_cli.search.query import phrases as query_phrases
+from context_cli.search.searcher import open_searcher
 from context_cli.store.store import Store
 
 EVAL_QUERIES = [
@@ -89,9 +90,9 @@ def test_search_ranks_the_same_with_and_without_stored_phrases(anthropic):
         stored, fts = _indexes(pkg.db)
         for q in EVAL_QUERIES:
             assert [p for p in query_phrases(q)], q
-            with_, without = lexical(pkg.db, q, 50, stored), lexical(pkg.db, q, 50, fts)
+            with_, without = lexical(pkg.db, Query.of(q), 50, stored), lexical(pkg.db, Query.of(q), 50, fts)
             assert with_[0].tolist() == without[0].tolist() and with_[1].tolist() == without[1].tolist()
-    s = open_searchable(anthropic)
+    s = open_searcher(anthropic)
     with s.lock:
         assert s.bm25 is not None and s.bm25.has_phrases
     assert search("What is the max_tokens parameter?", [anthropic])["results"]
@@ -172,7 +173,7 @@ def test_a_bad_phrase_row_is_refused_at_install_and_falls_back_at_search(anthrop
     shutil.copy(bad, installed.path)
     answer = search(q, [installed])
     assert [r["title"] for r in answer["results"]] == [r["title"] for r in expected["results"]]
-    s = open_searchable(installed)
+    s = open_searcher(installed)
     with s.lock:
         assert s.bm25 is None
 

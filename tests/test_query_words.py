@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import context_cli as cx
-from context_cli.search.fts import without_library_name
+from context_cli.search.query import Query
 
 
 @pytest.mark.parametrize("query, name, words", [
@@ -19,7 +19,7 @@ from context_cli.search.fts import without_library_name
     ("tail of a list", "tailwindcss", "tail of a list"),  # too short to be the name
 ])
 def test_without_library_name(query: str, name: str, words: str) -> None:
-    assert without_library_name(query, name) == words
+    assert Query.of(query).without_library(name).text == words
 
 
 def test_naming_the_library_does_not_count_as_a_missing_term(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from helpers import EVAL_CORPUS
 from context_cli.adding import AddRequest, add_source
 from context_cli.search import background
 from context_cli.search.engine import SearchOptions, search
-from context_cli.search.index import open_searchable
 from context_cli.search.options import RankingParams
+from context_cli.search.searcher import open_searcher
 
 QUERIES = ["How do I stream responses?", "prompt caching", "What is the context window of Claude?",
            "tool use with JSON", "max_tokens", "Wie funktioniert das Caching?"]
@@ -38,7 +38,7 @@ def test_helper_thread_answers_as_inline(two_libraries, monkeypatch):
             assert threaded == inline
             assert threaded["searched"] == {lib.label: "hybrid" for lib in libraries}
             # The packages were multiplied as one stack: their matrices are views into it, held once.
-            matrices = [open_searchable(lib).dense()[1].matrix for lib in libraries]
+            matrices = [open_searcher(lib).dense()[1].matrix for lib in libraries]
             (stack,) = {id(m.base): m.base for m in matrices}.values()
             assert len(stack) == sum(len(m) for m in matrices)
 
@@ -74,13 +74,13 @@ def test_standardise_gives_each_package_its_own_z_scores():
 def test_a_stack_finds_each_packages_best_rows_as_each_package_alone(sizes):
     import numpy as np
 
-    from context_cli.search.dense import Stack, VectorIndex
+    from context_cli.search.dense import VectorIndex, VectorStack
 
     rng = np.random.default_rng(len(sizes))
     indexes = [VectorIndex(ids=np.arange(1, n + 1), matrix=rng.standard_normal((n, 8)).astype(np.float32))
                for n in sizes]
     alone = [i.matrix.copy() for i in indexes]
-    stack = Stack(indexes)
+    stack = VectorStack(indexes)
     query = rng.standard_normal(8).astype(np.float32)
     cosines = stack.matrix @ query
     for k in (1, 5, 50):
@@ -90,12 +90,12 @@ def test_a_stack_finds_each_packages_best_rows_as_each_package_alone(sizes):
 
 @pytest.mark.parametrize("sizes", [[60, 60, 60], [7, 0, 120, 3, 51], [1]])
 def test_a_stacks_tops_are_each_packages_own(sizes):
-    """`Stack.tops` works out every package's best rows, their ids and z-scores and its best
+    """`VectorStack.top_k_per_package` works out every package's best rows, their ids and z-scores and its best
     cosine at once: the same, to the bit, as each package's spread gives them alone (ids with
     gaps and a package whose cosines are all alike among them)."""
     import numpy as np
 
-    from context_cli.search.dense import Stack, VectorIndex, standardise
+    from context_cli.search.dense import VectorIndex, VectorStack, standardise
 
     rng = np.random.default_rng(len(sizes))
     indexes = []
@@ -105,13 +105,13 @@ def test_a_stacks_tops_are_each_packages_own(sizes):
         if p == 2:
             matrix[:] = matrix[:1]  # all alike: no z-scores
         indexes.append(VectorIndex(ids=ids, matrix=matrix))
-    stack = Stack(indexes)
+    stack = VectorStack(indexes)
     cosines = stack.matrix @ rng.standard_normal(8).astype(np.float32)
     for k in (1, 5, 50):
-        for top, index, spread, (a, b) in zip(stack.tops(cosines, k), indexes, standardise(cosines, stack.cuts),
+        for top, index, spread, (a, b) in zip(stack.top_k_per_package(cosines, k), indexes, standardise(cosines, stack.cuts),
                                               stack.cuts, strict=True):
-            assert top.first == index.first and top.spread.usable == spread.usable
-            assert top.peak == (float(cosines[a:b].max()) if b > a else 0.0)
+            assert top.first == index.first and top.stats.usable == spread.usable
+            assert top.best_cosine == (float(cosines[a:b].max()) if b > a else 0.0)
             if not spread.usable:  # (all alike: any rows are its best)
                 assert len(top.rows) == min(k, b - a)
                 continue

@@ -10,8 +10,9 @@ import pytest
 
 import context_cli as cx
 from context_cli.search.engine import rank
-from context_cli.search.index import open_searchable
-from context_cli.search.pages import asks_definition, heading_words
+from context_cli.search.evidence import heading_words
+from context_cli.search.query import Query
+from context_cli.search.searcher import open_searcher
 
 REFERENCE = "# QuerySet API reference\n\n" + "".join(
     f"## QuerySet {name}\n\nCalling {name} on a queryset returns a new queryset; the queryset is lazy.\n\n"
@@ -29,7 +30,7 @@ def first_pages(tmp_path: Path, query: str, bm25_index: bool = True) -> list[str
     if not bm25_index:  # as in a package from elsewhere: FTS5 ranks it, and every heading is read
         with sqlite3.connect(installed.path) as db:
             db.execute("DROP TABLE bm25_terms")
-    s = open_searchable(installed)
+    s = open_searcher(installed)
     ranked, _, _ = rank(query, [s], "lexical")
     assert (s.bm25 is not None) == bm25_index
     return list(dict.fromkeys(c.doc_path for c in ranked))
@@ -47,5 +48,8 @@ def test_a_plain_query_still_prefers_the_page_about_it(tmp_path: Path) -> None:
 def test_heading_words_and_weight() -> None:
     assert heading_words("QuerySet API > ``get_or_create()`` (part 2)") == ["get_or_create"]
     assert heading_words("Glossary") == ["glossary"]
+    def asks_definition(text: str) -> bool:
+        return Query.of(text).asks_definition
+
     assert asks_definition("What's a slug?") and not asks_definition("slug field max length")
     assert asks_definition("slug meaning") and asks_definition("what is a slug")

@@ -8,9 +8,9 @@ import numpy as np
 
 import context_cli as cx
 from context_cli.search.engine import rank
-from context_cli.search.index import open_searchable
 from context_cli.search.options import DEFAULT_PARAMS
-from context_cli.search.pages import more_pages
+from context_cli.search.rank import more_pages
+from context_cli.search.searcher import open_searcher
 
 
 def test_a_page_past_the_judged_sections_keeps_its_best_section(tmp_path: Path) -> None:
@@ -22,7 +22,7 @@ def test_a_page_past_the_judged_sections_keeps_its_best_section(tmp_path: Path) 
     (docs / "guide.md").write_text("# Guide\n\n## Reading events\n\nA stream yields events as they arrive; "
                                    "read them in a loop and close the connection when you are done.\n", "utf-8")
     installed = cx.build(docs, tmp_path / "p.db", name="p", version="1.0.0", embed=False)
-    ranked, _, _ = rank("stream", [open_searchable(installed)], "lexical")
+    ranked, _, _ = rank("stream", [open_searcher(installed)], "lexical")
     paths = [c.doc_path for c in ranked]
     assert paths[:DEFAULT_PARAMS.judged] == ["reference.md"] * DEFAULT_PARAMS.judged  # the long page still comes first
     assert "guide.md" in paths

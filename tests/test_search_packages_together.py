@@ -1,15 +1,18 @@
 """A search over several packages weighs each by how close its best section comes to the
-question (`engine._package_prior`): every package's scores are relative to its own best hit,
+question (`rank.package_priors`): every package's scores are relative to its own best hit,
 so without it a library that is not about the question can still offer the "best" answer."""
 
 import pytest
 from helpers import EVAL_CORPUS, FIXTURES
 
 from context_cli.adding import AddRequest, add_source
-from context_cli.search import engine
 from context_cli.search.engine import SearchOptions, search
-from context_cli.search.index import open_searchable
 from context_cli.search.options import DEFAULT_PARAMS, RankingParams
+from context_cli.search.query import Query
+from context_cli.search.rank import package_priors
+from context_cli.search.run import SearchRun
+from context_cli.search.scoring import start_dense
+from context_cli.search.searcher import open_searcher
 
 CLICK_DOCS = FIXTURES / "eval" / "click-docs"
 # Questions about Click that do not name it; Anthropic's docs also speak of tools and loops.
@@ -50,10 +53,13 @@ def test_without_the_prior_another_library_answered(libraries):
 
 def test_weights_are_one_for_the_closest_package_and_less_for_the_others(libraries):
     anthropic, click = libraries
-    searchables = [open_searchable(anthropic), open_searchable(click)]
-    question = next(iter(CLICK_QUESTIONS))
-    scores = engine._all_cosines(searchables, question, "hybrid")
-    weights = engine._package_prior(scores, DEFAULT_PARAMS)
+    query = Query.of(next(iter(CLICK_QUESTIONS)))
+    run = SearchRun.of([open_searcher(anthropic), open_searcher(click)], query)
+    dense = start_dense(query, run.packages, "hybrid", DEFAULT_PARAMS)
+    for pq in run.packages:
+        pq.dense = dense(pq)
+    weights = package_priors(run.packages, 2, DEFAULT_PARAMS)
     assert weights[1] == 1.0 and 0 < weights[0] < 1.0
-    assert engine._package_prior(scores[:1], DEFAULT_PARAMS) == [1.0]  # one package: nothing to weigh
-    assert engine._package_prior([scores[0], None], DEFAULT_PARAMS) == [1.0, 1.0]  # one searched lexically
+    assert package_priors(run.packages[:1], 1, DEFAULT_PARAMS) == [1.0]  # one package: nothing to weigh
+    run.packages[1].dense = None  # (searched lexically)
+    assert package_priors(run.packages, 2, DEFAULT_PARAMS) == [1.0, 1.0]

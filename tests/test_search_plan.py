@@ -8,8 +8,8 @@ from helpers import EVAL_CORPUS, make_package
 
 from context_cli.adding import AddRequest, add_source
 from context_cli.search.engine import SearchOptions, answer, rank
-from context_cli.search.index import open_searchable
 from context_cli.search.pack import pack
+from context_cli.search.searcher import open_searcher
 from context_cli.store.store import Store
 
 QUERIES = ["How do I stream responses?", "prompt caching", "What is the context window of Claude?",
@@ -18,7 +18,7 @@ QUERIES = ["How do I stream responses?", "prompt caching", "What is the context 
 
 def _pack_of_all_text(query, installed, opts):
     """What the pack is when every ranked section's text is read first."""
-    ranked, _, _ = rank(query, [open_searchable(p) for p in installed])
+    ranked, _, _ = rank(query, [open_searcher(p) for p in installed])
     return pack(ranked, opts.budget, opts.limit)
 
 
@@ -55,7 +55,7 @@ def test_text_longer_than_its_stored_size_still_gives_the_same_pack(tmp_path):
                 ("b.md", "Streaming cancellation", hidden)] + [
         (f"n{i}.md", "Note", f"streaming note {i} " * 10) for i in range(5)]
     installed = [Store().install(make_package(tmp_path / "nul.db", name="nul", sections=sections))]
-    ranked, _, _ = rank("streaming cancellation", [open_searchable(p) for p in installed])
+    ranked, _, _ = rank("streaming cancellation", [open_searcher(p) for p in installed])
     assert [c.doc_path for c in ranked[:2]] == ["a.md", "b.md"]  # the case this test is about
     for budget in (300, 2000):
         _same_pack("streaming cancellation", installed, SearchOptions(budget=budget, limit=3))

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_cli.package.bm25 import stemmer
-from context_cli.search.fts import terms, words
 from context_cli.search.prior import Signature, scores, signature, weights
+from context_cli.search.query import terms, words
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 

@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from context_cli.errors import ModelUnavailable
 from context_cli.home import models_dir
 
+from ..environment import EMBED_MODEL
+
 if TYPE_CHECKING:
     import numpy as np
     from tokenizers import Tokenizer
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
     from .wordpiece import AsciiWordPiece
 
 DEFAULT_MODEL = "default"
-ENV_VAR = "CONTEXT_EMBED_MODEL"
+ENV_VAR = EMBED_MODEL.name
 DEFAULT_MODEL_DIR = Path(__file__).parent / "default_model"
 DEFAULT_MAX_LENGTH = 512  # model2vec's default when config.json has no max_length
 _BATCH = 1024  # texts per tokenizer call (the tokenizer spreads a batch over all cores)
@@ -570,7 +572,7 @@ def load_model(spec: str | None = None) -> Embedder:
     `from_pretrained(force_download=False)`, which may download.
     """
     if spec is None:
-        spec = os.environ.get(ENV_VAR) or DEFAULT_MODEL
+        spec = EMBED_MODEL.value() or DEFAULT_MODEL
     spec = spec.strip()
     if spec == DEFAULT_MODEL:
         if not _is_model_folder(DEFAULT_MODEL_DIR):
@@ -677,7 +679,7 @@ def _env_model_folder() -> tuple[Path, str | None] | None:
     """The local folder $CONTEXT_EMBED_MODEL names (a folder, a name under models_dir(), or a
     hub id already in the local cache): `context add` embedded with it, so search may use it
     for packages whose fingerprint it matches. Never downloads."""
-    spec = (os.environ.get(ENV_VAR) or "").strip()
+    spec = (EMBED_MODEL.value() or "").strip()
     if not spec or spec == DEFAULT_MODEL:
         return None
     path = Path(spec).expanduser()

@@ -18,7 +18,6 @@ $CONTEXT_QUALITY_KEY. Packages record the source, the model and its fingerprint
 from __future__ import annotations
 
 import json
-import os
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -27,6 +26,7 @@ from context_cli.document import Chunk
 from context_cli.errors import ModelUnavailable, clip
 from context_cli.home import config_path
 
+from ..environment import QUALITY_KEY
 from .endpoint import TIMEOUT_S, EndpointConfig, EndpointEmbedder, EndpointError
 from .text import embed_text
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 SOURCE_MODEL = "onnx"  # meta quality_source of vectors from the quality model
 SOURCE_ENDPOINT = "openai"  # ... from an OpenAI-compatible endpoint
 SOURCES = (SOURCE_MODEL, SOURCE_ENDPOINT)
-KEY_ENV = "CONTEXT_QUALITY_KEY"
+KEY_ENV = QUALITY_KEY.name
 # A transformer reads its whole input (256 tokens, about 1,000 characters of English) without
 # the dilution a static model's average suffers: the title path once, then the body.
 QUALITY_CHARS = 1200
@@ -94,7 +94,7 @@ def load_settings() -> QualitySettings:
             and isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 < timeout <= 3600):
         raise ModelUnavailable(f'{path}: "quality.endpoint" needs a "url" and a "model" (and may have a "key" '
                                'and a "timeout" in seconds)')
-    key = endpoint.get("key") or os.environ.get(KEY_ENV) or None
+    key = endpoint.get("key") or QUALITY_KEY.value()
     return QualitySettings(build=entry.get("build", False),
                            endpoint=EndpointConfig(endpoint["url"], endpoint["model"], key, float(timeout)))
 

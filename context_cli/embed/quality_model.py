@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from context_cli import environment
 from context_cli.errors import ModelUnavailable
 from context_cli.home import models_dir
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 QUALITY_MODEL = "all-minilm-l6-v2-int8"  # the name packages record (meta quality_model)
 MODEL_FOLDER = QUALITY_MODEL  # under models_dir()
-ENV_VAR = "CONTEXT_QUALITY_MODEL"  # a model folder that overrides the places searched
+ENV_VAR = environment.QUALITY_MODEL.name  # a model folder that overrides the places searched
 WHEEL_NAME = "context-docs-quality-model"  # the model as a wheel (scripts/make_quality_model.py --wheel)
 WHEEL_MODULE = "context_docs_quality_model"
 MAX_LENGTH = 256  # tokens, as the sentence-transformers model's max_seq_length
@@ -59,7 +59,7 @@ def onnxruntime_installed() -> bool:
 def locate() -> Path | None:
     """The model folder: $CONTEXT_QUALITY_MODEL, else `models_dir()/MODEL_FOLDER`, else the
     installed model wheel's; None when none holds the model's files."""
-    env = os.environ.get(ENV_VAR, "").strip()
+    env = (environment.QUALITY_MODEL.value() or "").strip()
     places = [Path(env).expanduser()] if env else []
     places.append(models_dir() / MODEL_FOLDER)
     try:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 import threading
 import time
@@ -36,6 +35,7 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ..environment import MCP_SEARCH_SECONDS
 from ..errors import ContextError
 from ..search.answer import dumps
 from ..version import __version__
@@ -241,7 +241,7 @@ class Searches:
 
 
 def _search_seconds() -> float:
-    raw = os.environ.get("CONTEXT_MCP_SEARCH_SECONDS", "")
+    raw = MCP_SEARCH_SECONDS.value() or ""
     try:
         value = float(raw) if raw.strip() else SEARCH_SECONDS
     except ValueError:

@@ -266,7 +266,7 @@ def docs_request(catalog: Catalog, args: Mapping[str, Any], *, refresh: bool = T
 def search_docs(request: DocsRequest) -> dict[str, Any]:
     """The search itself: the part that reads package files."""
     try:
-        result = answer(request.topic, request.packages, SearchOptions(budget=request.budget))
+        result = answer(request.topic, request.packages, SearchOptions(budget=request.budget, warm=True))
     except UNREADABLE as e:
         names = ", ".join(p.label for p in request.packages[:5])
         raise ToolError(f"a package file is damaged ({names}: {e}); call download_package to reinstall it, "

@@ -23,6 +23,7 @@ import requests
 
 from ..atomic import TEMP_SUFFIX
 from ..digest import file_sha256
+from ..environment import MAX_DOWNLOAD_BYTES, REGISTRY_URL
 from ..errors import InvalidPackage, NotInstalled, RegistryError
 from ..package.identity import InvalidIdentity, PackageId, check_identity, check_name, check_registry
 from ..package.reader import open_package
@@ -48,7 +49,7 @@ BACKOFF = 0.5          # seconds before the 2nd try; doubles after that
 MAX_WAIT = 30.0        # a longer Retry-After is reported rather than waited for
 MUTABLE_VERSIONS = frozenset({"latest"})
 HEADERS = {"User-Agent": f"context/{__version__}", **IDENTITY}
-MAX_BYTES_ENV, DEFAULT_MAX_BYTES = "CONTEXT_MAX_DOWNLOAD_BYTES", 512 * 1024 * 1024
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 
 
 class PackageNotFound(RegistryError):
@@ -78,7 +79,7 @@ def switch_hint(srv: Server) -> str:
 
 def from_env(srv: Server) -> bool:
     """True when `srv` is the default server re-pointed by `CONTEXT_REGISTRY_URL`."""
-    return srv.default and os.environ.get(URL_ENV, "").strip().rstrip("/") == srv.url
+    return srv.default and (REGISTRY_URL.value() or "").strip().rstrip("/") == srv.url
 
 
 def search_remote(registry: str, name: str, version: str | None = None,
@@ -184,7 +185,7 @@ def _update_one(old: Installed, srv: Server, store: Store,
 
 def max_download_bytes() -> int:
     """The size cap for a download whose size the server did not declare."""
-    return header_int(os.environ.get(MAX_BYTES_ENV)) or DEFAULT_MAX_BYTES
+    return header_int(MAX_DOWNLOAD_BYTES.value()) or DEFAULT_MAX_BYTES
 
 
 def _download(pid: PackageId, srv: Server, store: Store, entry: dict[str, Any],

@@ -10,13 +10,13 @@ replaces the default server's URL for one run (tests, demos, CI).
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..atomic import write_text
+from ..environment import REGISTRY_URL
 from ..errors import RegistryError
 from ..home import config_path
 
@@ -35,7 +35,7 @@ class Server:
 
 
 DEFAULT_SERVERS = (Server("neuledge", "https://context.neuledge.com", default=True),)
-URL_ENV = "CONTEXT_REGISTRY_URL"
+URL_ENV = REGISTRY_URL.name
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 
 
@@ -126,7 +126,7 @@ def get_server(name: str | Server | None = None) -> Server:
         raise RegistryError(f"no registry server named {name!r} (configured: {known}); "
                             f"add it with `context server add {name} URL`")
     default = next(s for s in servers if s.default)
-    override = os.environ.get(URL_ENV, "").strip()
+    override = (REGISTRY_URL.value() or "").strip()
     if override:
         return Server(default.name, _check_url(override, URL_ENV), True)
     return default

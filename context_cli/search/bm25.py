@@ -10,8 +10,8 @@ document length = all columns, IDF floored at 1e-6). BM25 over an OR of terms an
 of per-unit parts, so each term's part is precomputed once per process from its posting
 list, and each phrase (a split identifier such as `max_tokens` or `Claude's`) gets its part
 from the package's stored phrase postings (`package/phrases.py`: its own split words of common
-words) or else from FTS5 searched for that phrase alone, then cached. A package being served
-keeps every term's and stored phrase's postings decoded and scored (`keep_postings`).
+words) or else from FTS5 searched for that phrase alone, then cached. A warm package keeps
+every term's and stored phrase's postings decoded and scored (`preload`).
 Scores match FTS5's to ~1e-15.
 The user's words reach SQLite only as bound parameters (terms to look up, quoted phrases).
 """
@@ -23,22 +23,22 @@ import math
 import sqlite3
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from operator import attrgetter
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from ..package.bm25 import MAX_ID_FOR_U16, decode_many, read_lengths, stemmer
+from ..package.bm25 import MAX_ID_FOR_U16, decode_many, read_lengths
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from .query import Query
+
 K1 = 1.2
 B = 0.75
 MAX_PHRASE_ROWS = 1_000_000
-# A served package keeps its postings in memory up to this many (14 bytes each with the terms'
+# A warm package keeps its postings in memory up to this many (14 bytes each with the terms'
 # index, Django's; keeping them peaks at 56 bytes each), and up to this many terms.
 MAX_KEPT_POSTINGS = 1_000_000
 MAX_KEPT_TERMS = 100_000
@@ -47,14 +47,22 @@ _DF = attrgetter("df")
 
 # --- searching -------------------------------------------------------------------------------
 
-@lru_cache(maxsize=1024)  # one query's units are the same for every package searched
-def _unit_tokens(units: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:
-    return MappingProxyType(stemmer().tokens(units))
+def bm25_weight(idf: float | np.ndarray, f: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """A term's BM25 part in each of its sections: idf x f x (k1 + 1) / (f + k), where f is
+    its weighted count in the section (column weights applied to each occurrence) and k is
+    k1 x (1 - b + b x the section's length / the average length) (`Bm25Index._k`)."""
+    return idf * f * (K1 + 1) / (f + k)  # type: ignore[no-any-return]
+
+
+def phrase_weight(idf: np.ndarray, f: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """A phrase's part: `bm25_weight`, with its operations in the order FTS5's `bm25()` does
+    them for a phrase, idf x (f x (k1 + 1) / (f + k)), so that the bits are FTS5's."""
+    return idf * ((f * (K1 + 1)) / (f + k))  # type: ignore[no-any-return]
 
 
 @dataclass(slots=True)
 class Posting:
-    ids: np.ndarray  # sorted chunk ids (int64; uint16 or uint32 where kept: `_Kept`)
+    ids: np.ndarray  # sorted chunk ids (int64; uint16 or uint32 where preloaded: `DecodedPostings`)
     contrib: np.ndarray  # this term's BM25 contribution to each of those chunks
     df: int  # how many (len(ids): a field, as a search reads it a few hundred times)
     in_title: np.ndarray | None = None  # bool per chunk: its section title holds the term (None for a phrase)
@@ -87,9 +95,8 @@ class Bm25Index:
         self._k = np.concatenate(([K1], K1 * (1 - B + B * doc_len / (avgdl or 1.0))))
         self._cache: OrderedDict[object, Posting | None] = OrderedDict()
         self._held = 0
-        self._last: _Query | None = None
-        self._kept: _Kept | None = None  # every term's postings, inflated once served (`keep_postings`)
-        self._kept_phrases: _Kept | None = None  # and every stored phrase's
+        self._preloaded: DecodedPostings | None = None  # every term's postings, inflated once warm (`preload`)
+        self._preloaded_phrases: DecodedPostings | None = None  # and every stored phrase's
 
     @classmethod
     def load(cls, db: sqlite3.Connection, weights: Sequence[float], phrases: bool = False) -> Bm25Index:
@@ -123,7 +130,7 @@ class Bm25Index:
         idf: float | np.ndarray = (self.idf(sizes[0]) if len(sizes) == 1
                                    else np.array([self.idf(n) for n in sizes]).repeat(sizes))
         f = self.weights @ tfs.astype(np.float64)  # whole numbers: exact
-        return idf * f * (K1 + 1) / (f + self._k[ids]), tfs[1] > 0
+        return bm25_weight(idf, f, self._k[ids]), tfs[1] > 0
 
     def _remember(self, key: object, value: Posting | None) -> None:
         self._cache[key] = value
@@ -145,7 +152,7 @@ class Bm25Index:
                 cache.move_to_end(t)
                 out[t] = p  # type: ignore[assignment]
         if todo:
-            kept = self._kept
+            kept = self._preloaded
             if kept is not None:
                 decoded = {t: kept.posting(j) for t in todo if (j := kept.at.get(t)) is not None}
             else:
@@ -160,10 +167,10 @@ class Bm25Index:
                 out[t] = p
         return out
 
-    def keep_postings(self) -> None:
+    def preload(self) -> None:
         """Read, inflate and score every term's postings now, and keep them, and the stored
-        phrases' too: a package searched again is being served, and a question's new words
-        are then slices of memory, not rows read, inflated and scored (a sixth of a new
+        phrases' too (a warm package's: `PackageSearcher.warm`): a question's new words are
+        then slices of memory, not rows read, inflated and scored (a sixth of a new
         question's cost). A 2,000-section package's 5,490 terms and 192,000 postings take
         2.6 MB (11 bytes a posting, and the terms' index) and 25 ms, once; its 1,076 phrases
         0.4 MB more. A package of more than MAX_KEPT_POSTINGS or MAX_KEPT_TERMS keeps none,
@@ -179,14 +186,15 @@ class Bm25Index:
         if not sizes:
             return
         wide = self.n > MAX_ID_FOR_U16  # (as the package stores them)
-        self._kept = _Kept.of(terms, ids, sizes, *self._parts(ids, tfs, sizes), wide=wide)
+        self._preloaded = DecodedPostings.of(terms, ids, sizes, *self._parts(ids, tfs, sizes), wide=wide)
         if self.has_phrases:
             held = len(ids)
             found = self._all_rows("SELECT phrase, df, postings FROM bm25_phrases", MAX_KEPT_POSTINGS - held,
                                    MAX_KEPT_TERMS - len(terms))
             if found is not None:
                 phrases, ids, tfs, sizes = found
-                self._kept_phrases = _Kept.of(phrases, ids, sizes, self._phrase_parts(ids, tfs, sizes), None, wide=wide)
+                self._preloaded_phrases = DecodedPostings.of(phrases, ids, sizes, self._phrase_parts(ids, tfs, sizes), None,
+                                                             wide=wide)
 
     def _all_rows(self, sql: str, most: int, rows: int) -> tuple[list[str], np.ndarray, np.ndarray, list[int]] | None:
         """Every row of an index table (key, df, postings), decoded: the keys, and the postings
@@ -242,9 +250,9 @@ class Bm25Index:
         return result
 
     def _stored_phrase(self, tokens: tuple[str, ...]) -> Posting | None:
-        """The phrase's part from `bm25_phrases` (or kept from it: `keep_postings`); None when
+        """The phrase's part from `bm25_phrases` (or preloaded from it: `preload`); None when
         the package does not store the phrase."""
-        phrase, kept = " ".join(tokens), self._kept_phrases
+        phrase, kept = " ".join(tokens), self._preloaded_phrases
         if kept is not None:
             j = kept.at.get(phrase)
             return kept.posting(j) if j is not None else None
@@ -261,42 +269,32 @@ class Bm25Index:
 
         idf = np.array([self.idf(n) for n in sizes]).repeat(sizes)
         f = self.weights @ tfs.astype(np.float64)
-        return idf * ((f * (K1 + 1)) / (f + self._k[ids]))  # type: ignore[no-any-return]
+        return phrase_weight(idf, f, self._k[ids])
 
-    def units(self, words: Sequence[str], phrases: Sequence[str]) -> list[Posting | None]:
-        """Postings of each query unit: quoted words (a word FTS5 splits is a phrase) and phrases."""
-        toks = _unit_tokens((*words, *phrases))
-        singles = [toks[w][0] for w in words if len(toks[w]) == 1]
+    def units(self, query: Query, with_phrases: bool = True) -> list[Posting | None]:
+        """Postings of each query unit: its terms (a term the index splits is a phrase), then
+        its phrases (none when not `with_phrases`)."""
+        toks = query.unit_tokens
+        singles = [toks[w][0] for w in query.terms if len(toks[w]) == 1]
         plist = self.postings(singles) if singles else {}
         out: list[Posting | None] = []
-        for w in words:  # (a word of several tokens is a phrase)
+        for w in query.terms:  # (a word of several tokens is a phrase)
             t = toks[w]
             out.append(plist[t[0]] if len(t) == 1 else self.phrase(w, t) if t else None)
-        out += [self.phrase(p, toks[p]) if toks[p] else None for p in phrases]
+        if with_phrases:
+            for p in query.phrases:
+                text = " ".join(p)
+                out.append(self.phrase(text, toks[text]) if toks[text] else None)
         return out
 
-    def _units_cached(self, words: Sequence[str], phrases: Sequence[str]) -> _Query:
-        # The engine asks for the ranking and then the term statistics of the same query.
-        key = (tuple(words), tuple(phrases))
-        last = self._last
-        if last is not None and last.key == key:
-            return last
-        self._last = _Query(key, self.units(words, phrases))
-        return self._last
-
-    def query(self, words: Sequence[str], phrases: Sequence[str]) -> list[Posting | None]:
-        """The postings of the query's units, words then phrases (the engine asks for the ranking
-        and then the term statistics of the same query: the last one is kept)."""
-        return self._units_cached(words, phrases).units
-
-    def search(self, words: Sequence[str], phrases: Sequence[str], limit: int) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, query: Query, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, BM25 scores; higher is better), best first, ties by id: FTS5's ranking."""
-        found = score_together([(self.n, self.query(words, phrases), ())], limit)
+        found = score_packages([(self.n, self.units(query), ())], limit)
         return found.cid, found.score
 
     def in_titles(self, tokens: Iterable[str], cids: Iterable[int]) -> list[int]:
         """Those of `cids` whose section title holds every one of these index tokens: the
-        only sections whose own heading can hold them all (`pages.heading_matcher`)."""
+        only sections whose own heading can hold them all (`evidence.heading_matcher`)."""
         return self._in_titles(list(self.postings(list(tokens)).values()), cids)
 
     def in_titles_known(self, tokens: Iterable[str], cids: Iterable[int]) -> list[int] | None:
@@ -324,28 +322,21 @@ class Bm25Index:
                 break
         return left
 
-    def frequencies(self, words: Sequence[str]) -> list[int]:
-        """Each query word's document frequency (0: not in the package)."""
-        units = self._word_units(words)
-        return [u.df if u is not None else 0 for u in units]
+    def frequencies(self, query: Query) -> list[int]:
+        """Each query term's document frequency (0: not in the package)."""
+        return [u.df if u is not None else 0 for u in self.units(query, with_phrases=False)]
 
-    def presence(self, words: Sequence[str], weights: Sequence[float]) -> Callable[[np.ndarray], np.ndarray]:
-        """Candidates -> the sum of the weights of the words each contains, added in the
-        words' order (so the same sum, bit for bit, whatever the backend). Every section's
-        sum is taken now, in one pass over the words' postings, and looked up when asked."""
-        return score_together([(self.n, self._word_units(words), weights)], 0).presence_of(0)
-
-    def _word_units(self, words: Sequence[str]) -> list[Posting | None]:
-        last = self._last
-        if last is not None and last.key[0] == tuple(words):
-            return last.units[:len(words)]
-        return self.units(words, ())
+    def matched_idf(self, query: Query, weights: Sequence[float]) -> Callable[[np.ndarray], np.ndarray]:
+        """Candidates -> the sum of the weights of the terms each contains, added in the
+        terms' order (so the same sum, bit for bit, whatever the backend). Every section's
+        sum is taken now, in one pass over the terms' postings, and looked up when asked."""
+        return score_packages([(self.n, self.units(query, with_phrases=False), weights)], 0).matched_idf_of(0)
 
 
 @dataclass(frozen=True)
-class _Kept:
-    """A served package's postings, inflated and scored (`Bm25Index.keep_postings`): each
-    term's (or stored phrase's) are a span of three arrays."""
+class DecodedPostings:
+    """A warm package's postings, inflated and scored (`Bm25Index.preload`): each term's (or
+    stored phrase's) are a span of three arrays."""
 
     at: dict[str, int]  # term -> its place j: its postings are [bounds[j]:bounds[j + 1]] of the arrays
     bounds: array[int]  # (a fifth of a list's memory; its items are ints, as slices want)
@@ -355,7 +346,7 @@ class _Kept:
 
     @classmethod
     def of(cls, keys: list[str], ids: np.ndarray, sizes: list[int], contrib: np.ndarray, in_title: np.ndarray | None,
-           wide: bool) -> _Kept:
+           wide: bool) -> DecodedPostings:
         import numpy as np
 
         return cls(at={key: j for j, key in enumerate(keys)}, bounds=array("q", [0, *np.array(sizes).cumsum().tolist()]),
@@ -368,42 +359,35 @@ class _Kept:
                        in_title=in_title[a:b] if in_title is not None else None)
 
 
-@dataclass(slots=True)
-class _Query:
-    """The last query's units (the engine ranks, then asks for its term statistics)."""
-
-    key: tuple[tuple[str, ...], tuple[str, ...]]
-    units: list[Posting | None]
-
-
 @dataclass
-class Together:
+class PackageScores:
     """BM25 over several packages' indexes at once: each one's best, best first (`row` says
-    whose), and every section's presence sum (`presence_of`)."""
+    whose), and every section's matched IDF (`matched_idf_of`)."""
 
     row: np.ndarray  # which of the packages
     cid: np.ndarray
     score: np.ndarray
-    presence: np.ndarray  # (packages, width): per package and chunk id, the summed weights
+    matched: np.ndarray  # (packages, width): per package and chunk id, the summed weights of its terms
 
-    def presence_of(self, k: int) -> Callable[[np.ndarray], np.ndarray]:
-        """Package k's candidates -> their presence sums (0 for an id the index lacks)."""
-        return functools.partial(self.presence_at, k)
+    def matched_idf_of(self, k: int) -> Callable[[np.ndarray], np.ndarray]:
+        """Package k's candidates -> their matched IDF (0 for an id the index lacks)."""
+        return functools.partial(self.matched_idf_at, k)
 
-    def presence_at(self, rows: np.ndarray | int, candidates: np.ndarray) -> np.ndarray:
+    def matched_idf_at(self, rows: np.ndarray | int, candidates: np.ndarray) -> np.ndarray:
         """Candidates of several packages (each one's row, or one row for all) -> their
-        presence sums (0 for an id the index lacks)."""
+        matched IDF (0 for an id the index lacks)."""
         import numpy as np
 
-        width = self.presence.shape[1]
+        width = self.matched.shape[1]
         inside = (candidates > 0) & (candidates < width)
-        return self.presence[rows, np.where(inside, candidates, 0)]  # type: ignore[no-any-return]  # (column 0 is 0)
+        return self.matched[rows, np.where(inside, candidates, 0)]  # type: ignore[no-any-return]  # (column 0 is 0)
 
 
-def score_together(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence[float]]], limit: int) -> Together:
+def score_packages(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence[float]]], limit: int
+                   ) -> PackageScores:
     """BM25 of one query in several packages at once: each part is a package's chunk count, its
     query units' postings (None: not in the package) and the weight each unit adds to a
-    section's presence sum (missing weights: 0).
+    section's matched IDF (missing weights: 0).
 
     The packages' sums are the rows of one array as wide as the largest package, made by one
     `bincount` over every package's chunk ids (package k's shifted by k rows), in the packages'
@@ -427,27 +411,27 @@ def score_together(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence
         ends.append(len(found))
     cells = len(parts) * width
     grid: np.ndarray
-    presence: np.ndarray
+    matched: np.ndarray
     if found:
         lengths = [len(u.ids) for u in found]
         ids = np.concatenate([u.ids for u in found], dtype=np.intp)
         if len(parts) > 1:
             ids += (np.arange(len(parts)) * width).repeat([sum(lengths[a:b]) for a, b in zip([0, *ends[:-1]], ends, strict=True)])
         grid = np.bincount(ids, weights=np.concatenate([u.contrib for u in found]), minlength=cells)
-        presence = np.bincount(ids, weights=np.array(weights).repeat(lengths), minlength=cells)
+        matched = np.bincount(ids, weights=np.array(weights).repeat(lengths), minlength=cells)
     else:
-        grid = presence = np.zeros(cells)
-    grid, presence = grid.reshape(len(parts), width), presence.reshape(len(parts), width)
+        grid = matched = np.zeros(cells)
+    grid, matched = grid.reshape(len(parts), width), matched.reshape(len(parts), width)
     if limit <= 0:  # (with no score above 0, the steps below find none)
         none = np.zeros(0, dtype=np.int64)
-        return Together(none, none, np.zeros(0), presence)
+        return PackageScores(none, none, np.zeros(0), matched)
     if len(parts) == 1:  # (one row: no rows to sort the best by)
         acc = grid[0]
         kth = np.partition(acc, width - limit)[width - limit] if width > limit else 0.0
         cid = (acc >= kth).nonzero()[0] if kth > 0 else acc.nonzero()[0]
         score = acc[cid]
         best = (-score).argsort(kind="stable")[:limit]  # (ids came ascending: ties keep the lowest first)
-        return Together(np.zeros(len(best), dtype=np.int64), cid[best], score[best], presence)
+        return PackageScores(np.zeros(len(best), dtype=np.int64), cid[best], score[best], matched)
     kth = np.partition(grid, width - limit, axis=1)[:, width - limit] if width > limit else np.zeros(len(parts))
     # (A flat nonzero, split into row and id, is the 2-D one's result at a third of its cost.)
     row, cid = np.divmod(((grid > 0.0) & (grid >= kth[:, None])).ravel().nonzero()[0], width)
@@ -456,4 +440,4 @@ def score_together(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence
     row, cid, score = row[o], cid[o], score[o]
     first = np.searchsorted(row, np.arange(len(parts)))
     keep = np.arange(len(row)) - first[row] < limit
-    return Together(row[keep], cid[keep], score[keep], presence)
+    return PackageScores(row[keep], cid[keep], score[keep], matched)

@@ -1,16 +1,19 @@
 """Cosine search over packages' vectors: each package's held as one float32 matrix per
-process, several packages' stacked into one for a search over them all (`Stack`), and the
-cosines turned into z-scores per package (`standardise`)."""
+process, several packages' stacked into one for a search over them all (`VectorStack`), and
+the cosines turned into z-scores per package (`standardise`, `DenseHits`).
+"""
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from ._memo import LastMade
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..embed.model import Embedder
     from ..package.reader import Package
 
 
@@ -63,7 +66,7 @@ class VectorIndex:
         return idx[np.argsort(-scores[idx])]
 
 
-class Stack:
+class VectorStack:
     """Several packages' vectors as one matrix, so that one product scores them all.
 
     A search over many packages multiplies their matrices in a helper thread while it ranks
@@ -118,44 +121,43 @@ class Stack:
         rows = np.arange(n)[:, None]  # (indexing as `take_along_axis` does, without its Python steps)
         return part[rows, np.argsort(-grid[rows, part], axis=1)]
 
-    def tops(self, scores: np.ndarray, k: int) -> list[Top]:
-        """Each package's spread of `scores` (`standardise`), its `k` best rows, their chunk ids
-        and z-scores, and its best score: all packages' in a few array steps, not a few each."""
+    def top_k_per_package(self, scores: np.ndarray, k: int) -> list[PackageTop]:
+        """Each package's statistics of `scores` (`standardise`), its `k` best rows, their chunk
+        ids and z-scores, and its best score: all packages' in a few array steps, not a few each."""
         import numpy as np
 
-        spreads, s = _standardised(scores, self.cuts)
-        best = self._best(scores, k)
-        if not best.shape[1]:
+        stats, s = _standardised(scores, self.cuts)
+        rows_of = self._best(scores, k)
+        if not rows_of.shape[1]:
             empty = np.zeros(0, dtype=np.int64)
-            return [Top(spread, empty, empty, np.zeros(0), 0.0, first)
-                    for spread, first in zip(spreads, self.firsts, strict=True)]
-        at = np.minimum(np.array([a for a, _ in self.cuts])[:, None] + best, max(len(scores) - 1, 0))
-        z = s[at] / np.array([spread.scale for spread in spreads])[:, None]
-        ids = best + np.array([f or 0 for f in self.firsts])[:, None]
-        peaks = scores[at[:, 0]].tolist()
+            return [PackageTop(st, empty, empty, np.zeros(0), 0.0, first) for st, first in zip(stats, self.firsts, strict=True)]
+        at = np.minimum(np.array([a for a, _ in self.cuts])[:, None] + rows_of, max(len(scores) - 1, 0))
+        z = s[at] / np.array([st.scale for st in stats])[:, None]
+        ids = rows_of + np.array([f or 0 for f in self.firsts])[:, None]
+        best = scores[at[:, 0]].tolist()
         out = []
-        for p, (spread, (a, b), first) in enumerate(zip(spreads, self.cuts, self.firsts, strict=True)):
+        for p, (st, (a, b), first) in enumerate(zip(stats, self.cuts, self.firsts, strict=True)):
             m = min(k, b - a)
-            rows = best[p, :m]
-            out.append(Top(spread, rows, ids[p, :m] if first is not None else self._ids[p][rows], z[p, :m],
-                           peaks[p] if m else 0.0, first))
+            rows = rows_of[p, :m]
+            out.append(PackageTop(st, rows, ids[p, :m] if first is not None else self._ids[p][rows], z[p, :m],
+                                  best[p] if m else 0.0, first))
         return out
 
 
 @dataclass(slots=True)
-class Top:
-    """One package's part of a stack's cosines (`Stack.tops`)."""
+class PackageTop:
+    """One package's part of a stack's cosines (`VectorStack.top_k_per_package`)."""
 
-    spread: Spread
+    stats: CosineStats
     rows: np.ndarray  # its best rows, best first
     ids: np.ndarray  # their chunk ids
-    z: np.ndarray  # their z-scores (meaningless where the spread is not usable)
-    peak: float  # its best cosine
+    z: np.ndarray  # their z-scores (meaningless where the statistics are not usable)
+    best_cosine: float
     first: int | None  # its vectors' first chunk id (`VectorIndex.first`)
 
 
 @dataclass(frozen=True)
-class Spread:
+class CosineStats:
     """One package's cosines with a query as deviations from their mean, and the scale that
     makes them z-scores (its deviation; 1.0 where there are none: not `usable`). A search
     reads the z-scores of a hundred rows of thousands, so they are divided out when read."""
@@ -172,7 +174,7 @@ class Spread:
         return float(self.dev[row]) / self.scale
 
 
-def standardise(scores: np.ndarray, cuts: list[tuple[int, int]]) -> list[Spread]:
+def standardise(scores: np.ndarray, cuts: list[tuple[int, int]]) -> list[CosineStats]:
     """Each segment of `scores` as deviations from its mean and its scale (float64), and whether
     they are usable: a segment whose mean or deviation is not finite (NaN in a hostile
     package's vectors) or whose cosines are all alike gives none. All segments in a handful of
@@ -180,14 +182,14 @@ def standardise(scores: np.ndarray, cuts: list[tuple[int, int]]) -> list[Spread]
     return _standardised(scores, cuts)[0]
 
 
-def _standardised(scores: np.ndarray, cuts: list[tuple[int, int]]) -> tuple[list[Spread], np.ndarray]:
-    """`standardise`, and the deviations of all segments as one array (each spread's are a
+def _standardised(scores: np.ndarray, cuts: list[tuple[int, int]]) -> tuple[list[CosineStats], np.ndarray]:
+    """`standardise`, and the deviations of all segments as one array (each segment's are a
     view of it)."""
     import numpy as np
 
     s = scores.astype(np.float64)
     live = [(a, b) for a, b in cuts if b > a]  # the segments cover `scores`, end to end
-    found: dict[tuple[int, int], Spread] = {}
+    found: dict[tuple[int, int], CosineStats] = {}
     if live:
         starts, sizes = [a for a, _ in live], np.array([b - a for a, b in live])
         with np.errstate(invalid="ignore", over="ignore"):  # non-finite sums: not usable, no warning
@@ -196,20 +198,44 @@ def _standardised(scores: np.ndarray, cuts: list[tuple[int, int]]) -> tuple[list
             std = np.sqrt(np.add.reduceat(s * s, starts) / sizes)
             usable = np.isfinite(mean) & np.isfinite(std) & (std > 1e-9) & (sizes > 1)
         scale = np.where(usable, std, 1.0).tolist()
-        found = {(a, b): Spread(s[a:b], k, ok) for (a, b), k, ok in zip(live, scale, usable.tolist(), strict=True)}
-    return [found.get((a, b), Spread(s[a:b], 1.0, False)) for a, b in cuts], s
+        found = {(a, b): CosineStats(s[a:b], k, ok) for (a, b), k, ok in zip(live, scale, usable.tolist(), strict=True)}
+    return [found.get((a, b), CosineStats(s[a:b], 1.0, False)) for a, b in cuts], s
 
 
-_last: tuple[list[VectorIndex], Stack] | None = None
-_lock = threading.Lock()
+# The stack of the last set of packages searched.
+stacked: LastMade[VectorIndex, VectorStack] = LastMade(VectorStack)
 
 
-def stacked(indexes: list[VectorIndex]) -> Stack:
-    """The stack of these packages' vectors: the last one made, if it was of these."""
-    global _last
-    with _lock:
-        last = _last
-        # (The last stack's indexes are held, so their ids cannot be reused by others.)
-        if last is None or [id(i) for i in last[0]] != [id(i) for i in indexes]:
-            last = _last = (list(indexes), Stack(indexes))
-        return last[1]
+class DenseHits:
+    """One package's cosines with the query, as z-scores within this query's distribution over
+    the package (`standardise`): a search asks for the best ones (`top`) and then for a few
+    more (`z_of`). Not `usable`: no z-scores at all."""
+
+    def __init__(self, index: VectorIndex, stats: CosineStats, model: Embedder, best_cosine: float, first: int | None,
+                 top: tuple[int, np.ndarray, np.ndarray] | None = None) -> None:
+        self.stats, self.usable, self.index = stats, stats.usable, index
+        self.first = first  # (`index.first`, known)
+        self.model, self.best_cosine = model, best_cosine  # what made the cosines, and the best of them
+        self._top = top  # (k, chunk ids, z) of the k best cosines, best first, when a stack found them
+
+    def top(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, z) of the `k` best cosines, best first."""
+        if not self.usable:
+            rows = self.stats.dev[:0].astype("int64")
+        elif self._top is not None and k == self._top[0]:
+            return self._top[1:]
+        else:
+            rows = self.index.top_rows(self.stats.z(), k)
+        ids = rows + self.first if self.first is not None else self.index.ids[rows]
+        return ids, self.stats.z(rows)
+
+    def z_of(self, cid: int) -> float | None:
+        """The section's z (None: it has no vector, or there are no z-scores)."""
+        if not self.usable:
+            return None
+        first = self.first
+        if first is not None:  # the usual package: a section's row is its id less the first
+            row = cid - first
+            return self.stats.z_at(row) if 0 <= row < len(self.stats.dev) else None
+        at = int(self.index.positions([cid])[0])
+        return self.stats.z_at(at) if at >= 0 else None

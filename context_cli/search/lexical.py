@@ -1,8 +1,10 @@
-"""BM25 over a package, and the term statistics the verdict needs.
+"""A package's BM25 hits for a query (`LexicalHits`), and the term statistics the verdict needs.
 
-Our packages carry a compact BM25 index (`bm25.py`) scored in numpy; any other package
+Our packages carry a compact BM25 index (`bm25.py`) scored in numpy: all of a search's
+packages that have one are scored together (`scoring.score_lexical`). Any other package
 (Neuledge Context's, older ours, or one whose index fails a check) is ranked by FTS5's
-`bm25()`. Both give the same ranking: the index reproduces FTS5's terms and formula.
+`bm25()` (`lexical`, `Postings`). Both give the same ranking: the index reproduces FTS5's
+terms and formula.
 """
 
 from __future__ import annotations
@@ -13,15 +15,37 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .fts import build_match, phrases, terms
-
 if TYPE_CHECKING:
     import numpy as np
 
-    from .bm25 import Bm25Index, Together
+    from .bm25 import Bm25Index, PackageScores
+    from .query import Query
 
 # bm25() column weights: doc_title, section_title, content (tuned with bench/retrieval.py).
 WEIGHTS = (5.0, 10.0, 1.0)
+
+
+@dataclass
+class LexicalHits:
+    """One package's BM25 answer to a query: its best sections (`ids`, `scores`, best first)
+    and, known before the candidates are, each query term's IDF in the package, the terms it
+    lacks, and every section's matched IDF (the summed IDF of the terms it holds)."""
+
+    ids: np.ndarray  # int64 chunk ids
+    scores: np.ndarray  # float64
+    idf: dict[str, float]
+    missing: list[str]
+    matched_idf: Callable[[np.ndarray], np.ndarray]  # chunk ids -> their matched IDF
+    scored: tuple[PackageScores, int] | None = None  # where `matched_idf` comes from: row k of packages scored together
+
+    def coverage(self, ids: np.ndarray) -> np.ndarray:
+        """Each section's share of the query's IDF mass (0..1)."""
+        import numpy as np
+
+        total = sum(self.idf.values())
+        if total <= 0:
+            return np.zeros(len(ids))
+        return self.matched_idf(ids) / total
 
 
 def search_sql(limit: int) -> str:
@@ -31,41 +55,20 @@ def search_sql(limit: int) -> str:
             f"WHERE chunks_fts MATCH ? ORDER BY score LIMIT {int(limit)}")
 
 
-def lexical(db: sqlite3.Connection, query: str, limit: int = 50,
+def lexical(db: sqlite3.Connection, query: Query, limit: int = 50,
             index: Bm25Index | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(chunk ids, BM25 scores; higher is better), best first: from `index` when given,
-    else from FTS5. The query units are the same either way (`fts.build_match`)."""
+    else from FTS5. The query units are the same either way (`Query.fts_match`)."""
     import numpy as np
 
     if index is not None:
-        ts = terms(query)
-        if ts:
-            return index.search(ts, [" ".join(p) for p in phrases(query)], limit)
+        if query.terms:
+            return index.search(query, limit)
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    match = build_match(query)
-    rows = db.execute(search_sql(limit), (match,)).fetchall() if match is not None else []
+    match = query.fts_match()
+    rows = db.execute(search_sql(limit), (match,)).fetchall() if match is not None and limit > 0 else []
     return (np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows)),
             np.fromiter((-float(r[1]) for r in rows), dtype=np.float64, count=len(rows)))
-
-
-@dataclass
-class QueryTerms:
-    """A query's terms in one package: how rare each is and which sections hold them, known
-    before the candidates are (a search works this out while the cosines are computed)."""
-
-    idf: dict[str, float]
-    missing: list[str]
-    presence: Callable[[np.ndarray], np.ndarray]  # candidates -> the summed IDF of the terms each holds
-    joint: tuple[Together, int] | None = None  # where `presence` comes from: row k of packages scored together
-
-    def coverage(self, candidates: np.ndarray) -> np.ndarray:
-        """Each candidate's share of the query's IDF mass (0..1)."""
-        import numpy as np
-
-        total = sum(self.idf.values())
-        if total <= 0:
-            return np.zeros(len(candidates))
-        return self.presence(candidates) / total
 
 
 class Postings:
@@ -89,16 +92,16 @@ class Postings:
             self._cache[term] = hit
         return hit
 
-    def frequencies(self, words: Sequence[str]) -> list[int]:
-        """Each word's document frequency (the same shape as `Bm25Index.frequencies`)."""
-        return [len(self.get(w)) for w in words]
+    def frequencies(self, query: Query) -> list[int]:
+        """Each term's document frequency (the same shape as `Bm25Index.frequencies`)."""
+        return [len(self.get(w)) for w in query.terms]
 
-    def presence(self, words: Sequence[str], weights: Sequence[float]) -> Callable[[np.ndarray], np.ndarray]:
-        """Candidates -> the weights of the words each contains, summed in the words' order
-        (the same sums as `Bm25Index.presence`): the words' sections are read now."""
+    def matched_idf(self, query: Query, weights: Sequence[float]) -> Callable[[np.ndarray], np.ndarray]:
+        """Candidates -> the weights of the terms each contains, summed in the terms' order
+        (the same sums as `Bm25Index.matched_idf`): the terms' sections are read now."""
         import numpy as np
 
-        held = [(have, weight) for have, weight in zip(map(self.get, words), weights, strict=True) if have]
+        held = [(have, weight) for have, weight in zip(map(self.get, query.terms), weights, strict=True) if have]
 
         def covered(candidates: np.ndarray) -> np.ndarray:
             acc = np.zeros(len(candidates))
@@ -110,10 +113,11 @@ class Postings:
         return covered
 
 
-def query_terms(postings: Postings | Bm25Index, query: str) -> QueryTerms:
-    words = terms(query)
-    idf, missing = term_weights(postings.n, words, postings.frequencies(words))
-    return QueryTerms(idf=idf, missing=missing, presence=postings.presence(words, list(idf.values())))
+def term_statistics(postings: Postings | Bm25Index, query: Query, top: tuple[np.ndarray, np.ndarray]) -> LexicalHits:
+    """The package's hits `top`, with each term's IDF in it, its missing terms and every
+    section's matched IDF, from `postings`."""
+    idf, missing = term_weights(postings.n, query.terms, postings.frequencies(query))
+    return LexicalHits(top[0], top[1], idf, missing, postings.matched_idf(query, list(idf.values())))
 
 
 def term_weights(n: int, words: Sequence[str], dfs: Sequence[int]) -> tuple[dict[str, float], list[str]]:

@@ -20,7 +20,7 @@ MAX_QUERY_CHARS = 10_000
 class RankingParams:
     """The tunables of a search; the defaults are what the answers are made with."""
 
-    # Fusion (`joint.fuse`): BM25 scaled by the query's best BM25 score, mixed with the cosine
+    # Fusion (`candidates.fuse_rankings`): BM25 scaled by the query's best BM25 score, mixed with the cosine
     # z-score capped at `z_cap` and scaled by it (chosen with bench/retrieval.py over RRF).
     lexical_weight: float = 0.7  # BM25's share of a section both rankings found
     z_cap: float = 6.0  # a cosine z-score counts up to this
@@ -29,8 +29,8 @@ class RankingParams:
     page_pool: int = 3  # x the candidates judged per package: how many get page evidence
     judged: int = 30  # candidates judged (signals, may enter the pack), shared among the packages
     min_judged_per_package: int = 8  # ... but at least this many per package
-    more_pages: int = 10  # pages past the judged whose best section is judged too (`pages.more_pages`)
-    # Page evidence (`pages.page_scores`; chosen with bench/retrieval.py on the tuning sets).
+    more_pages: int = 10  # pages past the judged whose best section is judged too (`rank.more_pages`)
+    # Page evidence (`rank.page_scores`; chosen with bench/retrieval.py on the tuning sets).
     next_sections: tuple[float, ...] = (0.25, 0.1)  # weights of a page's 2nd and 3rd best sections
     title_weight: float = 0.4  # weight of the share of the query's IDF its title and path carry
     # A section whose own heading is exactly the query's terms gains this (the django set;
@@ -60,3 +60,6 @@ class SearchOptions:
     limit: int = DEFAULT_LIMIT
     mode: str = "hybrid"  # hybrid | lexical | dense (the last two for benchmarks)
     params: RankingParams = field(default_factory=lambda: DEFAULT_PARAMS)
+    # A caller that serves many questions (the MCP server, the registry's pages) makes each
+    # package warm first (`PackageSearcher.warm`): read once, then no section map per question.
+    warm: bool = False

@@ -1,4 +1,6 @@
-"""Fit ranked sections into a token budget.
+"""Fit ranked sections into a token budget: plan the pack from the ranking's sizes (`plan`),
+read the text of the sections it takes (`read_sections`), pack them (`pack`) and lay them
+out in reading order (`reading_order`).
 
 Unlike a loop that stops at the first section that does not fit, a section that does not
 fit is skipped and the next one tried; an oversized top section is trimmed at a paragraph
@@ -11,11 +13,18 @@ column: a package could declare one token for megabytes of text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..document import estimate_tokens
+from ..document import Chunk, estimate_tokens
+from .answer import Page
+from .verdict import Signals, judge
+
+if TYPE_CHECKING:
+    from .query import Query
+    from .rank import Ranking
+    from .run import SearchRun
 
 MAX_PER_PAGE = 3
 TRIM_NOTE = "\n\n[… trimmed to fit the token budget]"
@@ -50,6 +59,59 @@ def pack(ranked: Iterable[Candidate], budget: int, limit: int) -> list[Candidate
     merged = merge_neighbours(chosen)
     # Merging adds a heading line per absorbed section; never let that break the budget.
     return merged if sum(c.tokens for c in merged) <= budget else chosen
+
+
+def plan(ranking: Ranking, budget: int, limit: int) -> list[int] | None:
+    """The ranks of the sections the pack takes, planned from their sizes alone (`choose`
+    reads the ranking until one rule stops it, usually all of it); None when the first must
+    be trimmed, which needs its text."""
+    labels = [pq.label for pq in ranking.candidates.packages] if ranking.candidates is not None else []
+    package, path = ranking.column("package"), ranking.column("path")
+    tokens = [(c + 3) // 4 for c in ranking.column("chars")]  # its text's tokens, as `estimate_tokens` counts them
+    trimmed = False
+
+    def needs_text(k: int, budget: int) -> None:
+        nonlocal trimmed
+        trimmed = True
+
+    ranks = choose(range(len(ranking)), budget, limit, size=tokens.__getitem__,
+                   page=lambda k: (labels[package[k]], path[k]), shrink=needs_text)
+    return None if trimmed else ranks
+
+
+def read_sections(ranking: Ranking, ranks: Sequence[int], query: Query, run: SearchRun) -> list[Candidate]:
+    """The sections ranked `ranks` with their text and verdict (one query per package), in
+    that order. A package that fails is dropped from the run; a section that vanished
+    between ranking and reading is left out."""
+    cids, score, coverage = ranking.column("chunk_id"), ranking.column("score"), ranking.column("coverage")
+    package, packages = ranking.column("package"), ranking.candidates.packages if ranking.candidates else []
+    by_package: dict[int, list[int]] = {}
+    for k in ranks:
+        by_package.setdefault(package[k], []).append(k)
+    texts: dict[tuple[int, int], Chunk] = {}
+    for p, ks in by_package.items():
+        pq = packages[p]
+        with run.guard(pq):
+            texts.update(((p, cid), c) for cid, c in pq.searcher.texts([cids[k] for k in ks]))
+    n_terms, identifier = len(query.terms), query.identifier
+    out = []
+    for k in ranks:
+        pq = packages[package[k]]
+        c = texts.get((package[k], cids[k]))
+        if c is None:
+            continue
+        assert pq.lexical is not None
+        signals = Signals(
+            coverage=coverage[k], z=pq.dense.z_of(cids[k]) if pq.dense is not None else None,
+            missing=pq.lexical.missing, n_terms=n_terms,
+            exact_phrase=bool(identifier and (identifier in c.content or identifier in c.section_title)),
+        )
+        out.append(Candidate(
+            library=pq.label, chunk_id=cids[k], doc_path=c.doc_path, doc_title=c.doc_title,
+            section_title=c.section_title, content=c.content, tokens=c.tokens, url=c.url,
+            score=score[k], verdict=judge(signals), signals=signals.as_dict(),
+        ))
+    return out
 
 
 def choose(ranked: Iterable[T], budget: int, limit: int, size: Callable[[T], int], page: Callable[[T], Hashable],
@@ -142,3 +204,18 @@ def merge_neighbours(chosen: list[Candidate]) -> list[Candidate]:
 
 def _with_heading(c: Candidate, heading: bool) -> str:
     return f"## {c.section_title}\n\n{c.content}" if heading else c.content
+
+
+def reading_order(chosen: list[Candidate]) -> list[tuple[Candidate, Page]]:
+    """The packed sections grouped by page: pages in the order of their best section, and a
+    page's sections in the order the page has them, so an agent reads coherent excerpts."""
+    pages: dict[tuple[str, str], list[Candidate]] = {}
+    for c in chosen:
+        pages.setdefault((c.library, c.doc_path), []).append(c)
+    out: list[tuple[Candidate, Page]] = []
+    for rank, sections in enumerate(pages.values(), start=1):
+        first = sections[0]
+        url = first.url.split("#", 1)[0] if first.url else None
+        page = Page(rank=rank, title=first.doc_title, source=first.doc_path, url=url)
+        out.extend((c, page) for c in sorted(sections, key=lambda c: c.chunk_id))
+    return out

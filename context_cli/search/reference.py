@@ -1,10 +1,11 @@
 """The ranking's rules in plain Python: the statement that the array code must equal.
 
-Not on the query path. `joint.fuse` and `joint.order` do the same over every package's
-candidates at once, as arrays; `tests/test_search_joint.py` holds them to `reference_rank`
-to the bit (hypothesis draws ties, shared chunks and shared pages), and bench/dump_answers.py
-holds the whole search to its dumped answers. docs/search.md says the same in prose: a change
-to the ranking changes this module and that page first, and the array code follows.
+Not on the query path. `candidates.fuse_rankings` and `rank.rank_candidates` do the same over
+every package's candidates at once, as arrays; `tests/test_search_rank.py` holds them to
+`reference_rank` to the bit (hypothesis draws ties, shared chunks and shared pages, and the
+parameters), and bench/dump_answers.py holds the whole search to its dumped answers.
+docs/search.md says the same in prose: a change to the ranking changes this module and that
+page first, and the array code follows. Each rule here has its namesake there.
 
 Each package comes as a dict of what the search knows of it before the final order:
 

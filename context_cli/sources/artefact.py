@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 import shutil
 import tempfile
@@ -28,6 +27,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import requests
 
+from ..environment import HEX_URL, MAVEN_SEARCH_URL, MAVEN_URL, NPM_REGISTRY_URL, PYPI_URL
 from ..errors import SourceError
 from ..retry import RetryPolicy, send
 from .archive import extract
@@ -35,13 +35,9 @@ from .base import Fetched
 from .folder import DOC_SUFFIXES
 from .transfer import IDENTITY, TransferError, describe_error, download_deadline, read_body
 
-DEFAULT_URLS = {
-    "npm": ("CONTEXT_NPM_REGISTRY_URL", "https://registry.npmjs.org"),
-    "pypi": ("CONTEXT_PYPI_URL", "https://pypi.org"),
-    "maven": ("CONTEXT_MAVEN_URL", "https://repo1.maven.org/maven2"),
-    "maven_search": ("CONTEXT_MAVEN_SEARCH_URL", "https://search.maven.org"),
-    "hex": ("CONTEXT_HEX_URL", "https://hex.pm"),
-}
+URL_VARIABLES = {"npm": NPM_REGISTRY_URL, "pypi": PYPI_URL, "maven": MAVEN_URL, "maven_search": MAVEN_SEARCH_URL,
+                 "hex": HEX_URL}  # each one's default is the public registry's URL
+DEFAULT_URLS = {kind: (v.name, v.default) for kind, v in URL_VARIABLES.items()}
 USER_AGENT = "context-docs/0.1 (documentation packages for coding agents)"
 _HEADERS = {"User-Agent": USER_AGENT}
 ATTEMPTS = 4  # one try and three retries on 5xx, 429 and network errors
@@ -66,8 +62,8 @@ _VERSION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+!-]{0,63}\Z")
 
 def base_url(kind: str, override: str | None = None) -> str:
     """The base URL for `kind` (npm, pypi, maven, maven_search, hex): override, env, default."""
-    env, default = DEFAULT_URLS[kind]
-    return (override or os.environ.get(env) or default).rstrip("/")
+    variable = URL_VARIABLES[kind]
+    return (override or variable.value() or variable.default).rstrip("/")
 
 
 def http_get(url: str, *, what: str, not_found: str, stream: bool = False,

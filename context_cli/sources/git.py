@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from ..environment import GIT_ALLOW_PROTOCOL
 from ..errors import SourceError, redact
 from ..versions import VERSION_RE, is_prerelease, version_key
 from .base import Fetched, SourceOptions
@@ -350,7 +351,7 @@ def untrusted_config() -> list[str]:
     (plus what CONTEXT_GIT_ALLOW_PROTOCOL adds, e.g. `file` for tests serving snapshots through
     `url.<folder>.insteadOf`), no redirects (each hop would need the guard's check), no hooks,
     no submodules."""
-    extra = [p for p in os.environ.get("CONTEXT_GIT_ALLOW_PROTOCOL", "").split(":") if re.fullmatch(r"[a-z+]+", p)]
+    extra = [p for p in (GIT_ALLOW_PROTOCOL.value() or "").split(":") if re.fullmatch(r"[a-z+]+", p)]
     opts = ["protocol.allow=never", "http.followRedirects=false", "core.hooksPath=/dev/null",
             "submodule.recurse=false", "fetch.recurseSubmodules=false",
             *(f"protocol.{p}.allow=always" for p in ("https", "git", *extra))]

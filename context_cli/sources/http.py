@@ -11,7 +11,6 @@ Read timeouts are not retried: a server that is too slow once is usually slow ag
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from dataclasses import dataclass, field, replace
@@ -21,6 +20,7 @@ from urllib.robotparser import RobotFileParser
 
 import requests
 
+from ..environment import HTTP_BACKOFF, HTTP_RETRIES, HTTP_TIMEOUT, Variable
 from ..errors import SourceError, clip
 from ..retry import RetryPolicy, send
 from ..version import __version__
@@ -57,11 +57,11 @@ class HttpOptions:
     def from_env(cls, **overrides: object) -> HttpOptions:
         """Defaults, then CONTEXT_HTTP_TIMEOUT / _RETRIES / _BACKOFF, then `overrides`."""
         env: dict[str, object] = {}
-        if (t := _env_number("CONTEXT_HTTP_TIMEOUT")) is not None:
+        if (t := _env_number(HTTP_TIMEOUT)) is not None:
             env["connect_timeout"] = env["read_timeout"] = t
-        if (r := _env_number("CONTEXT_HTTP_RETRIES")) is not None:
+        if (r := _env_number(HTTP_RETRIES)) is not None:
             env["retries"] = int(r)
-        if (b := _env_number("CONTEXT_HTTP_BACKOFF")) is not None:
+        if (b := _env_number(HTTP_BACKOFF)) is not None:
             env["backoff"] = b
         env.update({k: v for k, v in overrides.items() if v is not None})
         return replace(cls(), **env)  # type: ignore[arg-type]
@@ -310,13 +310,13 @@ def _check_length(url: str, resp: requests.Response, limit: int) -> None:
         raise FetchError(url, f"larger than {_mb(limit)} ({_mb(length)}); not fetched")
 
 
-def _env_number(name: str) -> float | None:
+def _env_number(variable: Variable) -> float | None:
     """A number from the environment, ASCII only (`CONTEXT_HTTP_TIMEOUT=²` is an error)."""
-    value = os.environ.get(name, "").strip()
+    value = (variable.value() or "").strip()
     if not value:
         return None
     if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", value):
-        raise SourceError(f"{name}={clip(value, 20)!r} is not a number of seconds or tries")
+        raise SourceError(f"{variable.name}={clip(value, 20)!r} is not a number of seconds or tries")
     return float(value)
 
 

@@ -17,6 +17,8 @@ import subprocess
 import tempfile
 import threading
 
+from ..environment import BROWSER
+
 CANDIDATES = ("chromium", "chromium-browser", "/usr/bin/chromium", "/usr/lib/chromium/chromium")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -36,7 +38,7 @@ _CHALLENGE = re.compile(
 
 def find_browser() -> str | None:
     """The installed Chromium, or None. `CONTEXT_BROWSER` names another binary (or `none`)."""
-    env = os.environ.get("CONTEXT_BROWSER", "").strip()
+    env = (BROWSER.value() or "").strip()
     if env:
         return None if env.lower() == "none" else shutil.which(env)
     for name in CANDIDATES:

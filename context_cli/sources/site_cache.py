@@ -23,11 +23,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..document import Block, Document
+from ..environment import WEB_CACHE_MB
 from ..errors import SourceError
 from ..version import __version__
 
 MAX_MB = 256
-BOUND_ENV = "CONTEXT_WEB_CACHE_MB"
 
 
 @dataclass
@@ -122,9 +122,9 @@ class PageCache:
 
 def bound() -> int:
     """The cache's bound in bytes: `CONTEXT_WEB_CACHE_MB` megabytes, else 256 MB."""
-    raw = os.environ.get(BOUND_ENV, "").strip()
+    raw = (WEB_CACHE_MB.value() or "").strip()
     if raw and not re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,6})?", raw):
-        raise SourceError(f"{BOUND_ENV}={raw[:20]!r} is not a number of megabytes")
+        raise SourceError(f"{WEB_CACHE_MB.name}={raw[:20]!r} is not a number of megabytes")
     return int((float(raw) if raw else MAX_MB) * 1024 * 1024)
 
 

@@ -25,7 +25,6 @@ Errors are `TransferError`, one short line without the URL; callers add what and
 from __future__ import annotations
 
 import http.client
-import os
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -34,12 +33,13 @@ from urllib.parse import unquote, urlsplit
 
 import requests
 
+from ..environment import DOWNLOAD_DEADLINE, DOWNLOAD_MIN_RATE, DOWNLOAD_SLOW_SECONDS
 from ..errors import ContextError, clip
 
 IDENTITY = {"Accept-Encoding": "identity"}
-DEADLINE_ENV, DEFAULT_DEADLINE = "CONTEXT_DOWNLOAD_DEADLINE", 900  # seconds for one whole download
-MIN_RATE_ENV, DEFAULT_MIN_RATE = "CONTEXT_DOWNLOAD_MIN_RATE", 1024  # bytes a second, judged per window
-SLOW_ENV, DEFAULT_SLOW_SECONDS = "CONTEXT_DOWNLOAD_SLOW_SECONDS", 30  # the window
+DEFAULT_DEADLINE = 900  # seconds for one whole download
+DEFAULT_MIN_RATE = 1024  # bytes a second, judged per window
+DEFAULT_SLOW_SECONDS = 30  # the window
 _CHUNK = 64 * 1024
 _MAX_DIGITS = 19  # anything longer is not a size we would accept anyway
 
@@ -94,13 +94,13 @@ def content_length(resp: requests.Response) -> int | None:
 
 def download_deadline() -> float:
     """Seconds one whole download may take (`CONTEXT_DOWNLOAD_DEADLINE` overrides)."""
-    return float(header_int(os.environ.get(DEADLINE_ENV)) or DEFAULT_DEADLINE)
+    return float(header_int(DOWNLOAD_DEADLINE.value()) or DEFAULT_DEADLINE)
 
 
 def min_rate() -> tuple[int, float]:
     """(bytes a second, over how many seconds) below which a transfer is stalled; rate 0: never."""
-    rate = header_int(os.environ.get(MIN_RATE_ENV))
-    seconds = header_int(os.environ.get(SLOW_ENV))
+    rate = header_int(DOWNLOAD_MIN_RATE.value())
+    seconds = header_int(DOWNLOAD_SLOW_SECONDS.value())
     return (DEFAULT_MIN_RATE if rate is None else rate), float(seconds or DEFAULT_SLOW_SECONDS)
 
 
@@ -141,7 +141,7 @@ def read_body(resp: requests.Response, *, limit: int, deadline: float | None = N
         if rate and now - mark >= window:
             if total - marked < rate * (now - mark):
                 raise TransferError(f"slower than {rate} bytes a second for {now - mark:.0f} s ({total - marked} "
-                                    f"bytes); stopped (set {MIN_RATE_ENV} to allow slower links, 0 for any)")
+                                    f"bytes); stopped (set {DOWNLOAD_MIN_RATE.name} to allow slower links, 0 for any)")
             mark, marked = now, total
         try:
             data = read1(chunk, decode_content=decode) if read1 else raw.read(chunk, decode_content=decode)

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from ..environment import DEBUG
 from ..version import __version__
 
 # command name -> "module:function" (modules under context_cli.surfaces); a new command is one
@@ -128,7 +129,7 @@ def main() -> None:
             _quick_exit(e.code)
         raise
     except Exception as e:  # noqa: BLE001 - a bug still gets one line, unless debugging
-        if os.environ.get("CONTEXT_DEBUG"):
+        if DEBUG.value():
             raise
         from ..errors import clip
         from .render import echo

@@ -118,7 +118,7 @@ def describe_source(meta: dict[str, str]) -> str:
 def _search_mode(inst: Installed) -> tuple[str, str | None]:
     """How a search of this package will run here, and why not hybrid: a missing embedding
     model must be impossible to miss, since search still works (lexically) without it."""
-    from ..search.index import open_searchable
+    from ..search.searcher import open_searcher
 
-    s = open_searchable(inst)
+    s = open_searcher(inst)
     return ("hybrid", None) if s.dense() is not None else ("lexical", s.note)

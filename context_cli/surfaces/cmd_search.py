@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -65,7 +66,7 @@ def search(topic: str | None, libs: tuple[str, ...], budget: int, limit: int, fm
     packages = select_packages(store, libs, project_scope(store, project, no_project))
     opts = SearchOptions(budget=budget, limit=limit, mode=mode)
     if batch is not None:
-        run_batch(batch, packages, opts)
+        run_batch(batch, packages, replace(opts, warm=True))  # many questions: read each package once
         return
     if not topic:
         raise click.UsageError("give a TOPIC, or --batch FILE")

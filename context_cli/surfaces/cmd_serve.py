@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from ..environment import MCP_TOKEN
 from .project import project_options, project_scope
 
 
@@ -19,7 +20,7 @@ from .project import project_options, project_scope
 @click.option("--libs", "libs", multiple=True, metavar="SPEC...",
               help="Pin the session to these packages (name or name@version; several after one --libs, "
                    "comma-separated or repeated) and hide the registry tools.")
-@click.option("--token", envvar="CONTEXT_MCP_TOKEN", metavar="TOKEN",
+@click.option("--token", envvar=MCP_TOKEN.name, metavar="TOKEN",
               help="With --http: every request must send 'Authorization: Bearer TOKEN' (env CONTEXT_MCP_TOKEN).")
 @click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
               help="With --http: another Host name clients may use (the bound address, and localhost names "

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 
 import click
 
+from ..environment import REGISTRY_URL
 from ..remote.config import URL_ENV, add_server, load_servers, remove_server
 
 
@@ -35,7 +35,7 @@ def add(name: str, url: str, make_default: bool) -> None:
 def list_cmd(as_json: bool) -> None:
     """List the configured servers; the default one is marked."""
     servers = load_servers()
-    override = os.environ.get(URL_ENV, "").strip()
+    override = (REGISTRY_URL.value() or "").strip()
     if as_json:
         click.echo(json.dumps({"servers": [s.as_json() for s in servers],
                                "override": override or None}, indent=2))

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...environment import DEFINITIONS
+
 if TYPE_CHECKING:
     from registry.definitions import Definition
 
-ENV = "CONTEXT_DEFINITIONS"
+ENV = DEFINITIONS.name
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ _cache: dict[tuple[tuple[str, float], ...], Catalogue] = {}
 
 
 def default_paths() -> list[Path]:
-    env = os.environ.get(ENV)
+    env = DEFINITIONS.value()
     if env:
         return [Path(p) for p in env.split(os.pathsep) if p]
     return [shipped()]

@@ -1,4 +1,5 @@
-"""The joint ranking (`search/joint.py`) gives exactly the ranking of the per-section rules.
+"""The ranking over arrays (`candidates.fuse_rankings`, `rank.rank_candidates`) gives exactly
+the ranking of the rules.
 
 The rules are `search/reference.py`, written out plainly, package by package, with dicts and
 sorts (docs/search.md says them in prose). Hypothesis draws rankings with shared chunks, equal
@@ -9,38 +10,47 @@ same candidates in the same order with the same scores, to the bit.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from context_cli.search.joint import Evidence, Found, PackageEvidence, fuse, order, round3
+from context_cli.search.candidates import Candidates, fuse_rankings
 from context_cli.search.options import DEFAULT_PARAMS, RankingParams
+from context_cli.search.rank import rank_candidates, rank_within_group, round3, stable_group_order
 from context_cli.search.reference import reference_rank as oracle
-from context_cli.search.runs import grouped, ranks_in
 
 # --- the same through the arrays -------------------------------------------------------------
 
 
-def joint(packages: list[dict], cap: int, head: int, several: bool, params: RankingParams = DEFAULT_PARAMS
-          ) -> list[tuple[int, int, float]]:
-    found = [Found(np.array([c for c, _ in pk["lex"]], dtype=np.int64), np.array([s for _, s in pk["lex"]]),
-                   np.array([c for c, _ in pk["dense"]], dtype=np.int64), np.array([z for _, z in pk["dense"]]))
-             for pk in packages]
-    fused = fuse(found, cap, params)
-    parts = []
+def with_evidence(c: Candidates, packages: list[dict]) -> Candidates:
+    """The candidates with the evidence the drawn packages give (as `attach_evidence` fills it
+    from real ones): pages numbered within each package, then across them."""
+    page, found, gain, coverage, paths, title = [], [], [], [], [], []
     for p, pk in enumerate(packages):
-        cids = fused.of(p).tolist()
         number: dict[str, int] = {}
-        page = [number.setdefault(pk["path"].get(c, ""), len(number)) for c in cids]
-        parts.append(PackageEvidence(
-            page=np.array(page, dtype=np.int64), found=np.array([c in pk["path"] for c in cids], dtype=bool),
-            chars=np.zeros(len(cids), dtype=np.int64), gain=np.array([pk["gain"].get(c, 0.0) for c in cids]),
-            coverage=np.array([pk["coverage"][c] for c in cids]), paths=list(number),
-            title=np.array([pk["title"].get(path, 0.0) for path in number])))
-    weights = [pk["weight"] for pk in packages] if several else None
-    ranked = order(fused, Evidence.joined(fused, parts), head, weights, params)
-    return list(zip(fused.pkg[ranked.at].tolist(), fused.cid[ranked.at].tolist(), ranked.score.tolist(), strict=True))
+        for cid in c.chunk_ids_of(p).tolist():
+            page.append(len(paths) + number.setdefault(pk["path"].get(cid, ""), len(number)))
+            found.append(cid in pk["path"])
+            gain.append(pk["gain"].get(cid, 0.0))
+            coverage.append(pk["coverage"][cid])
+        paths += list(number)
+        title += [pk["title"].get(path, 0.0) for path in number]
+    return replace(c, page=np.array(page, dtype=np.int64), in_package=np.array(found, dtype=bool),
+                   chars=np.zeros(len(page), dtype=np.int64), coverage=np.array(coverage, dtype=np.float64),
+                   heading_gain=np.array(gain, dtype=np.float64), paths=paths, title_match=np.array(title))
+
+
+def arrays(packages: list[dict], cap: int, head: int, several: bool, params: RankingParams = DEFAULT_PARAMS
+           ) -> list[tuple[int, int, float]]:
+    rankings = [(np.array([c for c, _ in pk["lex"]], dtype=np.int64), np.array([s for _, s in pk["lex"]]),
+                 np.array([c for c, _ in pk["dense"]], dtype=np.int64), np.array([z for _, z in pk["dense"]]))
+                for pk in packages]
+    c = with_evidence(fuse_rankings(rankings, packages, cap, params), packages)
+    ranking = rank_candidates(c, [pk["weight"] for pk in packages] if several else None, head, params)
+    return list(zip(c.package[ranking.rows].tolist(), c.chunk_id[ranking.rows].tolist(), ranking.score.tolist(),
+                    strict=True))
 
 
 # --- the draws -------------------------------------------------------------------------------
@@ -69,7 +79,7 @@ def package(draw: st.DrawFn) -> dict:
 @given(st.lists(package(), min_size=1, max_size=4), st.integers(1, 40), st.integers(1, 12))
 def test_the_arrays_rank_exactly_as_the_rules(packages: list[dict], cap: int, head: int) -> None:
     several = len(packages) > 1
-    expected, got = oracle(packages, cap, head, several), joint(packages, cap, head, several)
+    expected, got = oracle(packages, cap, head, several), arrays(packages, cap, head, several)
     assert [(p, c) for p, c, _ in got] == [(p, c) for p, c, _ in expected]
     assert [s for *_, s in got] == [s for *_, s in expected]  # to the bit
 
@@ -84,28 +94,31 @@ PARAMS = st.builds(RankingParams, lexical_weight=st.sampled_from([0.0, 0.3, 0.7,
 def test_the_arrays_follow_the_rules_whatever_the_parameters(packages: list[dict], cap: int, head: int,
                                                             params: RankingParams) -> None:
     several = len(packages) > 1
-    expected, got = oracle(packages, cap, head, several, params), joint(packages, cap, head, several, params)
+    expected, got = oracle(packages, cap, head, several, params), arrays(packages, cap, head, several, params)
     assert [(p, c) for p, c, _ in got] == [(p, c) for p, c, _ in expected]
     assert [s for *_, s in got] == [s for *_, s in expected]  # to the bit
 
 
-def test_a_package_that_failed_has_no_candidates() -> None:
-    found = [Found(np.array([1, 2]), np.array([2.0, 1.0]), np.zeros(0, dtype=np.int64), np.zeros(0))] * 2
-    fused = fuse(found, 10, DEFAULT_PARAMS)
-    one = PackageEvidence(page=np.zeros(2, dtype=np.int64), found=np.ones(2, dtype=bool), chars=np.full(2, 40),
-                          gain=np.zeros(2), coverage=np.ones(2), paths=["a.md"], title=np.zeros(1))
-    ranked = order(fused, Evidence.joined(fused, [None, one]), 8, [1.0, 1.0], DEFAULT_PARAMS)
-    assert fused.pkg[ranked.at].tolist() == [1, 1] and ranked.path == ["a.md", "a.md"]
-    assert ranked.chars.tolist() == [40, 40]
+def test_a_package_without_candidates_takes_no_place() -> None:
+    """A package whose candidates are left out (it failed while its evidence was read) ranks
+    the others as if it had none."""
+    one = {"lex": [(1, 2.0), (2, 1.0)], "dense": [], "path": {1: "a.md", 2: "a.md"}, "title": {}, "gain": {},
+           "coverage": {1: 1.0, 2: 1.0}, "weight": 1.0}
+    none = {**one, "lex": []}
+    both = arrays([one, one], 10, 8, True)
+    assert arrays([none, one], 10, 8, True) == [(p, c, s) for p, c, s in both if p == 1]
+    c = with_evidence(fuse_rankings([(np.array([1, 2]), np.array([2.0, 1.0]), np.zeros(0, dtype=np.int64),
+                                      np.zeros(0))] * 2, [one, one], 10, DEFAULT_PARAMS), [one, one])
+    assert c.rows_of([1]).tolist() == [2, 3] and c.chunk_ids_of(1).tolist() == [1, 2]
 
 
 def test_grouping_keeps_the_order_within_a_key() -> None:
     keys = np.array([2, 0, 2, 1, 0])
-    assert grouped(keys).tolist() == [1, 4, 3, 0, 2]
-    assert grouped(keys, np.array([4, 3, 2, 1, 0])).tolist() == [4, 1, 3, 2, 0]
-    assert grouped(keys, np.array([3, 1]), groups=1).tolist() == [3, 1]  # one key: nothing to sort
+    assert stable_group_order(keys).tolist() == [1, 4, 3, 0, 2]
+    assert stable_group_order(keys, np.array([4, 3, 2, 1, 0])).tolist() == [4, 1, 3, 2, 0]
+    assert stable_group_order(keys, np.array([3, 1]), groups=1).tolist() == [3, 1]  # one key: nothing to sort
     by_key = np.array([0, 0, 1, 2, 2, 2])
-    assert ranks_in(by_key, np.bincount(by_key)).tolist() == [0, 1, 0, 0, 1, 2]
+    assert rank_within_group(by_key, np.bincount(by_key)).tolist() == [0, 1, 0, 0, 1, 2]
 
 
 def test_a_cut_keeps_the_first_found_among_equal_scores() -> None:
@@ -115,10 +128,10 @@ def test_a_cut_keeps_the_first_found_among_equal_scores() -> None:
              "title": {}, "gain": {}, "coverage": dict.fromkeys(range(1, 61), 1.0), "weight": 1.0}
     for packages in ([alike], [alike, alike, alike]):
         several = len(packages) > 1
-        assert joint(packages, 30, 30, several) == oracle(packages, 30, 30, several)
-        fused = fuse([Found(np.arange(1, 61), np.ones(60), np.zeros(0, dtype=np.int64), np.zeros(0))] * len(packages), 30,
-                     DEFAULT_PARAMS)
-        assert fused.of(0).tolist() == list(range(1, 31))
+        assert arrays(packages, 30, 30, several) == oracle(packages, 30, 30, several)
+        fused = fuse_rankings([(np.arange(1, 61), np.ones(60), np.zeros(0, dtype=np.int64), np.zeros(0))] * len(packages),
+                              packages, 30, DEFAULT_PARAMS)
+        assert fused.chunk_ids_of(0).tolist() == list(range(1, 31))
 
 
 def test_round3_is_pythons_round_to_the_bit():

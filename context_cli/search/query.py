@@ -1,0 +1,191 @@
+"""The question, parsed once: what every later step of a search reads of it.
+
+The user's text never reaches FTS5 as syntax: it is split into terms the way the
+`unicode61` tokenizer splits (letters and digits; `_`, `-`, `.` separate), each term is
+double-quoted, and terms are OR-ed so a natural-language question still finds the
+sections that cover most of it (BM25 ranks by how much they cover). Identifiers that
+the tokenizer splits (`ERR_REQUIRE_ESM`, `foo.bar`) also add their quoted phrase, so the
+exact sequence ranks first.
+
+A search makes one `Query` (`Query.parse`) and, per package, the question as that package
+sees it (`without_library`); every step reads its fields instead of splitting the text again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
+from itertools import chain
+from types import MappingProxyType
+
+from ..errors import ContextError
+from ..package.bm25 import MAX_SPLIT_PARTS
+from .options import MAX_QUERY_CHARS
+
+MAX_TERMS = 32
+MAX_TERM_CHARS = 64
+MAX_PHRASES = 8
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_WORD = re.compile(r"\S+")
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$.:-]*[\w$]\Z")
+_DEFINITION = re.compile(r"^\s*(what\s+(is|are|does)|what's|whats|define)\b|\b(meaning|definition|stands?\s+for)\b",
+                         re.IGNORECASE)
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers him his how i if in into is it its itself just me more
+most my no nor not now of off on once only or other our ours out over own same she should so
+some such than that the their theirs them then there these they this those through to too
+under until up very was we were what when where which while who whom why will with would you
+your yours yourself use using used want way get gets make need needs example examples
+just really also able actually instead kind thing things something anything everything somehow
+always still already lot lots bunch stuff please possible proper properly correct correctly
+""".split())
+
+
+class EmptyQuery(ContextError):
+    """A query with nothing to search for."""
+
+
+def words(text: str) -> list[str]:
+    """Every lowercase term of the text, stopwords included, as the tokenizer splits it."""
+    return _words(_TOKEN.findall(text))
+
+
+def _words(tokens: list[str]) -> list[str]:
+    return [t.lower() for t in tokens if len(t) <= MAX_TERM_CHARS]
+
+
+def terms(text: str) -> list[str]:
+    """Distinct lowercase search terms, stopwords dropped (unless nothing else is left)."""
+    return _terms(words(text))
+
+
+def _terms(words: list[str]) -> list[str]:
+    kept = [t for t in words if t not in STOPWORDS] or words
+    return list(dict.fromkeys(kept))[:MAX_TERMS]
+
+
+def phrases(text: str) -> list[tuple[str, ...]]:
+    """Words of the text that the tokenizer would split into several terms."""
+    out = []
+    for word in text.split():  # (what `\S+` finds: both split at str.isspace)
+        if word.isalnum() or (word[:-1].isalnum() and not word[-1].isalnum()):  # one token ("word", "word?")
+            continue
+        parts = tuple(map(str.lower, _TOKEN.findall(word)))
+        if 1 < len(parts) <= MAX_SPLIT_PARTS:
+            out.append(parts)
+    return out[:MAX_PHRASES]
+
+
+def check_text(text: str, what: str) -> None:
+    """Refuse text that is not valid Unicode (a lone surrogate from a JSON `\\ud800` escape):
+    it cannot be encoded into any answer, so it gets one clear error instead."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ContextError(f"{what} is not valid text (it contains a lone surrogate)") from None
+
+
+@dataclass(frozen=True)
+class Stems:
+    """A query's words as index tokens (what titles and headings are matched against): each
+    term's, every word's (stopwords too), and the terms' together."""
+
+    per_term: Mapping[str, frozenset[str]]
+    every: frozenset[str]
+    terms: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Query:
+    """A question: its text and what the search reads of it.
+
+    `terms` are what BM25 ranks by, `phrases` the split identifiers it also looks for, and
+    `words` every word (stopwords too: a heading may hold nothing else). `identifier` (the
+    whole question is one, `max_tokens`) and `asks_definition` ("what is X") are what the
+    question asks; they stay the whole question's in `without_library`.
+    """
+
+    text: str
+    words: tuple[str, ...]
+    terms: tuple[str, ...]
+    phrases: tuple[tuple[str, ...], ...]
+    identifier: str | None
+    asks_definition: bool
+    tokens: frozenset[str] = field(default=frozenset(), repr=False)  # every token, lower-cased (for library names)
+
+    @classmethod
+    def parse(cls, text: str) -> Query:
+        """The question in `text`, cut at MAX_QUERY_CHARS. Raises EmptyQuery for blank text and
+        ContextError for text that is not valid Unicode."""
+        if not isinstance(text, str) or not text.strip():
+            raise EmptyQuery("the query is empty; ask a question or name an API")
+        check_text(text, "the query")
+        return cls.of(text[:MAX_QUERY_CHARS])
+
+    @classmethod
+    def of(cls, text: str) -> Query:
+        """The question in `text` as it is (no checks: `parse` is for what a user typed)."""
+        stripped, tokens = text.strip(), _TOKEN.findall(text)
+        every = _words(tokens)
+        return cls(text=text, words=tuple(every), terms=tuple(_terms(every)), phrases=tuple(phrases(text)),
+                   identifier=stripped if _IDENTIFIER.match(stripped) else None,
+                   asks_definition=_DEFINITION.search(text) is not None, tokens=frozenset(map(str.lower, tokens)))
+
+    def without_library(self, name: str) -> Query:
+        """The question without the words that only name the library searched ("dark mode in
+        tailwind" over `tailwindcss`): every page of a library's docs is about it, so its name
+        only pulls in the pages that repeat it most (installation and framework guides). A word
+        counts as the name when it is the whole name or a prefix of at least half of it and 4
+        letters (separators ignored: `tailwind`, `next` for nextjs; not `tail`); the question is
+        kept whole when nothing else would be left."""
+        forms = _name_forms(name)
+        if forms.isdisjoint(self.tokens):  # the common case, once per package searched
+            return self
+        kept = " ".join(w for w in _WORD.findall(self.text)
+                        if not all(t.lower() in forms for t in _TOKEN.findall(w) or [w]))
+        if not terms(kept):
+            return self
+        return replace(Query.of(kept), identifier=self.identifier, asks_definition=self.asks_definition)
+
+    def fts_match(self) -> str | None:
+        """The FTS5 MATCH expression: every term and phrase quoted, OR-ed (None: no terms)."""
+        if not self.terms:
+            return None
+        return " OR ".join([*map(_quote, self.terms), *(_quote(" ".join(p)) for p in self.phrases)])
+
+    @cached_property
+    def unit_tokens(self) -> Mapping[str, tuple[str, ...]]:
+        """Each word's (terms among them) and each phrase's (its words joined by a space) index
+        tokens, stemmed once per query: BM25's units (a term the index splits into several
+        tokens is a phrase), and what titles and headings are matched against (`stems`)."""
+        from ..package.bm25 import stemmer
+
+        return MappingProxyType(stemmer().tokens((*self.words, *(" ".join(p) for p in self.phrases))))
+
+    @cached_property
+    def stems(self) -> Stems:
+        """The query's words as index tokens."""
+        tokens = self.unit_tokens
+        per_term = {t: frozenset(tokens[t]) for t in self.terms}
+        return Stems(per_term=MappingProxyType(per_term), every=frozenset(chain.from_iterable(map(tokens.__getitem__, self.words))),
+                     terms=frozenset(chain.from_iterable(per_term.values())))
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+@lru_cache(maxsize=1024)  # a package's name, asked of every question
+def _name_forms(name: str) -> frozenset[str]:
+    """The words that name a library: its name as one word (separators ignored), and each
+    prefix of that of at least half of it and 4 letters."""
+    whole = "".join(_TOKEN.findall(name.lower()))
+    if not whole:
+        return frozenset()
+    least = max(4, (len(whole) + 1) // 2)
+    return frozenset((whole, *(whole[:k] for k in range(least, len(whole)))))

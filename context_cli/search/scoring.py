@@ -1,0 +1,127 @@
+"""Every package's scores for a query: BM25 (`score_lexical`) and cosine z-scores
+(`start_dense`), the first two steps of a search, each run once for all its packages.
+
+BM25: the packages with our index are scored in one pass over all their postings
+(`bm25.score_packages`), the others as FTS5 ranks them. Cosines: with many vectors they run
+in a helper thread (a matrix product releases the GIL) while this thread ranks by BM25; on a
+second core they cost no time. A package that fails in either is dropped from the run.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .dense import DenseHits, stacked, standardise
+from .lexical import LexicalHits, term_weights
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .bm25 import Posting
+    from .options import RankingParams
+    from .query import Query
+    from .run import PackageQuery, SearchRun
+    from .searcher import PackageSearcher
+
+
+def score_lexical(run: SearchRun, mode: str, pool: int) -> None:
+    """Every live package's `lexical` hits for its question: those with our index scored
+    together, in one pass over all their postings, the others as FTS5 ranks them (nothing
+    ranked in dense mode, but the term statistics still made)."""
+    from .bm25 import score_packages
+
+    ours: list[tuple[PackageQuery, int, list[Posting | None]]] = []
+    for pq in run.live():
+        with run.guard(pq):
+            found = pq.searcher.bm25_postings(pq.query, with_phrases=mode != "dense")
+            if found is not None:
+                ours.append((pq, *found))
+            else:
+                pq.lexical = pq.searcher.fts_hits(pq.query, pool if mode != "dense" else 0)
+    if not ours:
+        return
+    weights = [term_weights(n, pq.query.terms, [u.df if u is not None else 0 for u in units[:len(pq.query.terms)]])
+               for pq, n, units in ours]
+    scores = score_packages([(n, units, list(idf.values())) for (_, n, units), (idf, _) in zip(ours, weights, strict=True)],
+                            pool if mode != "dense" else 0)
+    bounds = scores.row.searchsorted(range(len(ours) + 1)).tolist()
+    for k, ((pq, _, _), (idf, missing)) in enumerate(zip(ours, weights, strict=True)):
+        a, b = bounds[k], bounds[k + 1]
+        pq.lexical = LexicalHits(scores.cid[a:b], scores.score[a:b], idf, missing, scores.matched_idf_of(k), (scores, k))
+
+
+def start_dense(query: Query, packages: list[PackageQuery], mode: str, params: RankingParams
+                ) -> Callable[[PackageQuery], DenseHits | None]:
+    """Start every package's cosines with the query; the result gives a package's (None: it
+    is searched lexically), raising what went wrong with it.
+
+    From `params.thread_rows` vectors in all, the packages' matrices are multiplied as one
+    stack in a helper thread; a search that still has packages to load loads them there,
+    one after another, overlapping the BM25 loads. Otherwise each package's are computed
+    when asked."""
+    if mode == "lexical":
+        return lambda pq: None
+    vectors: dict[int, np.ndarray] = {}  # the query's vector, per model
+    rows = [pq.searcher.vector_rows for pq in packages]
+    if None in rows:
+        from .background import Pending, submit
+
+        jobs = {id(pq): Pending(functools.partial(_dense_hits, pq.searcher, query, vectors)) for pq in packages}
+
+        def load_all() -> None:
+            for job in jobs.values():
+                job.run()
+
+        submit(load_all)
+        return lambda pq: jobs[id(pq)]()
+    if sum(r or 0 for r in rows) >= params.thread_rows:
+        stack = _stacked(packages, query, params)
+        if stack is not None:
+            return stack
+    return lambda pq: _dense_hits(pq.searcher, query, vectors)
+
+
+def _stacked(packages: list[PackageQuery], query: Query, params: RankingParams
+             ) -> Callable[[PackageQuery], DenseHits | None] | None:
+    """The loaded packages' cosines as one product in a helper thread (None: their models differ)."""
+    from .background import submit
+
+    dense = [pq.searcher.dense() for pq in packages]
+    models = {id(d[0]): d[0] for d in dense if d is not None}
+    if len(models) != 1:
+        return None
+    (model,) = models.values()
+    stack = stacked([d[1] for d in dense if d is not None])
+    qv = model.encode([query.text])[0].astype("float32")
+
+    pending = submit(lambda: stack.matrix @ qv)  # the one step that releases the GIL throughout
+    pending.begun(params.start_wait_s)
+
+    @functools.cache
+    def hits() -> dict[int, DenseHits | None]:
+        # (A package's best cosines are its best z-scores: they are scaled by its mean and deviation.)
+        found = iter(stack.top_k_per_package(pending(), params.pool))
+        out: dict[int, DenseHits | None] = {}
+        for pq, d in zip(packages, dense, strict=True):
+            top = next(found) if d is not None else None
+            out[id(pq)] = None if d is None or top is None else DenseHits(
+                d[1], top.stats, model, top.best_cosine, top.first, (params.pool, top.ids, top.z))
+        return out
+
+    return lambda pq: hits()[id(pq)]
+
+
+def _dense_hits(s: PackageSearcher, query: Query, vectors: dict[int, np.ndarray]) -> DenseHits | None:
+    """The query's cosine with every section of the package (None: it is searched lexically)."""
+    dense = s.dense()
+    if dense is None:
+        return None
+    model, index = dense
+    qv = vectors.get(id(model))
+    if qv is None:
+        qv = vectors[id(model)] = model.encode([query.text])[0].astype("float32")
+    scores = index.scores(qv)
+    return DenseHits(index, standardise(scores, [(0, len(scores))])[0], model,
+                     float(scores.max()) if len(scores) else 0.0, index.first)

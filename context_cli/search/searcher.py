@@ -1,0 +1,399 @@
+"""Open installed packages for searching, once per process (`open_searcher`).
+
+A long-running MCP server searches the same packages many times: the connection, the
+decoded vector matrix and the embedding model are kept per file (keyed by path, size and
+mtime, so a reinstalled package is reopened). A server also makes each package warm
+(`PackageSearcher.warm`): what new questions would otherwise read row by row is read once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..document import Chunk
+from ..errors import InvalidPackage, ModelUnavailable
+from ..package.bm25 import MalformedIndex
+from ..package.deadline import DEFAULT_DEADLINE_S, LOAD_DEADLINE_S, PackageTooSlow
+from ..package.reader import Package, SectionMap, open_package
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..embed.model import Embedder
+    from ..store.store import Installed
+    from .bm25 import Bm25Index, Posting
+    from .dense import VectorIndex
+    from .lexical import LexicalHits, Postings
+    from .query import Query
+    from .sections import SectionTable
+
+
+# A bad row of our BM25 index met at search time: that package falls back to FTS5.
+INDEX_FAULTS = (MalformedIndex, sqlite3.Error, ValueError, IndexError)
+
+
+@dataclass
+class PackageSearcher:
+    """One open package and what searching it needs, kept per process. It takes its own lock
+    around what it reads and keeps (a server searches from several threads).
+
+    Every read runs under the package's deadline (`deadline()`); a package that runs past
+    it raises PackageTooSlow, which the engine reports as that package skipped. A one-time
+    load (vectors, BM25 index, `warm`) that runs past its limit is not tried again: the
+    package is searched without it, so it never stalls a search twice.
+    """
+
+    pkg: Package
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    note: str | None = None  # why this package is searched lexically only
+    _vectors: VectorIndex | None = None
+    _model: Embedder | None = None
+    _dense_checked: bool = False
+    _postings: Postings | None = None
+    _bm25: Bm25Index | None = None
+    _bm25_checked: bool = False
+    _sections: SectionMap = field(default_factory=lambda: SectionMap({}, {}, {}))
+    _absent: set[int] = field(default_factory=set)
+    _warm_tried: bool = False
+    _table: SectionTable | None = None  # every section's, once warm
+    _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
+    _heading_tokens: dict[int, tuple[frozenset[str], bool]] = field(default_factory=dict)
+    _page_tokens: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return self.pkg.label
+
+    @property
+    def name(self) -> str:
+        return self.pkg.id.name
+
+    @property
+    def is_warm(self) -> bool:
+        """Has `warm` loaded the whole section map (a search then reads no section map)?"""
+        return self._table is not None
+
+    def deadline(self, seconds: float = DEFAULT_DEADLINE_S) -> AbstractContextManager[None]:
+        """`with s.deadline(seconds):` every query on this package in the block aborts once
+        `seconds` have passed, raising PackageTooSlow (a ContextError naming the package)."""
+        return self.pkg.deadline(seconds)
+
+    def warm(self) -> None:
+        """Read, once, what new questions would otherwise read row by row: the map of every
+        section (as one table), every page's token total (for savedPercent) and the BM25
+        postings (`Bm25Index.preload`). For a package that is served: a cold search reads only
+        the hundred sections it ranks. The section map too slow or damaged raises (that
+        search skips the package) and is not tried again; the totals or postings too slow or
+        damaged are left out, and read as before."""
+        if self._warm_tried:  # (every search of a served package asks)
+            return
+        with self.lock:
+            if self._warm_tried:
+                return
+            self._warm_tried = True
+            found = self.pkg.section_map(None)
+            known = self._sections
+            known.pages.update(found.pages)
+            known.titles.update(found.titles)
+            known.chars.update(found.chars)
+            from .sections import SectionTable
+
+            self._table = SectionTable.of(known.pages, known.chars, self._titles_tokens)
+            try:
+                self._page_tokens.update(self.pkg.tokens_per_page(None))
+            except InvalidPackage:  # (too slow)
+                pass
+            try:
+                index = self.bm25
+                if index is not None:
+                    with self.pkg.deadline(LOAD_DEADLINE_S):
+                        index.preload()
+            except (*INDEX_FAULTS, InvalidPackage):
+                pass
+
+    # --- lexical ---------------------------------------------------------------------------
+
+    @property
+    def bm25(self) -> Bm25Index | None:
+        """The package's own BM25 index, or None (searched through FTS5)."""
+        with self.lock:
+            if not self._bm25_checked:
+                if self.pkg.has_bm25:
+                    from .bm25 import Bm25Index
+                    from .lexical import WEIGHTS
+
+                    try:
+                        with self.pkg.deadline(LOAD_DEADLINE_S):
+                            index = Bm25Index.load(self.pkg.db, WEIGHTS, self.pkg.has_bm25_phrases)
+                        self._bm25 = index if index.n >= 1 else None
+                    except PackageTooSlow:
+                        raise
+                    except (*INDEX_FAULTS, InvalidPackage):
+                        self._bm25 = None
+                self._bm25_checked = True
+            return self._bm25
+
+    def bm25_postings(self, query: Query, with_phrases: bool = True) -> tuple[int, list[Posting | None]] | None:
+        """The package's section count and our index's postings of the query's terms, then of
+        its phrases, for scoring with other packages' (`bm25.score_packages`); None: the
+        package is searched through FTS5 (`fts_hits`)."""
+        with self.lock, self.pkg.deadline():
+            index = self.bm25
+            if index is None:
+                return None
+            try:
+                return index.n, index.units(query, with_phrases)
+            except INDEX_FAULTS:
+                self._index_failed()
+                return None
+
+    def fts_hits(self, query: Query, limit: int) -> LexicalHits:
+        """FTS5's BM25 top `limit` (none for 0) and the query's term statistics, for a package
+        without a sound index of ours."""
+        from .lexical import lexical, term_statistics
+
+        with self.lock:
+            with self.pkg.deadline():
+                top = lexical(self.pkg.db, query, limit)
+            with self.pkg.deadline():
+                return term_statistics(self.postings, query, top)
+
+    @property
+    def postings(self) -> Postings | Bm25Index:
+        """Which sections hold each term: our index, else FTS5's (`lexical.Postings`)."""
+        with self.lock:
+            index = self.bm25
+            if index is not None:
+                return index
+            if self._postings is None:
+                from .lexical import Postings
+
+                with self.pkg.deadline():
+                    self._postings = Postings(self.pkg.db)
+            return self._postings
+
+    def lexical(self, query: Query, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """BM25 top `limit` as (chunk ids, scores), best first (our index when the package has
+        a sound one, else FTS5)."""
+        from .lexical import lexical
+
+        with self.lock, self.pkg.deadline():
+            index = self.bm25
+            if index is not None:
+                try:
+                    return lexical(self.pkg.db, query, limit, index)
+                except INDEX_FAULTS:
+                    self._index_failed()
+            return lexical(self.pkg.db, query, limit)
+
+    def query_terms(self, query: Query) -> LexicalHits:
+        """The query's term statistics (no hits), from the same data as `lexical`."""
+        import numpy as np
+
+        from .lexical import term_statistics
+
+        none = (np.zeros(0, dtype=np.int64), np.zeros(0))
+        with self.lock, self.pkg.deadline():
+            try:
+                return term_statistics(self.postings, query, none)
+            except INDEX_FAULTS:
+                if self._bm25 is None:
+                    raise
+                self._index_failed()
+                return term_statistics(self.postings, query, none)
+
+    def _index_failed(self) -> None:
+        """A bad row of our index was met: FTS5 from now on, unless the deadline caused it."""
+        if self.pkg.timed_out:
+            raise PackageTooSlow(f"{self.label}: too slow to search; skipped")
+        self._bm25 = None
+
+    # --- sections ----------------------------------------------------------------------------
+
+    def section_table(self, chunk_ids: np.ndarray) -> SectionTable:
+        """A table of at least these sections (`sections.SectionTable`): every section's once
+        warm, else these, read from the section map (each read once per process)."""
+        with self.lock:
+            if self._table is not None:
+                return self._table
+            from .sections import SectionTable
+
+            cids = chunk_ids.tolist()
+            known = self._sections_of(cids)
+            pages = known.pages
+            return SectionTable.of({cid: pages[cid] for cid in cids if cid in pages}, known.chars, self._titles_tokens)
+
+    def _sections_of(self, cids: Iterable[int]) -> SectionMap:
+        """The page, own title and text length of at least these sections (unknown ids are
+        absent): each read once per process, all of them once warm."""
+        known, absent = self._sections, self._absent
+        if self._table is not None:
+            return known
+        todo = [cid for cid in cids if cid not in known.pages and cid not in absent]
+        if todo:
+            found = self.pkg.section_map(todo)
+            known.pages.update(found.pages)
+            known.titles.update(found.titles)
+            known.chars.update(found.chars)
+            absent.update(cid for cid in todo if cid not in found.pages)  # a vector or index row without a section
+        return known
+
+    def _titles_tokens(self, pages: Iterable[tuple[str, str]]) -> Mapping[str, frozenset[str]]:
+        """Index tokens of pages' titles and path words: a mapping from path that has at least
+        these (path, title) pages, each computed once per page (those new to it stemmed
+        together)."""
+        known = self._title_tokens
+        todo = {path: title for path, title in pages if path not in known}
+        if todo:
+            from ..package.bm25 import stemmer
+            from .evidence import title_words
+
+            words = {path: title_words(title, path) for path, title in todo.items()}
+            stems = stemmer().tokens(w for ws in words.values() for w in ws)
+            for path, ws in words.items():
+                known[path] = frozenset(t for w in ws for t in stems[w])
+        return known
+
+    def heading_tokens(self, cids: Iterable[int], need: frozenset[str]) -> Mapping[int, tuple[frozenset[str], bool]]:
+        """Index tokens of sections' own headings (a breadcrumb's last part, without a "(part
+        n)" suffix) and whether each holds an identifier (`from_queryset`): a mapping that has
+        at least those of `cids` whose heading may hold every token of `need`, each computed
+        once per section (those new to it stemmed together). A section left out cannot: its
+        title lacks one of them, as the BM25 index says without reading the title (without an
+        index, every section is computed)."""
+        with self.lock:
+            known = self._heading_tokens
+            todo = [cid for cid in cids if cid not in known] if need else []
+            if todo:
+                todo = self.in_titles(need, todo)
+            if todo:
+                from ..package.bm25 import stemmer
+                from .evidence import heading_words
+
+                titles = self._sections_of(todo).titles
+                words = {cid: heading_words(titles.get(cid, "")) for cid in todo}
+                stems = stemmer().tokens(w for ws in words.values() for w in ws)
+                for cid, ws in words.items():
+                    known[cid] = (frozenset(t for w in ws for t in stems[w]), any("_" in w for w in ws))
+            return known
+
+    def in_titles(self, tokens: frozenset[str], cids: list[int]) -> list[int]:
+        """Those of `cids` whose title may hold all these index tokens (all of them, without an
+        index): the only ones whose heading can."""
+        with self.lock:
+            index = self._bm25
+            if index is not None:
+                known = index.in_titles_known(tokens, cids)  # (the search has just looked the tokens up: no query)
+                if known is not None:
+                    return known
+            with self.pkg.deadline():
+                index = self.bm25
+                if index is None:
+                    return cids
+                try:
+                    return index.in_titles(tokens, cids)
+                except INDEX_FAULTS:
+                    self._index_failed()
+                    return cids
+
+    def texts(self, ids: list[int]) -> list[tuple[int, Chunk]]:
+        """(chunk id, section) for these ids, in id order."""
+        with self.lock:
+            return self.pkg.chunks(ids)
+
+    def page_tokens(self, doc_paths: list[str]) -> int:
+        """Tokens of these pages read whole (for savedPercent), each page's total read once
+        per process (all of them at once for a warm package)."""
+        with self.lock:
+            totals = self._page_tokens
+            todo = {p for p in doc_paths if p not in totals}
+            if todo:
+                found = self.pkg.tokens_per_page(todo)
+                totals.update((p, found.get(p, 0)) for p in todo)
+            return sum(totals[p] for p in set(doc_paths))
+
+    # --- vectors -----------------------------------------------------------------------------
+
+    @property
+    def vector_rows(self) -> int | None:
+        """How many vectors a search multiplies (0: searched lexically; None: not loaded yet)."""
+        if not self._dense_checked:
+            return None
+        return len(self._vectors.ids) if self._vectors is not None and self._model is not None else 0
+
+    def dense(self) -> tuple[Embedder, VectorIndex] | None:
+        """The package's model and vectors, or None (with `note` saying why)."""
+        if not self._dense_checked:
+            try:
+                self._load_dense()
+            except PackageTooSlow:  # tried once: that search skips the package, later ones search it lexically
+                self.note = "its vectors took too long to load; searched lexically"
+                raise
+            finally:
+                self._dense_checked = True
+        if self._model is None or self._vectors is None:
+            return None
+        return self._model, self._vectors
+
+    def _load_dense(self) -> None:
+        meta = self.pkg.meta
+        if not self.pkg.has_vectors:
+            self.note = "no vectors in this package; searched lexically"
+            return
+        name = meta.get("embedding_model", "")
+        try:
+            from ..embed.model import find_model
+
+            model = find_model(name, meta.get("embedding_fingerprint"))
+        except (ModelUnavailable, OSError, ValueError) as e:
+            model, self.note = None, f"searched lexically only: embedding model {name!r} unavailable ({e})"
+        if model is None:
+            self.note = self.note or (f"searched lexically only: embedding model {name!r} is not on this machine "
+                                      "(set CONTEXT_EMBED_MODEL to its folder or hub id)")
+            return
+        from .dense import VectorIndex
+
+        try:
+            with self.lock:
+                index = VectorIndex.load(self.pkg)
+        except PackageTooSlow:
+            raise
+        except InvalidPackage as e:
+            self.note = f"vectors unusable ({e}); searched lexically"
+            return
+        if index.matrix.shape[1] != model.dim:
+            self.note = f"vectors do not match model {name!r}; searched lexically"
+            return
+        self._model, self._vectors = model, index
+
+
+_CACHE: dict[Path, tuple[tuple[int, int], PackageSearcher]] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def open_searcher(installed: Installed) -> PackageSearcher:
+    """The package's searcher, opened once per process (again when its file has changed)."""
+    path = installed.path
+    st = path.stat()
+    key = (st.st_size, st.st_mtime_ns)
+    with _CACHE_LOCK:
+        hit = _CACHE.get(path)
+        if hit and hit[0] == key:
+            return hit[1]
+        pkg = open_package(path, registry=installed.id.registry)
+        s = PackageSearcher(pkg)  # a replaced entry is left to the GC: another thread may hold it
+        _CACHE[path] = (key, s)
+        return s
+
+
+def clear_cache() -> None:
+    with _CACHE_LOCK:
+        for _, s in _CACHE.values():
+            s.pkg.close()
+        _CACHE.clear()

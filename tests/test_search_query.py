@@ -1,0 +1,35 @@
+"""A question is parsed once (`Query`): its fields are the tokenizer's rules, whatever the text."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from context_cli.search.query import MAX_PHRASES, MAX_TERM_CHARS, MAX_TERMS, STOPWORDS, Query
+
+TOKEN = re.compile(r"[^\W_]+")
+PIECES = st.sampled_from(list("abcXYZ09_-.?!'\" éİ\u0301\u00a0日本") + ["max_tokens", "how ", "the ", "a" * 70])
+TEXT = st.lists(PIECES, max_size=40).map("".join) | st.text(max_size=80)
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXT)
+def test_a_query_holds_the_tokenizers_words_terms_and_phrases(text: str) -> None:
+    q = Query.of(text)
+    words = [t.lower() for t in TOKEN.findall(text) if len(t) <= MAX_TERM_CHARS]
+    assert list(q.words) == words
+    kept = [t for t in words if t not in STOPWORDS] or words
+    assert list(q.terms) == list(dict.fromkeys(kept))[:MAX_TERMS]
+    split = [tuple(t.lower() for t in TOKEN.findall(w)) for w in text.split()]
+    assert list(q.phrases) == [p for p in split if 1 < len(p) <= 8][:MAX_PHRASES]
+    assert q.tokens == {t.lower() for t in TOKEN.findall(text)}
+
+
+def test_what_a_question_asks_is_the_whole_questions() -> None:
+    q = Query.of("what is tailwind spacing")
+    alone = q.without_library("tailwindcss")
+    assert alone.text == "what is spacing" and alone.asks_definition and alone.terms == ("spacing",)
+    assert Query.of("max_tokens").identifier == "max_tokens" and Query.of("what is max_tokens").identifier is None
+    assert q.without_library("django") is q  # (not named: the same question)
