@@ -65,6 +65,7 @@ class PackageSearcher:
     _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
     _heading_tokens: dict[int, tuple[frozenset[str], bool]] = field(default_factory=dict)
     _page_tokens: dict[str, int] = field(default_factory=dict)
+    _page_kinds: Mapping[str, str] | None = None
 
     @property
     def label(self) -> str:
@@ -301,6 +302,20 @@ class PackageSearcher:
                 except INDEX_FAULTS:
                     self._index_failed()
                     return cids
+
+    def page_kinds(self) -> Mapping[str, str]:
+        """Path -> kind of each page that is not a guide (release notes, API reference), read
+        once per process; none for a package without our pages table, or one that cannot be
+        read (its pages are then all weighed as guides)."""
+        with self.lock:
+            if self._page_kinds is None:
+                try:
+                    self._page_kinds = {p.doc_path: p.kind for p in self.pkg.pages() if p.kind != "guide"}
+                except PackageTooSlow:
+                    raise
+                except (InvalidPackage, sqlite3.Error):
+                    self._page_kinds = {}
+            return self._page_kinds
 
     def texts(self, ids: list[int]) -> list[tuple[int, Chunk]]:
         """(chunk id, section) for these ids, in id order."""
