@@ -27,7 +27,7 @@ from context_cli.search.reference import reference_rank as oracle
 def with_evidence(c: Candidates, packages: list[dict]) -> Candidates:
     """The candidates with the evidence the drawn packages give (as `attach_evidence` fills it
     from real ones): pages numbered within each package, then across them."""
-    page, found, gain, coverage, paths, title = [], [], [], [], [], []
+    page, found, gain, coverage, paths, title, kind = [], [], [], [], [], [], []
     for p, pk in enumerate(packages):
         number: dict[str, int] = {}
         for cid in c.chunk_ids_of(p).tolist():
@@ -37,9 +37,11 @@ def with_evidence(c: Candidates, packages: list[dict]) -> Candidates:
             coverage.append(pk["coverage"][cid])
         paths += list(number)
         title += [pk["title"].get(path, 0.0) for path in number]
+        kind += [pk.get("kind", {}).get(path, 1.0) for path in number]
     return replace(c, page=np.array(page, dtype=np.int64), in_package=np.array(found, dtype=bool),
                    chars=np.zeros(len(page), dtype=np.int64), coverage=np.array(coverage, dtype=np.float64),
-                   heading_gain=np.array(gain, dtype=np.float64), paths=paths, title_match=np.array(title))
+                   heading_gain=np.array(gain, dtype=np.float64), paths=paths, title_match=np.array(title),
+                   page_weight=np.array(kind, dtype=np.float64))
 
 
 def arrays(packages: list[dict], cap: int, head: int, several: bool, params: RankingParams = DEFAULT_PARAMS
@@ -70,6 +72,7 @@ def package(draw: st.DrawFn) -> dict:
     path = {c: draw(st.sampled_from(paths)) for c in every if draw(st.integers(0, 9))}  # a few have no section
     return {"lex": lex, "dense": dense, "path": path,
             "title": {p: draw(st.sampled_from([0.0, 0.25, 1.0])) for p in paths},
+            "kind": {p: draw(st.sampled_from([1.0, 1.0, 0.5, 0.0])) for p in paths},
             "gain": {c: draw(st.sampled_from([0.0, 0.0, 0.3, 1.5])) for c in every},
             "coverage": {c: draw(st.sampled_from([0.0, 0.1235, 0.5, 0.6665, 1.0])) for c in every},
             "weight": draw(st.sampled_from([1.0, 0.5, math.exp(-0.3)]))}

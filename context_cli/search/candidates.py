@@ -49,6 +49,7 @@ class Candidates:
     heading_gain: np.ndarray = field(default=None)  # type: ignore[arg-type]  # float64 (`evidence.heading_matcher`)
     paths: list[str] = field(default_factory=list)  # per page
     title_match: np.ndarray = field(default=None)  # type: ignore[arg-type]  # float64 per page (`evidence.title_matcher`)
+    page_weight: np.ndarray | None = None  # float64 per page: its kind's weight (`reference.page_kind_weight`)
 
     def chunk_ids_of(self, p: int) -> np.ndarray:
         """Package `p`'s candidates' chunk ids."""
@@ -139,34 +140,41 @@ def fuse_rankings(rankings: Sequence[Rankings], packages: Sequence[Any], cap: in
 def attach_evidence(c: Candidates, run: SearchRun, params: RankingParams) -> Candidates:
     """The candidates with what their packages say of them: each package's section table
     (`PackageSearcher.section_table`: all its sections when warm, these when cold), heading
-    gains and title matcher, then every candidate's page and size looked up at once. The
-    rows of a package that fails are left out (it is dropped from the run)."""
+    gains, title matcher and pages' kinds, then every candidate's page and size looked up at
+    once. The rows of a package that fails are left out (it is dropped from the run)."""
     import numpy as np
 
     from .evidence import title_matcher
+    from .reference import page_kind_weight
     from .sections import no_sections, section_tables
 
     gain = np.zeros(len(c.chunk_id))
-    tables, matchers = [], []
+    tables, matchers, kinds = [], [], []
     for p, pq in enumerate(c.packages):
         a, b = c.bounds[p], c.bounds[p + 1]
-        table, match = no_sections(), None
+        table, match, kind = no_sections(), None, {}
         with run.guard(pq):
             table = pq.searcher.section_table(c.chunk_id[a:b])
             _heading_gains(pq.searcher, pq.query, c.chunk_id[a:b], gain[a:b], params)
+            kind = pq.searcher.page_kinds()
             match = title_matcher(pq.lexical.idf, pq.query.stems.per_term)
         tables.append(table if match is not None else no_sections())
         matchers.append(match)
+        kinds.append(kind)
     every = section_tables(tables)
     page, found, chars = every.lookup(c.package, c.chunk_id)
-    title = np.zeros(len(every.paths))
-    tokens, owner = every.tokens, every.owner
+    title, weight = np.zeros(len(every.paths)), np.ones(len(every.paths))
+    tokens, owner, paths = every.tokens, every.owner, every.paths
     for at in set(page.tolist()):
         match = matchers[owner[at]]
         if match is not None and (value := match(tokens[at])):  # (most pages: none of the query's words)
             title[at] = value
+        kind = kinds[owner[at]].get(paths[at])
+        if kind is not None:  # (a guide)
+            q = c.packages[owner[at]].query
+            weight[at] = page_kind_weight(kind, q.asks_changes, q.names_symbol, params)
     out = replace(c, page=page, in_package=found, chars=chars, coverage=_coverage(c), heading_gain=gain,
-                  paths=every.paths, title_match=title)
+                  paths=every.paths, title_match=title, page_weight=weight)
     failed = [p for p, match in enumerate(matchers) if match is None]
     return out if not failed else _without(out, failed)
 

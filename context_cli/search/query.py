@@ -32,6 +32,14 @@ _WORD = re.compile(r"\S+")
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$.:-]*[\w$]\Z")
 _DEFINITION = re.compile(r"^\s*(what\s+(is|are|does)|what's|whats|define)\b|\b(meaning|definition|stands?\s+for)\b",
                          re.IGNORECASE)
+# Words of a question about versions or changes, which release notes answer (the words after
+# "upgrad" were added on the anthropic set, whose release-note questions ask when a model
+# launched or a feature became available).
+_CHANGES = re.compile(r"\b(?:releas\w*|changelog|changes|changed|new in|what's new|versions?|deprecat\w*|removed|"
+                      r"upgrad\w*|migrat\w*|\d+\.\d+|when (?:did|was|were|will)|available|launch\w*|introduc\w*|"
+                      r"date)\b", re.IGNORECASE)
+# A word written as code names a symbol: snake_case, camelCase, dotted, called, or in backticks.
+_SYMBOL = re.compile(r"`[^`\s]+`|\b[A-Za-z]\w*_\w+|\b[a-z]+[A-Z]\w*|\b(?!e\.g\b|i\.e\b)[A-Za-z]\w*\.[A-Za-z_]\w*|\b\w+\(\)")
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being
@@ -106,7 +114,8 @@ class Query:
 
     `terms` are what BM25 ranks by, `phrases` the split identifiers it also looks for, and
     `words` every word (stopwords too: a heading may hold nothing else). `identifier` (the
-    whole question is one, `max_tokens`) and `asks_definition` ("what is X") are what the
+    whole question is one, `max_tokens`), `asks_definition` ("what is X"), `asks_changes`
+    (about versions or changes) and `names_symbol` (a word written as code) are what the
     question asks; they stay the whole question's in `without_library`.
     """
 
@@ -116,6 +125,8 @@ class Query:
     phrases: tuple[tuple[str, ...], ...]
     identifier: str | None
     asks_definition: bool
+    asks_changes: bool = False
+    names_symbol: bool = False
     tokens: frozenset[str] = field(default=frozenset(), repr=False)  # every token, lower-cased (for library names)
 
     @classmethod
@@ -134,7 +145,8 @@ class Query:
         every = _words(tokens)
         return cls(text=text, words=tuple(every), terms=tuple(_terms(every)), phrases=tuple(phrases(text)),
                    identifier=stripped if _IDENTIFIER.match(stripped) else None,
-                   asks_definition=_DEFINITION.search(text) is not None, tokens=frozenset(map(str.lower, tokens)))
+                   asks_definition=_DEFINITION.search(text) is not None, asks_changes=_CHANGES.search(text) is not None,
+                   names_symbol=_SYMBOL.search(text) is not None, tokens=frozenset(map(str.lower, tokens)))
 
     def without_library(self, name: str) -> Query:
         """The question without the words that only name the library searched ("dark mode in
@@ -150,7 +162,8 @@ class Query:
                         if not all(t.lower() in forms for t in _TOKEN.findall(w) or [w]))
         if not terms(kept):
             return self
-        return replace(Query.of(kept), identifier=self.identifier, asks_definition=self.asks_definition)
+        return replace(Query.of(kept), identifier=self.identifier, asks_definition=self.asks_definition,
+                       asks_changes=self.asks_changes, names_symbol=self.names_symbol)
 
     def fts_match(self) -> str | None:
         """The FTS5 MATCH expression: every term and phrase quoted, OR-ed (None: no terms)."""
