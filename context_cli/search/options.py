@@ -45,6 +45,12 @@ class RankingParams:
     # Across packages, each package's scores are weighed by exp(package_prior x (its best
     # cosine - the best package's)) (bench/retrieval.py --together: 2 to 7 all gain).
     package_prior: float = 3.0
+    # ... and by exp(its log-weight - the best package's) from what it is (`prior.log_weights`): a
+    # package the question names gains `name_prior`, and each gains `vocabulary_prior` x how much
+    # likelier the question's terms are in its sections than in the others' (bench/retrieval.py
+    # --together and crosslib without a library).
+    name_prior: float = 3.0
+    vocabulary_prior: float = 0.75
     # Speed, not ranking: from this many vectors in all, the cosines run in a helper thread
     # while this one ranks by BM25 (below, the hand-over costs more than it hides), and how
     # long a search waits for the helper to take its product (`background.Pending.begun`).

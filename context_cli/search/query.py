@@ -165,6 +165,10 @@ class Query:
         return replace(Query.of(kept), identifier=self.identifier, asks_definition=self.asks_definition,
                        asks_changes=self.asks_changes, names_symbol=self.names_symbol)
 
+    def names_library(self, name: str) -> bool:
+        """Does the question name the library `name` (as `without_library` reads a name)?"""
+        return not _name_forms(name).isdisjoint(self.tokens)
+
     def fts_match(self) -> str | None:
         """The FTS5 MATCH expression: every term and phrase quoted, OR-ed (None: no terms)."""
         if not self.terms:

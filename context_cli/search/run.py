@@ -38,6 +38,7 @@ class PackageQuery:
     searcher: PackageSearcher
     query: Query
     label: str  # the package's name@version
+    named: bool = False  # the question names the package (`Query.names_library`)
     lexical: LexicalHits | None = None  # `scoring.score_lexical`
     dense: DenseHits | None = None  # `scoring.start_dense` (None: searched lexically)
     mode: str | None = None  # hybrid | lexical | dense | skipped, once known
@@ -59,7 +60,8 @@ class SearchRun:
 
     @classmethod
     def of(cls, searchers: Iterable[PackageSearcher], query: Query) -> SearchRun:
-        return cls([PackageQuery(p, s, query.without_library(s.name), s.label) for p, s in enumerate(searchers)])
+        return cls([PackageQuery(p, s, query.without_library(s.name), s.label, query.names_library(s.name))
+                    for p, s in enumerate(searchers)])
 
     @classmethod
     def open(cls, installed: Iterable[Installed], query: Query, warm: bool = False) -> SearchRun:

