@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .lexical import LexicalHits, Postings
     from .query import Query
     from .sections import SectionTable
+    from .spelling import Vocabulary
 
 
 # A bad row of our BM25 index met at search time: that package falls back to FTS5.
@@ -68,6 +69,7 @@ class PackageSearcher:
     _page_tokens: dict[str, int] = field(default_factory=dict)
     _page_kinds: Mapping[str, str] | None = None
     _mean_tokens: float | None = None
+    _vocabulary: Vocabulary | None = None
 
     @property
     def label(self) -> str:
@@ -318,6 +320,20 @@ class PackageSearcher:
                 except (InvalidPackage, sqlite3.Error):
                     self._page_kinds = {}
             return self._page_kinds
+
+    def vocabulary(self) -> Vocabulary | None:
+        """The package's terms and their section counts, for spelling corrections
+        (`spelling.Vocabulary`), read once per process from our BM25 index's terms (22 ms to
+        index Django's 6,792); None without our index."""
+        with self.lock:
+            if self._vocabulary is None and self.bm25 is not None:
+                from .spelling import Vocabulary
+
+                with self.pkg.deadline(LOAD_DEADLINE_S):
+                    rows = self.pkg.db.execute("SELECT term, df FROM bm25_terms").fetchall()
+                self._vocabulary = Vocabulary.of((str(t), int(df)) for t, df in rows if isinstance(t, str)
+                                                 and isinstance(df, int))
+            return self._vocabulary
 
     def mean_section_tokens(self) -> float | None:
         """Tokens of the package's mean section, read once per process (our packages' covering
