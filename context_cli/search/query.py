@@ -165,6 +165,13 @@ class Query:
         return replace(Query.of(kept), identifier=self.identifier, asks_definition=self.asks_definition,
                        asks_changes=self.asks_changes, names_symbol=self.names_symbol)
 
+    def with_words(self, extra: list[str]) -> Query:
+        """The question with these words searched too (spelling corrections beside the words
+        they correct); what it asks stays the whole question's."""
+        return replace(Query.of(f"{self.text} {' '.join(extra)}"), identifier=self.identifier,
+                       asks_definition=self.asks_definition, asks_changes=self.asks_changes,
+                       names_symbol=self.names_symbol)
+
     def names_library(self, name: str) -> bool:
         """Does the question name the library `name` (as `without_library` reads a name)?"""
         return not _name_forms(name).isdisjoint(self.tokens)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from .dense import DenseHits, stacked, standardise
 from .lexical import LexicalHits, term_weights
+from .spelling import corrections
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,6 +37,11 @@ def score_lexical(run: SearchRun, mode: str, pool: int) -> None:
     for pq in run.live():
         with run.guard(pq):
             found = pq.searcher.bm25_postings(pq.query, with_phrases=mode != "dense")
+            if found is not None and (fixes := corrections(pq.query, found[1], pq.searcher.vocabulary)):
+                pq.query = pq.query.with_words([fix for _, fix in fixes])  # (beside the words they correct)
+                run.note(f"{pq.label}: also searched for " + ", ".join(f"{fix!r} (for {word!r})" for word, fix in fixes),
+                         pq)
+                found = pq.searcher.bm25_postings(pq.query, with_phrases=mode != "dense")
             if found is not None:
                 ours.append((pq, *found))
             else:
