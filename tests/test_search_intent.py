@@ -56,10 +56,15 @@ def test_no_comparison(query: str) -> None:
     assert comparison(query) is None
 
 
+# Written for issue 33's second held-out round, to be evaluated and never tuned on: the
+# recogniser is not held to their questions.
+HELD_OUT = {"pytest", "httpx", "tanstack-query", "crosslib2"}
+
+
 def test_the_sets_comparison_queries() -> None:
-    """Every set's queries of kind `comparison` are nearly all recognised; of the others,
-    few are (most of those are comparisons the older sets do not label)."""
-    queries = [json.loads(line) for f in sorted(SETS.glob("*/questions.jsonl"))
+    """Every tuning set's queries of kind `comparison` are nearly all recognised; of the
+    others, few are (most of those are comparisons the older sets do not label)."""
+    queries = [json.loads(line) for f in sorted(SETS.glob("*/questions.jsonl")) if f.parent.name not in HELD_OUT
                for line in f.read_text().splitlines() if line.strip()]
     labelled = [q["question"] for q in queries if q.get("kind") == "comparison"]
     others = [q["question"] for q in queries if q.get("kind") not in (None, "comparison")]
