@@ -41,6 +41,7 @@ _CHANGES = re.compile(r"\b(?:releas\w*|changelog|changes|changed|new in|what's n
 # A word written as code names a symbol: snake_case, camelCase, dotted, called, or in backticks.
 _SYMBOL = re.compile(r"`[^`\s]+`|\b[A-Za-z]\w*_\w+|\b[a-z]+[A-Z]\w*|\b(?!e\.g\b|i\.e\b)[A-Za-z]\w*\.[A-Za-z_]\w*|\b\w+\(\)")
 
+_VS = frozenset({"vs", "versus"})
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further
@@ -69,12 +70,21 @@ def _words(tokens: list[str]) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """Distinct lowercase search terms, stopwords dropped (unless nothing else is left)."""
-    return _terms(words(text))
+    return _terms(words(text), text)
 
 
-def _terms(words: list[str]) -> list[str]:
-    kept = [t for t in words if t not in STOPWORDS] or words
+def _terms(words: list[str], text: str = "") -> list[str]:
+    """`words` less stopwords (unless nothing else is left), and less "vs" where `text` sets
+    sides against each other (`intent.comparison`): as a word it only matches "VS Code"."""
+    stop = STOPWORDS | _VS if _VS.intersection(words) and _compares(text) else STOPWORDS
+    kept = [t for t in words if t not in stop] or words
     return list(dict.fromkeys(kept))[:MAX_TERMS]
+
+
+def _compares(text: str) -> bool:
+    from .intent import comparison
+
+    return comparison(text) is not None
 
 
 def phrases(text: str) -> list[tuple[str, ...]]:
@@ -143,7 +153,7 @@ class Query:
         """The question in `text` as it is (no checks: `parse` is for what a user typed)."""
         stripped, tokens = text.strip(), _TOKEN.findall(text)
         every = _words(tokens)
-        return cls(text=text, words=tuple(every), terms=tuple(_terms(every)), phrases=tuple(phrases(text)),
+        return cls(text=text, words=tuple(every), terms=tuple(_terms(every, text)), phrases=tuple(phrases(text)),
                    identifier=stripped if _IDENTIFIER.match(stripped) else None,
                    asks_definition=_DEFINITION.search(text) is not None, asks_changes=_CHANGES.search(text) is not None,
                    names_symbol=_SYMBOL.search(text) is not None, tokens=frozenset(map(str.lower, tokens)))
