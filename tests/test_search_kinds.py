@@ -55,9 +55,10 @@ def test_what_a_question_asks_of_a_page_kind() -> None:
     assert page_kind_weight("reference", False, False, p) == 0.25
     assert page_kind_weight("reference", False, True, p) == 1.0
     for asks in ("what changed in 2.0", "is it deprecated", "how do I upgrade", "when did streaming launch",
-                 "release notes"):
+                 "release notes", "breaking changes in v3", "what has changed"):
         assert Query.of(asks).asks_changes, asks
-    for how in ("how do I stream a response", "add a form field", "what does the client do"):
+    for how in ("how do I stream a response", "add a form field", "what does the client do",
+                "changes inside my JSON column are not saved", "update when the row changes"):
         assert not Query.of(how).asks_changes, how
     for code in ("send_file options", "useEffect cleanup", "z.string min length", "call render() twice", "`Session`"):
         assert Query.of(code).names_symbol, code

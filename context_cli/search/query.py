@@ -34,10 +34,12 @@ _DEFINITION = re.compile(r"^\s*(what\s+(is|are|does)|what's|whats|define)\b|\b(m
                          re.IGNORECASE)
 # Words of a question about versions or changes, which release notes answer (the words after
 # "upgrad" were added on the anthropic set, whose release-note questions ask when a model
-# launched or a feature became available).
-_CHANGES = re.compile(r"\b(?:releas\w*|changelog|changes|changed|new in|what's new|versions?|deprecat\w*|removed|"
-                      r"upgrad\w*|migrat\w*|\d+\.\d+|when (?:did|was|were|will)|available|launch\w*|introduc\w*|"
-                      r"date)\b", re.IGNORECASE)
+# launched or a feature became available). A bare "changes" is not one: "my changes are not
+# saved", "when the row changes" ask about the app's own state.
+_CHANGES = re.compile(r"\b(?:releas\w*|changelog|what(?:'s|\s+has|\s+have)?\s+changed|breaking\s+changes?|"
+                      r"changes?\s+(?:in|since|between|from)\s+v?\d|changed\s+(?:in|since)\s+v?\d|new in|what's new|"
+                      r"versions?|deprecat\w*|removed|upgrad\w*|migrat\w*|\d+\.\d+|when (?:did|was|were|will)|available|"
+                      r"launch\w*|introduc\w*|date)\b", re.IGNORECASE)
 # A word written as code names a symbol: snake_case, camelCase, dotted, called, or in backticks.
 _SYMBOL = re.compile(r"`[^`\s]+`|\b[A-Za-z]\w*_\w+|\b[a-z]+[A-Z]\w*|\b(?!e\.g\b|i\.e\b)[A-Za-z]\w*\.[A-Za-z_]\w*|\b\w+\(\)")
 
