@@ -41,7 +41,7 @@ class RankingParams:
     # question asks about versions or changes (`Query.asks_changes`), and API reference
     # pages read from the code unless it names an identifier (`Query.names_symbol`).
     changelog_weight: float = 0.5
-    reference_weight: float = 1.0
+    reference_weight: float = 0.5
     # Across packages, each package's scores are weighed by exp(package_prior x (its best
     # cosine - the best package's)) (bench/retrieval.py --together: 2 to 7 all gain).
     package_prior: float = 3.0
