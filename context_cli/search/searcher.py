@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ..document import Chunk
 from ..errors import InvalidPackage, ModelUnavailable
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..embed.model import Embedder
+    from ..embed.quality import TextEmbedder
     from ..store.store import Installed
     from .bm25 import Bm25Index, Posting
     from .dense import VectorIndex
@@ -54,9 +55,11 @@ class PackageSearcher:
     pkg: Package
     lock: threading.RLock = field(default_factory=threading.RLock)
     note: str | None = None  # why this package is searched lexically only
+    quality_note: str | None = None  # why its quality vectors are not used (it carries them)
     _vectors: VectorIndex | None = None
     _model: Embedder | None = None
     _dense_checked: bool = False
+    _quality: tuple[TextEmbedder, VectorIndex] | Literal[False] | None = None  # (None: not loaded yet)
     _postings: Postings | None = None
     _bm25: Bm25Index | None = None
     _bm25_checked: bool = False
@@ -390,6 +393,33 @@ class PackageSearcher:
         if self._model is None or self._vectors is None:
             return None
         return self._model, self._vectors
+
+    def quality(self) -> tuple[TextEmbedder, VectorIndex] | None:
+        """The package's quality set (docs/quality-vectors.md) and the model that embeds
+        queries for it, when it carries one this machine can use; else None, with
+        `quality_note` saying why when it carries one. Loaded once: onnxruntime is imported
+        only for a package that carries the set."""
+        with self.lock:
+            if self._quality is None:
+                self._quality = self._load_quality() or False
+            return self._quality or None
+
+    def use_static(self, why: str) -> None:
+        """Its quality set failed a query (an endpoint that stopped answering): the static
+        vectors alone from now on, with `quality_note` saying why."""
+        with self.lock:
+            self.quality_note = f"{why}; searched with the static vectors"
+            self._quality = False
+
+    def _load_quality(self) -> tuple[TextEmbedder, VectorIndex] | None:
+        pkg = self.pkg
+        if not (pkg.has_quality or any(k.startswith("quality_") for k in pkg.meta)):
+            return None
+        from ..package.quality import load_quality
+        from .dense import VectorIndex
+
+        found, self.quality_note = load_quality(pkg)
+        return (found.model, VectorIndex.of(found.ids, found.matrix)) if found is not None else None
 
     def _load_dense(self) -> None:
         meta = self.pkg.meta
