@@ -51,6 +51,9 @@ class RankingParams:
     # --together and crosslib without a library).
     name_prior: float = 3.0
     vocabulary_prior: float = 0.75
+    # A package carrying quality vectors (`quality.py`): the share of their z-score in its
+    # dense ranking, the static model's the rest (bench/retrieval.py: 0.4 and 0.5 alike).
+    quality_share: float = 0.5
     # Speed, not ranking: from this many vectors in all, the cosines run in a helper thread
     # while this one ranks by BM25 (below, the hand-over costs more than it hides), and how
     # long a search waits for the helper to take its product (`background.Pending.begun`).

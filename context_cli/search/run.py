@@ -20,6 +20,7 @@ from ..errors import InvalidPackage
 if TYPE_CHECKING:
     from ..store.store import Installed
     from .dense import DenseHits
+    from .quality import MixedHits
     from .lexical import LexicalHits
     from .query import Query
     from .searcher import PackageSearcher
@@ -40,7 +41,7 @@ class PackageQuery:
     label: str  # the package's name@version
     named: bool = False  # the question names the package (`Query.names_library`)
     lexical: LexicalHits | None = None  # `scoring.score_lexical`
-    dense: DenseHits | None = None  # `scoring.start_dense` (None: searched lexically)
+    dense: DenseHits | MixedHits | None = None  # `scoring.start_dense` (None: searched lexically)
     mode: str | None = None  # hybrid | lexical | dense | skipped, once known
 
 
@@ -103,6 +104,8 @@ class SearchRun:
         note = pq.searcher.note
         if pq.dense is None and note and mode != "lexical":
             self.note(f"{pq.label}: {note}", pq)
+        if pq.searcher.quality_note and mode != "lexical":
+            self.note(f"{pq.label}: {pq.searcher.quality_note}", pq)
 
     def note(self, text: str, pq: PackageQuery | None = None) -> None:
         self._notes.append((self.phase, pq.position if pq is not None else -1, text))

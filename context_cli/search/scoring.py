@@ -13,14 +13,19 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..errors import ModelUnavailable
 from .dense import DenseHits, stacked, standardise
 from .lexical import LexicalHits, term_weights
+from .quality import MixedHits
 from .spelling import corrections
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..embed.model import Embedder
+    from ..embed.quality import TextEmbedder
     from .bm25 import Posting
+    from .dense import VectorIndex
     from .options import RankingParams
     from .query import Query
     from .run import PackageQuery, SearchRun
@@ -60,7 +65,7 @@ def score_lexical(run: SearchRun, mode: str, pool: int) -> None:
 
 
 def start_dense(query: Query, packages: list[PackageQuery], mode: str, params: RankingParams
-                ) -> Callable[[PackageQuery], DenseHits | None]:
+                ) -> Callable[[PackageQuery], DenseHits | MixedHits | None]:
     """Start every package's cosines with the query; the result gives a package's (None: it
     is searched lexically), raising what went wrong with it.
 
@@ -75,7 +80,8 @@ def start_dense(query: Query, packages: list[PackageQuery], mode: str, params: R
     if None in rows:
         from .background import Pending, submit
 
-        jobs = {id(pq): Pending(functools.partial(_dense_hits, pq.searcher, query, vectors)) for pq in packages}
+        jobs = {id(pq): Pending(functools.partial(_dense_hits, pq.searcher, query, vectors, params.quality_share))
+                for pq in packages}
 
         def load_all() -> None:
             for job in jobs.values():
@@ -83,11 +89,11 @@ def start_dense(query: Query, packages: list[PackageQuery], mode: str, params: R
 
         submit(load_all)
         return lambda pq: jobs[id(pq)]()
-    if sum(r or 0 for r in rows) >= params.thread_rows:
+    if sum(r or 0 for r in rows) >= params.thread_rows and not any(pq.searcher.quality() for pq in packages):
         stack = _stacked(packages, query, params)
         if stack is not None:
             return stack
-    return lambda pq: _dense_hits(pq.searcher, query, vectors)
+    return lambda pq: _dense_hits(pq.searcher, query, vectors, params.quality_share)
 
 
 def _stacked(packages: list[PackageQuery], query: Query, params: RankingParams
@@ -120,9 +126,28 @@ def _stacked(packages: list[PackageQuery], query: Query, params: RankingParams
     return lambda pq: hits()[id(pq)]
 
 
-def _dense_hits(s: PackageSearcher, query: Query, vectors: dict[int, np.ndarray]) -> DenseHits | None:
-    """The query's cosine with every section of the package (None: it is searched lexically)."""
-    dense = s.dense()
+def _dense_hits(s: PackageSearcher, query: Query, vectors: dict[int, np.ndarray], share: float
+                ) -> DenseHits | MixedHits | None:
+    """The query's cosines with every section of the package (None: it is searched lexically),
+    mixed with its quality set's when it carries one this machine can use (`quality.py`). A
+    quality model that fails the query (an endpoint that stopped answering) is dropped for
+    good, and the static cosines answer."""
+    static = _cosines(s.dense(), query, vectors)
+    found = s.quality()
+    if found is None:
+        return static
+    try:
+        quality = _cosines(found, query, vectors)
+    except ModelUnavailable as e:
+        s.use_static(str(e))
+        return static
+    return quality if static is None else MixedHits(static, quality, share)  # type: ignore[arg-type]
+
+
+def _cosines(dense: tuple[Embedder | TextEmbedder, VectorIndex] | None, query: Query,
+             vectors: dict[int, np.ndarray]) -> DenseHits | None:
+    """One model's cosines of the query with its vectors, as z-scores (the query embedded
+    once per model and search, in `vectors`)."""
     if dense is None:
         return None
     model, index = dense
@@ -130,5 +155,5 @@ def _dense_hits(s: PackageSearcher, query: Query, vectors: dict[int, np.ndarray]
     if qv is None:
         qv = vectors[id(model)] = model.encode([query.text])[0].astype("float32")
     scores = index.scores(qv)
-    return DenseHits(index, standardise(scores, [(0, len(scores))])[0], model,
+    return DenseHits(index, standardise(scores, [(0, len(scores))])[0], model,  # type: ignore[arg-type]
                      float(scores.max()) if len(scores) else 0.0, index.first)
