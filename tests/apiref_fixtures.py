@@ -69,10 +69,13 @@ def serve_npm(srv: Routes, name: str, version: str, tarball: str) -> None:
 
 @pytest.fixture
 def npm(monkeypatch: pytest.MonkeyPatch) -> Iterator[Routes]:
-    """A loopback npm registry with p-limit 5.0.0, ms 2.1.3 and @types/ms 2.1.0."""
+    """A loopback npm registry with p-limit 5.0.0, ms 2.1.3 and @types/ms 2.1.0, and the scoped
+    @babel/code-frame 7.24.7 with its @types/babel__code-frame 7.27.0."""
     with serving(Routes()) as srv:
         serve_npm(srv, "p-limit", "5.0.0", "p-limit-5.0.0.tgz")
         serve_npm(srv, "ms", "2.1.3", "ms-2.1.3.tgz")
         serve_npm(srv, "@types/ms", "2.1.0", "types-ms-2.1.0.tgz")
+        serve_npm(srv, "@babel/code-frame", "7.24.7", "babel-code-frame-7.24.7.tgz")
+        serve_npm(srv, "@types/babel__code-frame", "7.27.0", "types-babel__code-frame-7.27.0.tgz")
         monkeypatch.setenv("CONTEXT_NPM_REGISTRY_URL", srv.url)
         yield srv

@@ -70,3 +70,54 @@ def test_add_npm_without_declarations_uses_types_and_says_so(npm) -> None:  # no
     assert result.exit_code == 0 and "API: 6 symbols in 1 modules" in result.output
     found = CliRunner().invoke(cli, ["api", "pLimit", "--lib", "p-limit", "--format", "json"])
     assert json.loads(found.stdout)["symbols"][0]["signature"] == "function pLimit(concurrency: number): LimitFunction"
+
+
+def test_scoped_package_without_declarations_uses_its_types_package(npm) -> None:  # noqa: F811
+    result = CliRunner().invoke(cli, ["add", "npm:@babel/code-frame@7.24.7", "--no-embed"])
+    assert result.exit_code == 0 and "from @types/babel__code-frame@7.27.0" in result.output, result.output
+    found = json.loads(CliRunner().invoke(cli, ["api", "codeFrameColumns", "--format", "json"]).stdout)
+    entry = found["symbols"][0]
+    assert entry["name"] == "@babel/code-frame.codeFrameColumns" and entry["kind"] == "function"
+    assert entry["signature"].startswith("function codeFrameColumns(rawLines: string, location: SourceLocation")
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, "utf-8")
+    return root
+
+
+def test_subpaths_of_a_package_without_exports(tmp_path: Path) -> None:
+    """As Node resolves `nx/server` without an `exports` map: the file beside the code; build
+    output, private typings and `typesVersions` copies are no subpaths; `nx/dist/...` inside
+    nx is this package's own file."""
+    root = _write(tmp_path / "package", {
+        "package.json": json.dumps({"name": "nx", "main": "./dist/index.js", "types": "index.d.ts"}),
+        "index.d.ts": "export declare const version: string;\n",
+        "server.d.ts": "export { NextResponse } from 'nx/dist/response'\n", "server.js": "",
+        "font/google/index.d.ts": "export declare function Inter(): object;\n", "font/google/index.js": "",
+        "dist/response.d.ts": "/** A response. */\nexport declare class NextResponse { json(): unknown }\n",
+        "dist/response.js": "", "types/global.d.ts": "export {}\n", "ts5.0/server.d.ts": "export {}\n",
+        "notes.d.ts": "export declare const stray: 1;\n"})  # no notes.js: not importable
+    assert entry_points(root, "nx") == {"nx": "index.d.ts", "nx/server": "server.d.ts",
+                                        "nx/font/google": "font/google/index.d.ts"}
+    symbols = {s.name: s for s in extract_declarations(root, registry="npm", name="nx", version="1").symbols}
+    assert symbols["nx/server.NextResponse"].doc == "A response."
+    assert symbols["nx/server.NextResponse.json"].kind == "method" and "nx/font/google.Inter" in symbols
+
+
+def test_types_package_subpaths_and_export_equals_before_its_namespace(tmp_path: Path) -> None:
+    """@types/react's shape: `export = React` above `declare namespace React`, a class merged
+    with an interface of its name; an @types package's subpath files have no code beside them."""
+    root = _write(tmp_path / "react", {
+        "package.json": json.dumps({"name": "@types/react", "types": "index.d.ts"}),
+        "index.d.ts": "export = React;\nexport as namespace React;\ndeclare namespace React {\n"
+                      "  interface Component<P = {}> { refs: object }\n"
+                      "  class Component<P> { render(): unknown }\n"
+                      "  /** Runs effects. */\n  function useEffect(effect: () => void): void;\n}\n",
+        "jsx-runtime.d.ts": "export declare function jsx(type: unknown): unknown;\n"})
+    assert entry_points(root, "react") == {"react": "index.d.ts", "react/jsx-runtime": "jsx-runtime.d.ts"}
+    symbols = {s.name: s for s in extract_declarations(root, registry="npm", name="react", version="18").symbols}
+    assert symbols["react.useEffect"].doc == "Runs effects." and symbols["react.Component"].kind == "class"
+    assert {"react.Component.render", "react.Component.refs", "react/jsx-runtime.jsx"} <= set(symbols)
