@@ -112,3 +112,20 @@ def test_lib_layout_is_found(tmp_path: Path) -> None:
     assert symbols["pkg.engine.create"].aliases == ("pkg.create",) and symbols["pkg.engine.create"].source == \
         "lib/pkg/engine.py"
     assert not any("demo" in n for n in symbols)
+
+
+def test_class_attributes_are_annotated_documented_or_enum_members(tmp_path: Path) -> None:
+    """A bare `x = value` in a class body is a setting (Django's backends have thousands), not
+    API; an annotated one, one with a docstring after it, or an enum member is."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "import enum\nclass Color(enum.Enum):\n    RED = 1\n\n"
+        "class Feature:\n    vendor = 'x'\n    timeout: float = 2.0\n    retries = 3\n"
+        '    """How often to try again."""\n\n'
+        'LIMIT: int = 10\n"""The most there may be."""\n', "utf-8")
+    symbols = {s.name: s for s in extract_api(tmp_path, registry="pip", name="pkg", version="1").symbols}
+    assert "pkg.Color.RED" in symbols and "pkg.Feature.vendor" not in symbols
+    assert symbols["pkg.Feature.timeout"].signature == "Feature.timeout: float = 2.0"
+    assert symbols["pkg.Feature.retries"].doc == "How often to try again."
+    assert symbols["pkg.LIMIT"].doc == "The most there may be."

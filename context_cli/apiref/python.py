@@ -182,9 +182,10 @@ class _Resolver:
             if name in info.defs:
                 return info, info.defs[name]
             if name in info.imports:
+                here = module
                 module, attr = info.imports[name]
-                if attr is None:
-                    return None
+                if attr is None or module == here or f"{module}.{attr}" in self.modules:
+                    return None  # a submodule (`from pkg import sub`): an entry of its own, or not read
                 name = attr
                 continue
             star = next((s for s in info.stars if s in self.modules and name in self.exports(s)), None)
