@@ -133,8 +133,8 @@ def section_ids(symbols: Sequence[Symbol], chunks: Iterable[tuple[int, Chunk]], 
     """For each symbol, the id of the section that shows it, or None. On its reference page:
     its own heading, else a section listing it, else its class's heading, else (a module)
     the page's first section. For an entry the docs show (`shown`: name -> docs page): that
-    page's first section naming it in code, else the page's first. `pages` maps a reference
-    page's path to its title."""
+    page's first section defining it in code, else naming it, else the page's first.
+    `pages` maps a reference page's path to its title."""
     shown = shown or {}
     homes = set(pages) | set(shown.values())
     where: dict[tuple[str, str], int] = {}
@@ -145,36 +145,58 @@ def section_ids(symbols: Sequence[Symbol], chunks: Iterable[tuple[int, Chunk]], 
             for part in chunk.section_title.split(" > "):
                 for name in _PART.sub("", part).split(", "):  # (a group of entries is titled by all their names)
                     where.setdefault((chunk.doc_path, name), cid)
+    names: dict[str, _PageNames] = {}
     out: list[int | None] = []
     for s in symbols:
         docs_page = shown.get(s.name) if s.kind != "module" else None
-        page = by_page.get(docs_page or s.source, [])
+        path = docs_page or s.source
         title = pages.get(s.source)
         found = where.get((s.source, heading(s, title))) if title is not None and not docs_page else None
         if found is None and s.kind != "module" and (docs_page or title is not None):
-            found = _naming(s, page)
+            if path not in names:
+                names[path] = _PageNames(by_page.get(path, []))
+            found = names[path].find(s)
         if found is None and title is not None and not docs_page:
             name = heading(s, title).rpartition(".")[0]
             while found is None and name:
                 found = where.get((s.source, name))
                 name = name.rpartition(".")[0]
-        if found is None and (docs_page or s.kind == "module") and page:
-            found = page[0][0]
+        if found is None and (docs_page or s.kind == "module") and by_page.get(path):
+            found = by_page[path][0][0]
         out.append(found)
     return out
 
 
-def _naming(s: Symbol, chunks: list[tuple[int, Chunk]]) -> int | None:
-    """The first of a page's sections that defines `s` (`get_object_or_404(...)` in code,
-    a signature line), else the first that names it in code (`Signer.sign`: a member by its
-    class too, so `s.sign(` in an example is not it), else one whose title names it."""
-    parts = s.name.split(".")
-    key = re.escape(".".join(parts[-2:]) if s.kind in MEMBER_KINDS and len(parts) > 1 else parts[-1])
-    defines = re.compile(rf"`(?:[\w.]*\.)?{key}[(:]|^(?:[\w@]+ )*(?:[\w.]*\.)?{key}(?:[(\s:=<]|$)", re.M)
-    names = re.compile(rf"`(?:[\w.]*\.)?{key}[`\s=<]")
-    for found in (lambda c: defines.search(c.content), lambda c: names.search(c.content),
-                  lambda c: parts[-1] in c.section_title):
-        cid = next((cid for cid, c in chunks if found(c)), None)
-        if cid is not None:
-            return cid
-    return None
+# A name defined in code: a code span of a signature (`get_object_or_404(`, `Signer.secret_key:`),
+# or the name a line of a code block declares (`class Signer(`, `async def run(`, `readonly x: T`).
+_DEFINES = re.compile(r"`([\w.]+)[(:]|^(?:[\w@]+ )*([\w.]+)(?:[(\s:=<]|$)", re.MULTILINE)
+_MENTIONS = re.compile(r"`([\w.]+)[`\s=<]")  # a name in a code span
+
+
+class _PageNames:
+    """The first section of one page that defines, and that names, each name in code: by its
+    last part (`sign`) and its last two (`Signer.sign`, so that `s.sign(` in an example is
+    not Signer.sign)."""
+
+    def __init__(self, chunks: list[tuple[int, Chunk]]) -> None:
+        self.chunks = chunks
+        self.defined: dict[str, int] = {}
+        self.named: dict[str, int] = {}
+        for cid, chunk in chunks:
+            for m in _DEFINES.finditer(chunk.content):
+                _note(self.defined, m.group(1) or m.group(2), cid)
+            for m in _MENTIONS.finditer(chunk.content):
+                _note(self.named, m.group(1), cid)
+
+    def find(self, s: Symbol) -> int | None:
+        """Where `s` (a member by its class and name) is defined, else named, else titled."""
+        parts = s.name.split(".")
+        key = ".".join(parts[-2:]) if s.kind in MEMBER_KINDS and len(parts) > 1 else parts[-1]
+        found = self.defined.get(key) or self.named.get(key)
+        return found or next((cid for cid, c in self.chunks if parts[-1] in c.section_title), None)
+
+
+def _note(table: dict[str, int], dotted: str, cid: int) -> None:
+    parts = dotted.strip(".").split(".")
+    table.setdefault(parts[-1], cid)
+    table.setdefault(".".join(parts[-2:]), cid)
