@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .apiref.autodoc import Expander
-from .apiref.extract import extract_release, summary
+from .apiref.extract import extract_source, summary
 from .apiref.model import ApiReference
 from .apiref.pages import api_documents, section_ids
 from .build_pages import PageWork, Pool, build_pages, page_pool, page_work
@@ -75,7 +75,7 @@ class BuildOptions:
     embed_model: str | None = None  # a model spec for load_model; None = configured default
     previous: Path | None = None  # an earlier package of this identity: unchanged pages are reused
     quality: bool | None = None  # also the second vector set (embed/quality.py); None: as config.json says
-    api: bool = True  # read a released artefact's code for its API reference (context_cli/apiref)
+    api: bool = True  # read the source's code for its API reference (context_cli/apiref), where it has code
 
 
 def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress | None = None,
@@ -329,11 +329,11 @@ def _add_documents(out: _Collected, docs: Iterable[Document], prev: _Previous | 
 
 
 def _api(fetched: Fetched, pid: PackageId, opts: BuildOptions) -> ApiReference | None:
-    """The release's API entries, when the source is a released artefact and `opts.api`."""
-    if fetched.code is None or not opts.api:
+    """The API entries of the source's code (a released artefact, or a folder or repository
+    that is a package), when `opts.api`."""
+    if not opts.api:
         return None
-    return extract_release(fetched.code, source_type=fetched.source_type, registry=pid.registry, name=pid.name,
-                           version=pid.version)
+    return extract_source(fetched, registry=pid.registry, name=pid.name, version=pid.version)
 
 
 @dataclass

@@ -1,12 +1,40 @@
-"""The API of a released artefact, by the language its registry serves, summarised for the build."""
+"""The API of a source's code, by its language, summarised for the build: a released artefact
+(its registry says the language), or a folder or repository that is a package (tree.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import ContextError
+from ..sources.base import Fetched
 from .model import ApiReference
 
 MAX_NOTES = 10  # skipped files named in the build summary; the rest are counted
+LANGUAGE_OF = {"pypi": "python", "npm": "typescript"}  # a released artefact's language, by its source type
+
+
+def extract_source(fetched: Fetched, *, registry: str, name: str, version: str) -> ApiReference | None:
+    """The API entries of `fetched`'s code: a `pypi` sdist or an `npm` tarball (whose `@types`
+    package stands in when it ships no declarations), or a folder or git source that holds
+    an importable package (tree.py); None for sources without code."""
+    if fetched.code is not None and fetched.source_type in LANGUAGE_OF:
+        return extract_release(fetched.code, source_type=fetched.source_type, registry=registry, name=name,
+                               version=version)
+    from .tree import find_code
+
+    try:
+        code = find_code(fetched)
+    except ContextError as e:  # the sparse checkout could not fetch the code
+        ref = ApiReference(registry=registry, name=name, version=version)
+        ref.notes.append(f"API: skipped ({e})")
+        return ref
+    if code is None:
+        return None
+    if code.language == "python":
+        from .python import extract_api
+
+        return extract_api(code.root, registry=registry, name=name, version=version)
+    return _declarations(code.root, registry=registry, name=code.name, version=version)
 
 
 def extract_release(root: Path, *, source_type: str, registry: str, name: str, version: str) -> ApiReference | None:
@@ -18,12 +46,17 @@ def extract_release(root: Path, *, source_type: str, registry: str, name: str, v
         return extract_api(root, registry=registry, name=name, version=version)
     if source_type != "npm":
         return None
-    from ..errors import ContextError
     from .types_package import from_types_package
-    from .typescript import entry_points, extract_declarations
+    from .typescript import entry_points
 
     if not entry_points(root, name):
         return from_types_package(registry, name, version)
+    return _declarations(root, registry=registry, name=name, version=version)
+
+
+def _declarations(root: Path, *, registry: str, name: str, version: str) -> ApiReference:
+    from .typescript import extract_declarations
+
     try:
         return extract_declarations(root, registry=registry, name=name, version=version)
     except ContextError as e:  # the optional parser is not installed

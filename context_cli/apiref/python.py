@@ -73,6 +73,8 @@ def find_modules(root: Path, notes: list[str]) -> list[tuple[Path, str, bool]]:
 def _modules_in(base: Path) -> list[tuple[Path, str, bool]]:
     found: list[tuple[Path, str, bool]] = []
     for entry in sorted(base.iterdir()):
+        if entry.is_symlink():  # (it may lead out of the tree: a repository's link is not its code)
+            continue
         if entry.is_dir() and entry.name.isidentifier() and entry.name not in SKIP_DIRS and _init(entry):
             _walk_package(entry, entry.name, found)
         elif entry.is_file() and entry.suffix in (".py", ".pyi") and entry.stem.isidentifier() \
@@ -83,7 +85,7 @@ def _modules_in(base: Path) -> list[tuple[Path, str, bool]]:
 
 def _init(folder: Path) -> Path | None:
     for name in ("__init__.pyi", "__init__.py"):
-        if (folder / name).is_file():
+        if (folder / name).is_file() and not (folder / name).is_symlink():
             return folder / name
     return None
 

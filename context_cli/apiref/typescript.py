@@ -31,6 +31,7 @@ MAX_FILES = 3000
 MAX_SECONDS = 120.0
 MAX_SIGNATURE = 1000
 MAX_DEPTH = 8  # namespaces within namespaces
+MAX_MANIFEST_BYTES = 1024 * 1024  # a package.json larger than this is no manifest we read
 MAX_SUBPATHS = 200  # subpath modules of a package without `exports`
 MAX_SUBPATH_DEPTH = 3  # path parts of such a subpath's declaration file (`font/google/index.d.ts`)
 INTERNAL_DIRS = frozenset({"dist", "build", "lib", "cjs", "esm", "es", "src", "compiled", "node_modules", "types",
@@ -109,11 +110,18 @@ def entry_points(root: Path, name: str) -> dict[str, str]:
 
 
 def _manifest(root: Path) -> dict[str, Any]:
+    return read_manifest(root / "package.json")
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """A package.json as a dict ({} when missing, too big, a link or not an object)."""
     try:
-        manifest = json.loads((root / "package.json").read_text("utf-8"))
+        if path.is_symlink() or path.stat().st_size > MAX_MANIFEST_BYTES:
+            return {}
+        data = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError):
         return {}
-    return manifest if isinstance(manifest, dict) else {}
+    return data if isinstance(data, dict) else {}
 
 
 def _subpaths(root: Path, types_only: bool) -> Iterator[tuple[str, str]]:
@@ -194,8 +202,8 @@ class _Reader:
             self.notes.append(f"API: stopped reading declarations at {rel} (file or time limit)")
             return None
         try:
-            if not path.is_file() or path.is_symlink():
-                return None
+            if not path.is_file() or path.is_symlink() or not path.resolve().is_relative_to(self.root.resolve()):
+                return None  # (a linked folder may lead out of the package)
             size = path.stat().st_size
             if size > MAX_FILE_BYTES:
                 self.notes.append(f"API: skipped {rel} ({size // 1_000_000} MB; larger than "

@@ -308,8 +308,24 @@ def _clone(url: str, ref: str | None, dest: Path, docs_path: str | None, *, near
             shutil.rmtree(dest, ignore_errors=True)
             run_git([*guard, "clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch", *branch,
                       url, str(dest)], timeout=CLONE_TIMEOUT, what=url, ref=ref)
+            _keep_guard(dest, guard)
             return docs_path or _docs_tree(dest, near)
+    _keep_guard(dest, guard)
     return _narrow(dest, docs_path, near, whole)
+
+
+def check_out(dest: Path, folders: list[str]) -> None:
+    """Add `folders` to a sparse checkout made by `fetch_git` (their files are fetched from
+    its remote under the rules it was cloned with); a full checkout has them already."""
+    if folders and (dest / ".git" / "info" / "sparse-checkout").exists():
+        run_git(["-C", str(dest), "sparse-checkout", "add", "--", *folders], timeout=CLONE_TIMEOUT, what=str(dest))
+
+
+def _keep_guard(dest: Path, guard: list[str]) -> None:
+    """Write the untrusted rules into the clone's config: the files a sparse checkout fetches
+    later (its docs tree, the API's code) come from the remote under the same rules."""
+    for key, _, value in (o.partition("=") for o in guard[1::2]):
+        run_git(["-C", str(dest), "config", "--local", key, value], timeout=60, what=str(dest))
 
 
 def _fetch_commit(url: str, sha: str, dest: Path, guard: list[str]) -> None:
