@@ -43,8 +43,9 @@ def pypi(monkeypatch: pytest.MonkeyPatch) -> Iterator[Routes]:
         yield srv
 
 
-def install_release(store_root: Path, version: str, scratch: Path) -> Path:
-    """Build the itsdangerous `version` fixture as `context add pypi:` would and install it."""
+def install_release(store_root: Path, version: str, scratch: Path, *, api: bool = True) -> Path:
+    """Build the itsdangerous `version` fixture as `context add pypi:` would and install it
+    (without `api`: as a build from before packages carried their API)."""
     from context_cli.build import BuildOptions, build
     from context_cli.sources.base import Fetched
     from context_cli.store.store import Store
@@ -52,7 +53,7 @@ def install_release(store_root: Path, version: str, scratch: Path) -> Path:
     root = unpack_sdist(f"itsdangerous-{version}", scratch / version)
     fetched = Fetched(source_type="pypi", source_url=f"pypi:itsdangerous=={version}", folder=root, docs_path="docs",
                       code=root, name="itsdangerous", version=version, registry="pip")
-    built = build(fetched, scratch / f"itsdangerous-{version}.db", BuildOptions(embed=False, registry="pip"))
+    built = build(fetched, scratch / f"itsdangerous-{version}.db", BuildOptions(embed=False, registry="pip", api=api))
     return Store(store_root).install(built.path).path
 
 
