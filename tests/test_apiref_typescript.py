@@ -50,6 +50,7 @@ def test_reexports_namespaces_overloads_and_deprecation(tmp_path: Path) -> None:
     assert symbols["lib.Str.nonempty"].deprecated == "use min(1)" and "lib.Str.secret" not in symbols
     assert symbols["lib.help"].kind == "variable"  # through a cycle back to index, bounded
     assert {symbols["lib.Kind"].kind, symbols["lib.Opts"].kind} == {"enum", "interface"}
+    assert symbols["lib.Kind"].signature == "enum Kind {A, B}"  # its members are its signature
 
 
 def test_jsdoc_and_types_helpers() -> None:

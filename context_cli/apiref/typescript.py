@@ -416,7 +416,9 @@ class _Summary:
         body = node.child_by_field_name("body")
         head = self.data[node.start_byte:body.start_byte if body is not None else node.end_byte]
         decl = Decl(name, kind, _squash(head.decode("utf-8", "replace")), doc, line)
-        if node.type == "type_alias_declaration":
+        if node.type == "enum_declaration":  # its members, with their values, are its signature
+            decl.signature = _squash(self.text(node))
+        elif node.type == "type_alias_declaration":
             value = node.child_by_field_name("value")
             if value is not None and value.type == "object_type":
                 decl.signature = _squash(self.data[node.start_byte:value.start_byte].decode("utf-8", "replace")) + " {...}"
@@ -480,5 +482,5 @@ def _add(table: dict[str, Decl], new: Decl) -> None:
 
 def _squash(text: str) -> str:
     text = " ".join(text.split()).replace("( ", "(").replace(",)", ")").replace(", )", ")").replace(" )", ")")
-    text = text.replace("{ ", "{").rstrip(" {;")
+    text = text.replace("{ ", "{").replace(" }", "}").rstrip(" {;")
     return text if len(text) <= MAX_SIGNATURE else text[:MAX_SIGNATURE] + " ..."
