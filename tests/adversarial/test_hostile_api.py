@@ -124,8 +124,8 @@ def test_hostile_identifier_queries_and_symbol_rows(tmp_path: Path) -> None:
     values: wrong types are passed over, a name shared by thousands of rows is bounded."""
     import sqlite3
 
-    from context_cli.apiref.lookup import MAX_IDENTIFIER_CHUNKS, identifier_chunks
     from context_cli.document import Chunk
+    from context_cli.package.identifiers import MAX_IDENTIFIER_CHUNKS, identifier_chunks
     from context_cli.package.reader import open_package
     from context_cli.package.writer import write_package
     from context_cli.symbol import Symbol

@@ -10,8 +10,7 @@ from apiref_fixtures import install_release, unpack_sdist
 from hypothesis import given
 from hypothesis import strategies as st
 
-from context_cli.apiref.lookup import identifier_chunks
-from context_cli.apiref.names import identifier, parts, tails
+from context_cli.package.identifiers import identifier, identifier_chunks, parts, tails
 from context_cli.package.reader import Package, open_package
 
 
