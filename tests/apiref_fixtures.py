@@ -14,6 +14,14 @@ from route_server import Routes, serving
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "apiref"
 
 
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Write `files` (relative path -> text) under `root`; return `root`."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, "utf-8")
+    return root
+
+
 def unpack_sdist(name: str, dest: Path) -> Path:
     """Unpack `tests/fixtures/apiref/NAME.tar.gz` under `dest`; return its top folder."""
     with tarfile.open(FIXTURES / f"{name}.tar.gz") as tar:

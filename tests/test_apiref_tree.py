@@ -4,12 +4,12 @@ file://); other trees get none; `--no-api` turns it off."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from apiref_fixtures import write_tree
 from click.testing import CliRunner
+from sync_fixtures import git
 
 from context_cli.apiref.tree import code_in, find_code
 from context_cli.package.reader import open_package
@@ -17,20 +17,6 @@ from context_cli.sources.git import fetch_git
 from context_cli.sources.resolve import SourceOptions
 from context_cli.store.store import Store
 from context_cli.surfaces.cli import cli
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, "utf-8")
-    return root
-
 
 PYTHON_PROJECT = {
     "pyproject.toml": '[project]\nname = "widgets"\nversion = "1.4.0"\n',
@@ -43,7 +29,7 @@ PYTHON_PROJECT = {
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = write(tmp_path_factory.mktemp("git") / "widgets", PYTHON_PROJECT)
+    root = write_tree(tmp_path_factory.mktemp("git") / "widgets", PYTHON_PROJECT)
     git(root.parent, "init", "-q", "-b", "main", str(root))
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "widgets 1.4.0")
@@ -90,7 +76,7 @@ def test_untrusted_clone_checks_out_the_code_under_its_rules(repo: Path, monkeyp
 
 
 def test_folder_with_typescript_declarations(tmp_path: Path) -> None:
-    root = write(tmp_path / "kit", {
+    root = write_tree(tmp_path / "kit", {
         "package.json": json.dumps({"name": "@acme/kit", "version": "2.0.1", "types": "./types/index.d.ts"}),
         "types/index.d.ts": "/** Start the kit. */\nexport declare function start(port: number): void;\n",
         "docs/guide.md": "# Guide\n\nStart the kit on a port of your choosing and it serves requests.\n"})
@@ -110,4 +96,4 @@ def test_folder_with_typescript_declarations(tmp_path: Path) -> None:
     {"package.json": json.dumps({"name": "x", "types": "dist/index.d.ts"})},  # named, not there (unbuilt)
 ])
 def test_trees_that_are_not_packages_get_no_api(tmp_path: Path, files: dict[str, str]) -> None:
-    assert code_in(write(tmp_path, files)) is None
+    assert code_in(write_tree(tmp_path, files)) is None

@@ -6,7 +6,7 @@ import json
 import tarfile
 from pathlib import Path
 
-from apiref_fixtures import FIXTURES, npm  # noqa: F401 - a fixture
+from apiref_fixtures import FIXTURES, npm, write_tree  # noqa: F401 - a fixture
 from click.testing import CliRunner
 
 from context_cli.apiref.jsdoc import render_jsdoc
@@ -82,18 +82,11 @@ def test_scoped_package_without_declarations_uses_its_types_package(npm) -> None
     assert entry["signature"].startswith("function codeFrameColumns(rawLines: string, location: SourceLocation")
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, "utf-8")
-    return root
-
-
 def test_subpaths_of_a_package_without_exports(tmp_path: Path) -> None:
     """As Node resolves `nx/server` without an `exports` map: the file beside the code; build
     output, private typings and `typesVersions` copies are no subpaths; `nx/dist/...` inside
     nx is this package's own file."""
-    root = _write(tmp_path / "package", {
+    root = write_tree(tmp_path / "package", {
         "package.json": json.dumps({"name": "nx", "main": "./dist/index.js", "types": "index.d.ts"}),
         "index.d.ts": "export declare const version: string;\n",
         "server.d.ts": "export { NextResponse } from 'nx/dist/response'\n", "server.js": "",
@@ -111,7 +104,7 @@ def test_subpaths_of_a_package_without_exports(tmp_path: Path) -> None:
 def test_types_package_subpaths_and_export_equals_before_its_namespace(tmp_path: Path) -> None:
     """@types/react's shape: `export = React` above `declare namespace React`, a class merged
     with an interface of its name; an @types package's subpath files have no code beside them."""
-    root = _write(tmp_path / "react", {
+    root = write_tree(tmp_path / "react", {
         "package.json": json.dumps({"name": "@types/react", "types": "index.d.ts"}),
         "index.d.ts": "export = React;\nexport as namespace React;\ndeclare namespace React {\n"
                       "  interface Component<P = {}> { refs: object }\n"
