@@ -97,3 +97,9 @@ def test_folder_with_typescript_declarations(tmp_path: Path) -> None:
 ])
 def test_trees_that_are_not_packages_get_no_api(tmp_path: Path, files: dict[str, str]) -> None:
     assert code_in(write_tree(tmp_path, files)) is None
+
+
+def test_one_file_of_a_package_is_that_file_alone(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "widgets", PYTHON_PROJECT)
+    result = CliRunner().invoke(cli, ["add", str(root / "docs" / "index.md"), "--no-embed"])
+    assert result.exit_code == 0 and "API:" not in result.output, result.output

@@ -42,6 +42,8 @@ def find_code(fetched: Fetched) -> Code | None:
     if fetched.source_type not in ("folder", "git") or fetched.folder is None:
         return None
     root = fetched.folder
+    if fetched.docs_path and (root / fetched.docs_path).is_file():  # one file was asked for (`context add README.md`)
+        return None
     paths = _listing(root) if fetched.source_type == "git" else None
     code = code_in(root, paths)
     if code is not None and paths is not None and code.folders:
