@@ -115,3 +115,17 @@ def test_types_package_subpaths_and_export_equals_before_its_namespace(tmp_path:
     symbols = {s.name: s for s in extract_declarations(root, registry="npm", name="react", version="18").symbols}
     assert symbols["react.useEffect"].doc == "Runs effects." and symbols["react.Component"].kind == "class"
     assert {"react.Component.render", "react.Component.refs", "react/jsx-runtime.jsx"} <= set(symbols)
+
+
+def test_a_jsdoc_since_shows_in_the_entry(tmp_path: Path) -> None:
+    from context_cli.apiref.pages import entry_text
+
+    root = write_tree(tmp_path / "package", {
+        "package.json": json.dumps({"name": "lib", "types": "index.d.ts"}),
+        "index.d.ts": "/**\n * Parse it.\n * @since 2.1\n * @example\n * parse('x')\n */\n"
+                      "export declare function parse(text: string): object;\n"})
+    [parse] = [s for s in extract_declarations(root, registry="npm", name="lib", version="3").symbols
+               if s.name == "lib.parse"]
+    text = entry_text(parse)
+    assert parse.since == "2.1" and "*Added in version 2.1.*" in text and "```ts\nparse('x')\n```" in text
+    assert text.startswith("```ts\nfunction parse(text: string): object\n```")

@@ -119,13 +119,18 @@ def entry_text(s: Symbol) -> str:
     parts = [f"```{'ts' if typescript else 'python'}\n{s.signature}\n```"] if s.signature else []
     if s.deprecated is not None and s.deprecated not in s.doc:
         parts.append(f"**Deprecated:** {s.deprecated}" if s.deprecated else "**Deprecated.**")
-    if s.since and f"version {s.since}" not in s.doc:
-        parts.append(f"*Added in version {s.since}.*")
+    if since_note(s):
+        parts.append(since_note(s))
     if s.aliases and s.kind not in MEMBER_KINDS:  # (a member's other names are its class's, plus its own)
         parts.append("Also available as " + ", ".join(f"`{a}`" for a in s.aliases[:5]) + ".")
     if s.doc:
         parts.append(s.doc)
     return "\n\n".join(parts) or f"`{s.name}` ({s.kind})."
+
+
+def since_note(s: Symbol) -> str:
+    """"*Added in version V.*" when the entry has a `since` its docstring does not say already."""
+    return f"*Added in version {s.since}.*" if s.since and f"version {s.since}" not in s.doc else ""
 
 
 def section_ids(symbols: Sequence[Symbol], chunks: Iterable[tuple[int, Chunk]], pages: dict[str, str],
