@@ -98,11 +98,12 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
         model = _load_model(opts.embed_model) if opts.embed else None
         prev = _Previous.load(opts.previous, model.fingerprint if model else None) if opts.previous else None
         api = _api(fetched, pid, opts)
-        expander = Expander(api.symbols) if api is not None else None
-        found = _collect(fetched, found_files, progress, prev, model, pool, expander)
+        expander = Expander(api.symbols if api is not None else ())
+        found = _collect(fetched, found_files, progress, prev, model, pool, expander if api is not None else None)
         api_pages: dict[str, str] = {}
-        if api is not None and expander is not None:
-            docs = [d for d in api_documents(api, expander.shown, docs_pages=len(found.pages)) if d.path not in {p.doc_path for p in found.pages}]
+        if api is not None:
+            have = {p.doc_path for p in found.pages}
+            docs = [d for d in api_documents(api, expander.shown, docs_pages=len(have)) if d.path not in have]
             _add_documents(found, docs, prev, model)
             api_pages = {d.path: d.title for d in docs}
     kept = dedupe(s.key for s in found.sections)
@@ -110,7 +111,7 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
     chunks = [s.chunk for s in sections]
     symbols = None
     if api is not None:
-        ids = section_ids(api.symbols, enumerate(chunks, start=1), api_pages, expander.shown if expander else None)
+        ids = section_ids(api.symbols, enumerate(chunks, start=1), api_pages, expander.shown)
         symbols = list(zip(api.symbols, ids, strict=True))
     if not chunks:
         raise SourceError("no documentation found in the source (no parsable docs files)")
