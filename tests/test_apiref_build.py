@@ -59,3 +59,22 @@ def test_readme_only_release_gains_its_whole_api(tmp_path: Path) -> None:
     assert off.symbols == 0 and off.pages == 1
     with open_package(off.path) as pkg:
         assert not pkg.has_symbols
+
+
+def test_docs_from_elsewhere_still_carry_the_releases_api(pypi, tmp_path: Path) -> None:  # noqa: F811
+    """The ladder found the docs on a site (no code there): the release's own sdist gives the
+    API, and the summary says where it came from; a plain site build fetches nothing."""
+    from context_cli.build import BuildOptions, build
+    from context_cli.document import Block, Document
+    from context_cli.sources.base import Fetched
+
+    def site(meta: dict[str, str]) -> Fetched:
+        page = Document(path="index.html", title="itsdangerous", blocks=[
+            Block(1, "itsdangerous", "Sign data with a secret key, then verify it came back unchanged.")])
+        return Fetched(source_type="web", source_url="https://itsdangerous.example/", documents=[page],
+                       name="itsdangerous", version="2.2.0", registry="pip", meta=meta)
+
+    result = build(site({"docs_source": "site"}), tmp_path / "a.db", BuildOptions(embed=False, registry="pip"))
+    assert result.symbols == 69 and "API: 69 symbols in 7 modules from pypi:itsdangerous==2.2.0" in result.notes
+    plain = build(site({}), tmp_path / "b.db", BuildOptions(embed=False, registry="pip"))
+    assert plain.symbols == 0 and not any(n.startswith("API") for n in plain.notes)

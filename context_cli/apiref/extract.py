@@ -11,12 +11,14 @@ from .model import ApiReference
 
 MAX_NOTES = 10  # skipped files named in the build summary; the rest are counted
 LANGUAGE_OF = {"pypi": "python", "npm": "typescript"}  # a released artefact's language, by its source type
+RELEASE_KINDS = {"pip": "pypi", "npm": "npm"}  # registry -> the kind of artefact its releases are
 
 
 def extract_source(fetched: Fetched, *, registry: str, name: str, version: str) -> ApiReference | None:
     """The API entries of `fetched`'s code: a `pypi` sdist or an `npm` tarball (whose `@types`
     package stands in when it ships no declarations), or a folder or git source that holds
-    an importable package (tree.py); None for sources without code."""
+    an importable package (tree.py); for docs the ladder found without the code (a site),
+    the release's own artefact; None for sources without code."""
     if fetched.code is not None and fetched.source_type in LANGUAGE_OF:
         return extract_release(fetched.code, source_type=fetched.source_type, registry=registry, name=name,
                                version=version)
@@ -28,13 +30,38 @@ def extract_source(fetched: Fetched, *, registry: str, name: str, version: str) 
         ref = ApiReference(registry=registry, name=name, version=version)
         ref.notes.append(f"API: skipped ({e})")
         return ref
-    if code is None:
-        return None
-    if code.language == "python":
+    if code is not None and code.language == "python":
         from .python import extract_api
 
         return extract_api(code.root, registry=registry, name=name, version=version)
-    return _declarations(code.root, registry=registry, name=code.name, version=version)
+    if code is not None:
+        return _declarations(code.root, registry=registry, name=code.name, version=version)
+    if fetched.meta.get("docs_source") and registry in RELEASE_KINDS:
+        return _from_release(registry, name, version)
+    return None
+
+
+def _from_release(registry: str, name: str, version: str) -> ApiReference | None:
+    """The API of the release itself, for docs the docs-source ladder found elsewhere (a
+    site, a repository whose code is not at its root or ships no declarations): a package
+    built for a release carries that release's API whatever its docs came from."""
+    from ..sources.artefact import fetch_npm, fetch_pypi
+
+    kind = RELEASE_KINDS[registry]
+    try:
+        fetched = (fetch_pypi if kind == "pypi" else fetch_npm)(name, version)
+    except ContextError as e:
+        skipped = ApiReference(registry=registry, name=name, version=version, language=LANGUAGE_OF[kind])
+        skipped.notes.append(f"API: skipped (the release could not be fetched: {e})")
+        return skipped
+    try:
+        ref = extract_release(fetched.code or Path("."), source_type=kind, registry=registry, name=name,
+                              version=version)
+    finally:
+        fetched.cleanup()
+    if ref is not None and not ref.origin:
+        ref.origin = fetched.source_url
+    return ref
 
 
 def extract_release(root: Path, *, source_type: str, registry: str, name: str, version: str) -> ApiReference | None:
