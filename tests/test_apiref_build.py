@@ -22,16 +22,16 @@ def test_add_pypi_release_gains_its_api(pypi, context_home: Path) -> None:  # no
         assert db.execute("SELECT value FROM meta WHERE key = 'symbol_count'").fetchone() == ("69",)
         assert db.execute("SELECT count(*) FROM symbols").fetchone() == (69,)
         kinds = dict(db.execute("SELECT doc_path, kind FROM pages"))
-    assert kinds["src/itsdangerous/signer.py"] == "reference" and kinds["docs/concepts.rst"] == "guide"
+    # its docs (autodoc) show 40 of its 45 documented entries: they are its reference, no page of ours repeats them
+    assert "reference" not in kinds.values() and kinds["docs/concepts.rst"] == "guide"
     assert kinds["docs/changes.rst"] == "changelog"
     with open_package(path) as pkg:
         assert pkg.has_symbols
         [(sign, cid)] = [r for r in pkg.symbols(["sign"]) if r[0].name == "itsdangerous.signer.Signer.sign"]
         assert sign.aliases == ("itsdangerous.Signer.sign",) and cid is not None
         [(_, chunk)] = pkg.chunks([cid])
-        # docs/signer.rst's `autoclass :members:` shows it, so that section is its home, not a second copy
+        # docs/signer.rst's `autoclass :members:` shows it, so that section is its home
         assert chunk.doc_path == "docs/signer.rst" and "Signer.sign(value: str | bytes)" in chunk.content
-        assert not [c for _, c in pkg.chunks() if c.doc_path.startswith("src/") and "Signs the given string" in c.content]
 
 
 def test_packages_without_symbols_still_read(tmp_path: Path) -> None:

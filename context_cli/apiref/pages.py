@@ -6,7 +6,8 @@ docstring (nor a deprecation, nor documented members) gets no section of its own
 line, its signature, in a list at the end of its class's section (else its module's), which
 keeps a big release's thousands of bare attributes and methods from multiplying the
 sections; a release with docs of its own lists none (they stay in the `symbols` table).
-Entries the docs already show (`shown`, from apiref/autodoc.py) get no section either.
+Entries the docs already show (`shown`, from apiref/autodoc.py) get no section either, and
+docs that show most of the documented API get no reference pages.
 `section_ids` then maps each entry to the section that shows it, for the `symbols` table's
 `chunk_id`. docs/api-reference.md has the figures behind these rules.
 """
@@ -31,7 +32,11 @@ def api_documents(ref: ApiReference, shown: Collection[str] = (), *, docs_pages:
     """The reference pages of `ref`, in the order their files were first met, for the entries
     the docs do not already show. When the release has docs of its own (`docs_pages` of
     them, at least DOCS_PAGES), entries without a section are not listed either: they stay
-    in the `symbols` table only."""
+    in the `symbols` table only; and when those docs show at least half of the documented
+    entries (SQLAlchemy's autodoc pages do), there are no reference pages at all."""
+    documented = [s for s in ref.symbols if s.doc and s.kind != "module"]
+    if docs_pages >= DOCS_PAGES and sum(s.name in shown for s in documented) * 2 >= len(documented) > 0:
+        return []  # the docs show most of the documented API: what they leave out, they left out on purpose
     listed = docs_pages < DOCS_PAGES
     by_file: dict[str, list[Symbol]] = {}
     for s in ref.symbols:
