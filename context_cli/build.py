@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .apiref.autodoc import Expander
-from .apiref.extract import extract_source, summary
-from .apiref.model import ApiReference
+from .apiref.extract import ApiReading, summary
 from .apiref.pages import api_documents, section_ids
 from .build_pages import PageWork, Pool, build_pages, page_pool, page_work
 from .build_pages import Progress as Progress  # (stage, done, total); adding and registry use it
@@ -97,9 +96,13 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
                    start=opts.previous is None) as pool:
         model = _load_model(opts.embed_model) if opts.embed else None
         prev = _Previous.load(opts.previous, model.fingerprint if model else None) if opts.previous else None
-        api = _api(fetched, pid, opts)
-        expander = Expander(api.symbols if api is not None else ())
-        found = _collect(fetched, found_files, progress, prev, model, pool, expander if api is not None else None)
+        # The API is read in a thread while the workers parse the pages (a rebuild may fork
+        # its workers later: then it is read first).
+        reading = ApiReading(fetched, registry=pid.registry, name=pid.name, version=pid.version,
+                             background=opts.previous is None) if opts.api else None
+        expander = Expander(reading.symbols if reading is not None else ())
+        found = _collect(fetched, found_files, progress, prev, model, pool, expander if reading is not None else None)
+        api = reading.result() if reading is not None else None
         api_pages: dict[str, str] = {}
         if api is not None:
             have = {p.doc_path for p in found.pages}
@@ -327,14 +330,6 @@ def _add_documents(out: _Collected, docs: Iterable[Document], prev: _Previous | 
             out.reuse_page(record, old)
         else:
             out.add_page(record, page_work(doc, model))
-
-
-def _api(fetched: Fetched, pid: PackageId, opts: BuildOptions) -> ApiReference | None:
-    """The API entries of the source's code (a released artefact, or a folder or repository
-    that is a package), when `opts.api`."""
-    if not opts.api:
-        return None
-    return extract_source(fetched, registry=pid.registry, name=pid.name, version=pid.version)
 
 
 @dataclass

@@ -16,7 +16,7 @@ build gives such an entry no reference section of its own: the docs' section is 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..symbol import Symbol
 from .pages import entry_text
@@ -32,24 +32,45 @@ MAX_PAGE_BYTES = 4 * 1024 * 1024  # an expanded page stops growing here (its rem
 
 
 class Expander:
-    """The entries of one release, by every public name, ready to fill directives."""
+    """The entries of one release, by every public name, ready to fill directives.
 
-    def __init__(self, symbols: Iterable[Symbol]) -> None:
-        self.by_name: dict[str, Symbol] = {}
+    `symbols` may be a callable: it is called (the API read in the background is waited for)
+    only when a page has a directive to fill, or when `shown` is asked for.
+    """
+
+    def __init__(self, symbols: Iterable[Symbol] | Callable[[], Iterable[Symbol]]) -> None:
+        self._symbols = symbols
+        self._by_name: dict[str, Symbol] | None = None
         self.children: dict[str, list[Symbol]] = {}
-        self.shown: dict[str, str] = {}  # entry name -> the docs page that shows it (the first)
-        for s in symbols:
-            for n in s.names:
-                self.by_name.setdefault(n, s)
-            if s.kind != "module":
-                self.children.setdefault(s.name.rsplit(".", 1)[0], []).append(s)
+        self._described: list[tuple[str, str, str | None]] = []  # (page, target, module) in the order met
+
+    @property
+    def by_name(self) -> dict[str, Symbol]:
+        if self._by_name is None:
+            self._by_name = {}
+            for s in self._symbols() if callable(self._symbols) else self._symbols:
+                for n in s.names:
+                    self._by_name.setdefault(n, s)
+                if s.kind != "module":
+                    self.children.setdefault(s.name.rsplit(".", 1)[0], []).append(s)
+        return self._by_name
+
+    @property
+    def shown(self) -> dict[str, str]:
+        """Entry name -> the docs page that shows it (the first that does)."""
+        out: dict[str, str] = {}
+        for rel, target, module in self._described:
+            symbol = self.find(target, module)
+            if symbol is not None:
+                out.setdefault(symbol.name, rel)
+        return out
 
     def expand(self, rel: str, data: bytes) -> bytes:
         """`data` with its directives filled (unchanged when it has none this can fill); the
         entries the page shows are noted in `shown`."""
         if rel.endswith((".rst", ".rest", ".txt")) and b".. " in data:
             text = data.decode("utf-8", "replace")
-            self._described(rel, text)
+            self._describe(rel, text)
             if ".. auto" in text:
                 return self._rst(rel, text).encode("utf-8")
         if rel.endswith((".md", ".markdown")) and b":::" in data:
@@ -61,14 +82,16 @@ class Expander:
         return self.by_name.get(target) or (self.by_name.get(f"{module}.{target}") if module else None)
 
     def members(self, s: Symbol) -> list[Symbol]:
+        """(Filled with `by_name`, which `find` has built by then.)"""
         return self.children.get(s.name, [])
 
     def _show(self, symbol: Symbol, rel: str) -> None:
-        self.shown.setdefault(symbol.name, rel)
+        self._described.append((rel, symbol.name, None))
 
-    def _described(self, rel: str, text: str) -> None:
-        """Note the entries the page's own Sphinx object directives describe; a directive
-        indented under `.. class:: X` names a member of X."""
+    def _describe(self, rel: str, text: str) -> None:
+        """Note the targets of the page's own Sphinx object directives (looked up in `shown`,
+        once the entries are there); a directive indented under `.. class:: X` names a
+        member of X."""
         module: str | None = None
         classes: list[tuple[int, str]] = []  # (indent, class name) of the enclosing class directives
         for m in _OBJECT.finditer(text):
@@ -80,9 +103,7 @@ class Expander:
                 classes.pop()
             if classes and "." not in target:
                 target = f"{classes[-1][1]}.{target}"
-            symbol = self.find(target, module)
-            if symbol is not None:
-                self._show(symbol, rel)
+            self._described.append((rel, target, module))
             if kind in ("class", "exception"):
                 classes.append((indent, target))
 

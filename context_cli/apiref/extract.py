@@ -3,15 +3,55 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from ..errors import ContextError
 from ..sources.base import Fetched
+from ..symbol import Symbol
 from .model import ApiReference
 
 MAX_NOTES = 10  # skipped files named in the build summary; the rest are counted
 LANGUAGE_OF = {"pypi": "python", "npm": "typescript"}  # a released artefact's language, by its source type
 RELEASE_KINDS = {"pip": "pypi", "npm": "npm"}  # registry -> the kind of artefact its releases are
+
+
+class ApiReading:
+    """A source's API read while its docs are parsed: in a thread when `background`, else at
+    once. The page workers parse the docs in other processes while this one mostly waits, so
+    the read costs little wall time in a thread; only a page with an autodoc directive waits
+    for it (Expander). `background` only once the workers are forked: a fork while this
+    thread runs could copy a lock it holds."""
+
+    def __init__(self, fetched: Fetched, *, registry: str, name: str, version: str, background: bool) -> None:
+        self._args = (fetched, registry, name, version)
+        self._ref: ApiReference | None = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if background:
+            self._thread = threading.Thread(target=self._read, name="api-reading", daemon=True)
+            self._thread.start()
+        else:
+            self._read()
+
+    def _read(self) -> None:
+        fetched, registry, name, version = self._args
+        try:
+            self._ref = extract_source(fetched, registry=registry, name=name, version=version)
+        except BaseException as e:  # (raised where the result is asked for)
+            self._error = e
+
+    def result(self) -> ApiReference | None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            raise self._error
+        return self._ref
+
+    def symbols(self) -> list[Symbol]:
+        ref = self.result()
+        return ref.symbols if ref is not None else []
 
 
 def extract_source(fetched: Fetched, *, registry: str, name: str, version: str) -> ApiReference | None:
