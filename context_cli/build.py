@@ -96,10 +96,10 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
                    start=opts.previous is None) as pool:
         model = _load_model(opts.embed_model) if opts.embed else None
         prev = _Previous.load(opts.previous, model.fingerprint if model else None) if opts.previous else None
-        # The API is read in a thread while the workers parse the pages (a rebuild may fork
-        # its workers later: then it is read first).
+        # A worker reads the API while the others parse pages (a rebuild starts its workers
+        # only for enough changed pages: then it is read here).
         reading = ApiReading(fetched, registry=pid.registry, name=pid.name, version=pid.version,
-                             background=opts.previous is None) if opts.api else None
+                             workers=pool if opts.previous is None else None) if opts.api else None
         expander = Expander(reading.symbols if reading is not None else ())
         found = _collect(fetched, found_files, progress, prev, model, pool, expander if reading is not None else None)
         api = reading.result() if reading is not None else None

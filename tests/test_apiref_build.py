@@ -78,3 +78,28 @@ def test_docs_from_elsewhere_still_carry_the_releases_api(pypi, tmp_path: Path) 
     assert result.symbols == 69 and "API: 69 symbols in 7 modules from pypi:itsdangerous==2.2.0" in result.notes
     plain = build(site({}), tmp_path / "b.db", BuildOptions(embed=False, registry="pip"))
     assert plain.symbols == 0 and not any(n.startswith("API") for n in plain.notes)
+
+
+def test_a_page_worker_reads_the_api_while_the_others_parse(tmp_path: Path) -> None:
+    """A tree big enough for the page workers: one of them reads the API, and the page with
+    an autodoc directive waits for it and comes out filled."""
+    from apiref_fixtures import write_tree
+
+    from context_cli.build import BuildOptions, build
+    from context_cli.build_pages import PARALLEL_MIN_FILES
+    from context_cli.sources.base import Fetched
+
+    pages = {f"docs/topic{i}.md": f"# Topic {i}\n\nThe greeting library, part {i}, says hello in many ways.\n"
+             for i in range(PARALLEL_MIN_FILES)}
+    root = write_tree(tmp_path / "hello", {
+        **pages, "pyproject.toml": '[project]\nname = "hello"\nversion = "1.0"\n',
+        "hello/__init__.py": 'def greet(name: str) -> str:\n    """Say hello to `name`."""\n',
+        "docs/api.rst": "API\n===\n\n.. autofunction:: hello.greet\n"})
+    fetched = Fetched(source_type="folder", source_url="hello", folder=root, name="hello", version="1.0")
+    result = build(fetched, tmp_path / "out.db", BuildOptions(embed=False))
+    assert result.symbols == 2 and "API: 2 symbols in 1 modules" in result.notes
+    with open_package(result.path) as pkg:
+        [(greet, cid)] = [r for r in pkg.symbols(["greet"])]
+        [(_, chunk)] = pkg.chunks([cid])
+    assert greet.signature == "greet(name: str) -> str"
+    assert chunk.doc_path == "docs/api.rst" and "Say hello to" in chunk.content

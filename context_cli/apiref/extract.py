@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
-import threading
+from concurrent.futures import CancelledError, Future
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ContextError
 from ..sources.base import Fetched
 from ..symbol import Symbol
 from .model import ApiReference
+
+if TYPE_CHECKING:
+    from ..build_pages import Pool
 
 MAX_NOTES = 10  # skipped files named in the build summary; the rest are counted
 LANGUAGE_OF = {"pypi": "python", "npm": "typescript"}  # a released artefact's language, by its source type
@@ -17,41 +22,38 @@ RELEASE_KINDS = {"pip": "pypi", "npm": "npm"}  # registry -> the kind of artefac
 
 
 class ApiReading:
-    """A source's API read while its docs are parsed: in a thread when `background`, else at
-    once. The page workers parse the docs in other processes while this one mostly waits, so
-    the read costs little wall time in a thread; only a page with an autodoc directive waits
-    for it (Expander). `background` only once the workers are forked: a fork while this
-    thread runs could copy a lock it holds."""
+    """A source's API, read by a page worker while the other workers parse the pages (given
+    the build's `workers`), else here at once. Only a page with an autodoc directive waits for it
+    (Expander); in a worker it costs no time of this process's, which hands out the pages."""
 
-    def __init__(self, fetched: Fetched, *, registry: str, name: str, version: str, background: bool) -> None:
-        self._args = (fetched, registry, name, version)
+    def __init__(self, fetched: Fetched, *, registry: str, name: str, version: str,
+                 workers: Pool | None = None) -> None:
         self._ref: ApiReference | None = None
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
-        if background:
-            self._thread = threading.Thread(target=self._read, name="api-reading", daemon=True)
-            self._thread.start()
-        else:
-            self._read()
-
-    def _read(self) -> None:
-        fetched, registry, name, version = self._args
+        self._future: Future[ApiReference | None] | None = None
+        self._args = (replace(fetched, documents=None), registry, name, version)  # (pages need not travel)
         try:
-            self._ref = extract_source(fetched, registry=registry, name=name, version=version)
-        except BaseException as e:  # (raised where the result is asked for)
-            self._error = e
+            self._future = workers.executor().submit(_extract, *self._args) if workers is not None else None
+        except (OSError, RuntimeError):  # the pool is down: read it here
+            self._future = None
+        if self._future is None:
+            self._ref = _extract(*self._args)
 
     def result(self) -> ApiReference | None:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        if self._error is not None:
-            raise self._error
+        if self._future is not None:
+            future, self._future = self._future, None
+            try:
+                self._ref = future.result()
+            except (OSError, RuntimeError, CancelledError):  # the pool broke or was shut (its pages are read here)
+                self._ref = _extract(*self._args)
         return self._ref
 
     def symbols(self) -> list[Symbol]:
         ref = self.result()
         return ref.symbols if ref is not None else []
+
+
+def _extract(fetched: Fetched, registry: str, name: str, version: str) -> ApiReference | None:
+    return extract_source(fetched, registry=registry, name=name, version=version)
 
 
 def extract_source(fetched: Fetched, *, registry: str, name: str, version: str) -> ApiReference | None:
