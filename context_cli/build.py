@@ -113,7 +113,7 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
     sections = [found.sections[i] for i in kept]
     chunks = [s.chunk for s in sections]
     symbols = None
-    if api is not None:
+    if api is not None and not api.skipped:
         ids = section_ids(api.symbols, enumerate(chunks, start=1), api_pages, expander.shown)
         symbols = list(zip(api.symbols, ids, strict=True))
     if not chunks:

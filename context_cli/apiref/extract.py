@@ -69,9 +69,7 @@ def extract_source(fetched: Fetched, *, registry: str, name: str, version: str) 
     try:
         code = find_code(fetched)
     except ContextError as e:  # the sparse checkout could not fetch the code
-        ref = ApiReference(registry=registry, name=name, version=version)
-        ref.notes.append(f"API: skipped ({e})")
-        return ref
+        return _skipped(ApiReference(registry=registry, name=name, version=version), str(e))
     if code is not None and code.language == "python":
         from .python import extract_api
 
@@ -93,9 +91,8 @@ def _from_release(registry: str, name: str, version: str) -> ApiReference | None
     try:
         fetched = (fetch_pypi if kind == "pypi" else fetch_npm)(name, version)
     except ContextError as e:
-        skipped = ApiReference(registry=registry, name=name, version=version, language=LANGUAGE_OF[kind])
-        skipped.notes.append(f"API: skipped (the release could not be fetched: {e})")
-        return skipped
+        return _skipped(ApiReference(registry=registry, name=name, version=version, language=LANGUAGE_OF[kind]),
+                        f"the release could not be fetched: {e}")
     try:
         ref = extract_release(fetched.code or Path("."), source_type=kind, registry=registry, name=name,
                               version=version)
@@ -129,16 +126,20 @@ def _declarations(root: Path, *, registry: str, name: str, version: str) -> ApiR
     try:
         return extract_declarations(root, registry=registry, name=name, version=version)
     except ContextError as e:  # the optional parser is not installed
-        ref = ApiReference(registry=registry, name=name, version=version, language="typescript")
-        ref.notes.append(f"API: skipped ({e})")
-        return ref
+        return _skipped(ApiReference(registry=registry, name=name, version=version, language="typescript"), str(e))
+
+
+def _skipped(ref: ApiReference, why: str) -> ApiReference:
+    ref.skipped = True
+    ref.notes.append(f"API: skipped ({why})")
+    return ref
 
 
 def summary(ref: ApiReference) -> list[str]:
     """Build-summary lines: how many entries, from where, and what was skipped."""
     modules = sum(1 for s in ref.symbols if s.kind in ("module", "namespace"))
     origin = f" from {ref.origin}" if ref.origin else ""
-    lines = [f"API: {len(ref.symbols)} symbols in {modules} modules{origin}"]
+    lines = [] if ref.skipped else [f"API: {len(ref.symbols)} symbols in {modules} modules{origin}"]
     lines += ref.notes[:MAX_NOTES]
     if len(ref.notes) > MAX_NOTES:
         lines.append(f"API: {len(ref.notes) - MAX_NOTES} more notes not shown")

@@ -144,3 +144,33 @@ def test_hostile_identifier_queries_and_symbol_rows(tmp_path: Path) -> None:
                       "Ω_ω", "\u202egnp_exe", "SELECT * FROM symbols", "'; DROP TABLE symbols; --_x"):
             assert len(identifier_chunks(query, pkg)) <= MAX_IDENTIFIER_CHUNKS
         assert time.monotonic() - start < 5
+
+
+def test_a_release_index_that_answers_garbage_leaves_the_docs_built(tmp_path: Path, monkeypatch) -> None:
+    """Docs the ladder found on a site take their API from the release: an index answering
+    garbage, a tarball that is not one, or nothing at all gives one note, and the docs build."""
+    from route_server import Routes, serving
+
+    from context_cli.build import BuildOptions, build
+    from context_cli.document import Block, Document
+    from context_cli.sources.base import Fetched
+
+    def site() -> Fetched:
+        page = Document(path="index.html", title="lib", blocks=[Block(1, "lib", "The lib library does many things.")])
+        return Fetched(source_type="web", source_url="https://lib.example/", documents=[page], name="lib",
+                       version="1.0.0", registry="npm", meta={"docs_source": "site"})
+
+    with serving(Routes()) as srv:
+        srv.add("/lib", b"\x00\xffnot json" * 1000)
+        monkeypatch.setenv("CONTEXT_NPM_REGISTRY_URL", srv.url)
+        result = build(site(), tmp_path / "a.db", BuildOptions(embed=False, registry="npm"))
+        srv.add("/lib", {"name": "lib", "versions": {"1.0.0": {"dist": {"tarball": srv.url + "/t.tgz"}}}})
+        srv.add("/t.tgz", b"this is not a tarball")
+        second = build(site(), tmp_path / "b.db", BuildOptions(embed=False, registry="npm"))
+    from context_cli.package.reader import open_package
+
+    for built in (result, second):
+        notes = [n for n in built.notes if n.startswith("API")]
+        assert built.symbols == 0 and len(notes) == 1 and "the release could not be fetched" in notes[0], notes
+        with open_package(built.path) as pkg:  # no table: an empty one would claim an empty API
+            assert built.pages == 1 and not pkg.has_symbols
