@@ -62,6 +62,30 @@ class Candidates:
         return _joined([np.arange(self.bounds[p], self.bounds[p + 1]) for p in packages], np.int64)
 
 
+def pin(ids: np.ndarray, scores: np.ndarray, pinned: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """A BM25 ranking with the sections an identifier question names in front, at its best
+    score (`reference.identifier_first`)."""
+    import numpy as np
+
+    if not pinned:
+        return ids, scores
+    first = np.asarray(pinned, dtype=np.int64)
+    rest = ~np.isin(ids, first)
+    top = float(scores[0]) if len(scores) else 1.0
+    return np.concatenate((first, ids[rest])), np.concatenate((np.full(len(first), top), scores[rest]))
+
+
+def identifier_gains(cids: np.ndarray, pinned: Sequence[int], weight: float) -> np.ndarray:
+    """What each of a package's candidates gains for showing an entry the identifier question
+    names: `weight` x (their count - its place among them)."""
+    import numpy as np
+
+    gain = np.zeros(len(cids))
+    for k, cid in enumerate(pinned):
+        gain[cids == cid] = weight * (len(pinned) - k)
+    return gain
+
+
 def fuse(packages: Sequence[PackageQuery], cap: int, params: RankingParams) -> Candidates:
     """The candidates of these packages (their `lexical` and `dense` hits), each package's
     `cap` best by fused score (`fuse_rankings`)."""
@@ -156,6 +180,8 @@ def attach_evidence(c: Candidates, run: SearchRun, params: RankingParams) -> Can
         with run.guard(pq):
             table = pq.searcher.section_table(c.chunk_id[a:b])
             _heading_gains(pq.searcher, pq.query, c.chunk_id[a:b], gain[a:b], params)
+            if pq.pinned:
+                gain[a:b] += identifier_gains(c.chunk_id[a:b], pq.pinned, params.identifier_weight)
             kind = pq.searcher.page_kinds()
             match = title_matcher(pq.lexical.idf, pq.query.stems.per_term)
         tables.append(table if match is not None else no_sections())

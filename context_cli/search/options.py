@@ -37,6 +37,10 @@ class RankingParams:
     # no effect on anthropic, click or flask), and `definition_weight` for a "what is X" query.
     heading_weight: float = 0.3
     definition_weight: float = 1.5
+    # A question that is an identifier (`send_file`, `useEffect`, `z.string`): the sections
+    # showing the entries it names count as BM25's best and gain this x (their count - their
+    # place), more than any other section's total can be, so they come first, in order.
+    identifier_weight: float = 10.0
     # A page's kind (`pages.kind`) weighs its candidates' totals: release notes unless the
     # question asks about versions or changes (`Query.asks_changes`), and API reference
     # pages read from the code unless it names an identifier (`Query.names_symbol`).

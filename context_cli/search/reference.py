@@ -14,7 +14,9 @@ Each package comes as a dict of what the search knows of it before the final ord
 * `title`: page path -> the share of the query's IDF its title and path carry;
 * `kind`: page path -> its kind's weight for this question (`page_kind_weight`; 1 when absent);
 * `gain`: chunk id -> what it gains for its own heading; `coverage`: chunk id -> its share of
-  the query's IDF; `weight`: the package's prior in a search over several.
+  the query's IDF; `weight`: the package's prior in a search over several;
+* `pinned`: the sections showing the entries an identifier question names, best first
+  (`package.identifiers.identifier_chunks`; none when absent).
 """
 
 from __future__ import annotations
@@ -24,6 +26,20 @@ from operator import itemgetter
 from typing import Any
 
 from .options import DEFAULT_PARAMS, RankingParams
+
+
+def identifier_first(lex: list[tuple[int, float]], gain: dict[int, float], pinned: list[int], params: RankingParams
+                     ) -> tuple[list[tuple[int, float]], dict[int, float]]:
+    """The sections an identifier question names count as BM25's best (its best score, in
+    front, in their order) and gain `identifier_weight` x (their count - their place)."""
+    if not pinned:
+        return lex, gain
+    top = lex[0][1] if lex else 1.0
+    lex = [(cid, top) for cid in pinned] + [(cid, score) for cid, score in lex if cid not in pinned]
+    gain = dict(gain)
+    for k, cid in enumerate(pinned):
+        gain[cid] = gain.get(cid, 0.0) + params.identifier_weight * (len(pinned) - k)
+    return lex, gain
 
 
 def fused_scores(lex: list[tuple[int, float]], dense: list[tuple[int, float]], params: RankingParams) -> dict[int, float]:
@@ -100,12 +116,12 @@ def reference_rank(packages: list[dict[str, Any]], cap: int, head: int, several:
     score that is not finite counts 0; ties by package, then chunk id."""
     ranked: list[tuple[int, int, float]] = []
     for p, pk in enumerate(packages):
-        fused = fused_scores(pk["lex"], pk["dense"], params)
+        lex, gain = identifier_first(pk["lex"], pk["gain"], pk.get("pinned", []), params)
+        fused = fused_scores(lex, pk["dense"], params)
         if len(fused) > cap:
             fused = dict(sorted(fused.items(), key=itemgetter(1), reverse=True)[:cap])
         path = {cid: pk["path"][cid] for cid in fused if cid in pk["path"]}
-        ordered = judged(with_page_evidence(fused, path, pk["title"], pk["gain"], params, pk.get("kind")), path, head,
-                         params)
+        ordered = judged(with_page_evidence(fused, path, pk["title"], gain, params, pk.get("kind")), path, head, params)
         scored = [(cid, score) for cid, score in sorted(ordered) if cid in path]
         if several:
             best: dict[str, float] = {}

@@ -40,6 +40,7 @@ class PackageQuery:
     query: Query
     label: str  # the package's name@version
     named: bool = False  # the question names the package (`Query.names_library`)
+    pinned: list[int] = field(default_factory=list)  # the sections of the entries an identifier question names
     lexical: LexicalHits | None = None  # `scoring.score_lexical`
     dense: DenseHits | MixedHits | None = None  # `scoring.start_dense` (None: searched lexically)
     mode: str | None = None  # hybrid | lexical | dense | skipped, once known

@@ -64,6 +64,24 @@ def score_lexical(run: SearchRun, mode: str, pool: int) -> None:
                                  dict(zip(pq.query.terms, df, strict=True)), n)
 
 
+def pin_identifiers(run: SearchRun, text: str) -> None:
+    """When the question is an identifier (`send_file`, `z.string`, `Session.request`), put
+    the sections showing the entries it names in front of each package's BM25 ranking
+    (`package.identifiers.identifier_chunks`: one indexed read of the package's symbols;
+    nothing at all for a question of words)."""
+    from ..package.identifiers import identifier, identifier_chunks
+    from .candidates import pin
+
+    if identifier(text) is None:
+        return
+    for pq in run.live():
+        with run.guard(pq), pq.searcher.lock:
+            pq.pinned = identifier_chunks(text, pq.searcher.pkg)
+            hits = pq.lexical
+            if pq.pinned and hits is not None:
+                hits.ids, hits.scores = pin(hits.ids, hits.scores, pq.pinned)
+
+
 def start_dense(query: Query, packages: list[PackageQuery], mode: str, params: RankingParams
                 ) -> Callable[[PackageQuery], DenseHits | MixedHits | None]:
     """Start every package's cosines with the query; the result gives a package's (None: it
