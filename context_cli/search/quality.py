@@ -34,7 +34,7 @@ class MixedHits:
     def __init__(self, static: DenseHits, quality: DenseHits, share: float) -> None:
         self.static, self.quality, self.share = static, quality, share
         self.usable = static.usable or quality.usable
-        self.model: TextEmbedder = quality.model  # type: ignore[assignment]
+        self.model: TextEmbedder = quality.model
         self.best_cosine = quality.best_cosine
 
     def top(self, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -62,4 +62,4 @@ def _z(hits: DenseHits, ids: np.ndarray) -> np.ndarray:
         return np.zeros(len(ids))
     rows = hits.index.positions(ids.tolist())
     z = hits.stats.z(np.maximum(rows, 0))
-    return np.where(rows >= 0, z, 0.0)  # type: ignore[no-any-return]
+    return np.where(rows >= 0, z, 0.0)

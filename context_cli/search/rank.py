@@ -127,10 +127,11 @@ def package_priors(packages: Sequence[PackageQuery], searched: int, params: Rank
     from .prior import log_weights, weights
 
     lexical = [pq.lexical for pq in packages]
-    lengths = [pq.searcher.mean_section_tokens() for pq in packages] if params.vocabulary_prior else []
+    found = [pq.searcher.mean_section_tokens() for pq in packages] if params.vocabulary_prior else []
+    lengths = [n for n in found if n is not None]
     prior = [1.0] * len(packages) if any(h is None for h in lexical) else weights(log_weights(
         [pq.named for pq in packages], [h.df for h in lexical if h is not None],
-        [h.sections for h in lexical if h is not None], None if None in lengths else lengths,
+        [h.sections for h in lexical if h is not None], lengths if len(lengths) == len(found) else None,
         params.name_prior, params.vocabulary_prior))
     dense = [pq.dense for pq in packages]
     usable = [d for d in dense if d is not None and d.usable]

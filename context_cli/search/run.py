@@ -20,8 +20,8 @@ from ..errors import InvalidPackage
 if TYPE_CHECKING:
     from ..store.store import Installed
     from .dense import DenseHits
-    from .quality import MixedHits
     from .lexical import LexicalHits
+    from .quality import MixedHits
     from .query import Query
     from .searcher import PackageSearcher
 
