@@ -195,8 +195,8 @@ def attach_evidence(c: Candidates, run: SearchRun, params: RankingParams) -> Can
         match = matchers[owner[at]]
         if match is not None and (value := match(tokens[at])):  # (most pages: none of the query's words)
             title[at] = value
-        kind = kinds[owner[at]].get(paths[at])
-        if kind is not None:  # (a guide)
+        found_kinds = kinds[owner[at]]
+        if found_kinds and (kind := found_kinds.get(paths[at])) is not None:  # (a package of guides only, a guide)
             q = c.packages[owner[at]].query
             weight[at] = page_kind_weight(kind, q.asks_changes, q.names_symbol, params)
     out = replace(c, page=page, in_package=found, chars=chars, coverage=_coverage(c), heading_gain=gain,

@@ -32,21 +32,21 @@ def log_weights(named: Sequence[bool], df: Sequence[Mapping[str, int]], sections
     `vocabulary_weight` x the mean, over the terms every package was asked (`df`: term ->
     sections holding it, of `sections`), of log((df + SMOOTH) / (sections + 1) / its mean
     section's tokens) less the packages' mean. Without every package's `lengths`, the name only."""
-    n = len(df)
     out = [name_weight if said else 0.0 for said in named]
-    if n < 2 or not vocabulary_weight or lengths is None:
+    if len(df) < 2 or not vocabulary_weight or lengths is None:
         return out
-    shared = [t for t in df[0] if all(t in d for d in df[1:])]
-    for t in shared:
-        counts = [d[t] for d in df]
-        if not any(counts):
-            continue
-        logs = [math.log((c + SMOOTH) / (max(s, 1) + 1) / max(length, 1.0))
-                for c, s, length in zip(counts, sections, lengths, strict=True)]
-        mean = sum(logs) / n
-        for i, lp in enumerate(logs):
-            out[i] += vocabulary_weight * (lp - mean) / len(shared)
-    return out
+    common = set(df[0]).intersection(*df[1:])
+    shared = [t for t in df[0] if t in common]
+    if not shared:
+        return out
+    import numpy as np
+
+    counts = np.array([[d[t] for t in shared] for d in df], dtype=np.float64)  # packages x terms
+    scale = (np.maximum(np.asarray(sections, dtype=np.float64), 1) + 1) * np.maximum(np.asarray(lengths), 1.0)
+    logs = np.log((counts + SMOOTH) / scale[:, None])
+    said = counts.any(axis=0)  # (a term no package holds says nothing, but is counted)
+    vocab = (logs - logs.mean(axis=0))[:, said].sum(axis=1) * (vocabulary_weight / len(shared))
+    return [o + v for o, v in zip(out, vocab.tolist(), strict=True)]
 
 
 def weights(log_weights: Sequence[float]) -> list[float]:

@@ -314,15 +314,15 @@ class PackageSearcher:
         """Path -> kind of each page that is not a guide (release notes, API reference), read
         once per process; none for a package without our pages table, or one that cannot be
         read (its pages are then all weighed as guides)."""
-        with self.lock:
-            if self._page_kinds is None:
+        if self._page_kinds is None:
+            with self.lock:
                 try:
                     self._page_kinds = {p.doc_path: p.kind for p in self.pkg.pages() if p.kind != "guide"}
                 except PackageTooSlow:
                     raise
                 except (InvalidPackage, sqlite3.Error):
                     self._page_kinds = {}
-            return self._page_kinds
+        return self._page_kinds
 
     def vocabulary(self) -> Vocabulary | None:
         """The package's terms and their section counts, for spelling corrections
@@ -342,8 +342,8 @@ class PackageSearcher:
         """Tokens of the package's mean section, read once per process (our packages' covering
         index answers it without reading a section; 0.2 ms on Django's 2,941); None when the
         package cannot say (the package prior then leaves its vocabulary out)."""
-        with self.lock:
-            if self._mean_tokens is None:
+        if self._mean_tokens is None:
+            with self.lock:
                 try:
                     with self.pkg.deadline():
                         total, count = self.pkg.db.execute("SELECT total(tokens), count(*) FROM chunks").fetchone()
@@ -353,7 +353,7 @@ class PackageSearcher:
                     raise
                 except (InvalidPackage, sqlite3.Error):
                     self._mean_tokens = 0.0
-            return self._mean_tokens or None
+        return self._mean_tokens or None
 
     def texts(self, ids: list[int]) -> list[tuple[int, Chunk]]:
         """(chunk id, section) for these ids, in id order."""
@@ -399,10 +399,11 @@ class PackageSearcher:
         queries for it, when it carries one this machine can use; else None, with
         `quality_note` saying why when it carries one. Loaded once: onnxruntime is imported
         only for a package that carries the set."""
-        with self.lock:
-            if self._quality is None:
-                self._quality = self._load_quality() or False
-            return self._quality or None
+        if self._quality is None:
+            with self.lock:
+                if self._quality is None:
+                    self._quality = self._load_quality() or False
+        return self._quality or None
 
     def use_static(self, why: str) -> None:
         """Its quality set failed a query (an endpoint that stopped answering): the static
