@@ -128,7 +128,7 @@ class Query:
     `words` every word (stopwords too: a heading may hold nothing else). `identifier` (the
     whole question is one, `max_tokens`), `asks_definition` ("what is X"), `asks_changes`
     (about versions or changes) and `names_symbol` (a word written as code) are what the
-    question asks; they stay the whole question's in `without_library`.
+    question asks; they stay the whole question's in `without_library` and `with_words`.
     """
 
     text: str
@@ -137,9 +137,19 @@ class Query:
     phrases: tuple[tuple[str, ...], ...]
     identifier: str | None
     asks_definition: bool
-    asks_changes: bool = False
-    names_symbol: bool = False
     tokens: frozenset[str] = field(default=frozenset(), repr=False)  # every token, lower-cased (for library names)
+    whole: str | None = field(default=None, repr=False)  # the whole question's text, where this is part of it
+
+    @cached_property
+    def asks_changes(self) -> bool:
+        """Does the whole question ask about versions or changes? (Read only when a page of
+        release notes or of reference is a candidate: a regex over the text costs.)"""
+        return _CHANGES.search(self.whole or self.text) is not None
+
+    @cached_property
+    def names_symbol(self) -> bool:
+        """Does the whole question write a word as code (`send_file`, `useEffect`, `z.string`)?"""
+        return _SYMBOL.search(self.whole or self.text) is not None
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -157,8 +167,7 @@ class Query:
         every = _words(tokens)
         return cls(text=text, words=tuple(every), terms=tuple(_terms(every, text)), phrases=tuple(phrases(text)),
                    identifier=stripped if _IDENTIFIER.match(stripped) else None,
-                   asks_definition=_DEFINITION.search(text) is not None, asks_changes=_CHANGES.search(text) is not None,
-                   names_symbol=_SYMBOL.search(text) is not None, tokens=frozenset(map(str.lower, tokens)))
+                   asks_definition=_DEFINITION.search(text) is not None, tokens=frozenset(map(str.lower, tokens)))
 
     def without_library(self, name: str) -> Query:
         """The question without the words that only name the library searched ("dark mode in
@@ -175,14 +184,13 @@ class Query:
         if not terms(kept):
             return self
         return replace(Query.of(kept), identifier=self.identifier, asks_definition=self.asks_definition,
-                       asks_changes=self.asks_changes, names_symbol=self.names_symbol)
+                       whole=self.whole or self.text)
 
     def with_words(self, extra: list[str]) -> Query:
         """The question with these words searched too (spelling corrections beside the words
         they correct); what it asks stays the whole question's."""
         return replace(Query.of(f"{self.text} {' '.join(extra)}"), identifier=self.identifier,
-                       asks_definition=self.asks_definition, asks_changes=self.asks_changes,
-                       names_symbol=self.names_symbol)
+                       asks_definition=self.asks_definition, whole=self.whole or self.text)
 
     def names_library(self, name: str) -> bool:
         """Does the question name the library `name` (as `without_library` reads a name)?"""

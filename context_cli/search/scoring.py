@@ -39,10 +39,17 @@ def score_lexical(run: SearchRun, mode: str, pool: int) -> None:
     from .bm25 import score_packages
 
     ours: list[tuple[PackageQuery, int, list[Posting | None]]] = []
+    postings: list[tuple[PackageQuery, tuple[int, list[Posting | None]] | None]] = []
     for pq in run.live():
         with run.guard(pq):
-            found = pq.searcher.bm25_postings(pq.query, with_phrases=mode != "dense")
-            if found is not None and (fixes := corrections(pq.query, found[1], pq.searcher.vocabulary)):
+            postings.append((pq, pq.searcher.bm25_postings(pq.query, with_phrases=mode != "dense")))
+    held = {t for pq, found in postings if found is not None  # (a word some package holds is no typo)
+            for t, unit in zip(pq.query.terms, found[1], strict=False) if unit is not None}
+    for pq, found in postings:
+        if pq.mode == "skipped":
+            continue
+        with run.guard(pq):
+            if found is not None and (fixes := corrections(pq.query, found[1], pq.searcher.vocabulary, held)):
                 pq.query = pq.query.with_words([fix for _, fix in fixes])  # (beside the words they correct)
                 run.note(f"{pq.label}: also searched for " + ", ".join(f"{fix!r} (for {word!r})" for word, fix in fixes),
                          pq)

@@ -17,7 +17,7 @@ transposition, a trade for an index a third the size.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -121,28 +121,29 @@ class Vocabulary:
         return best
 
 
-def corrections(query: Query, found: Sequence[object | None], vocabulary: Callable[[], Vocabulary | None]
-                ) -> list[tuple[str, str]]:
+def corrections(query: Query, found: Sequence[object | None], vocabulary: Callable[[], Vocabulary | None],
+                held: Container[str] = ()) -> list[tuple[str, str]]:
     """(word, the package's term it was probably meant as) for each word of `query` the package
     lacks (`found`: each term's posting, None where the package has none) that may be
-    corrected; the vocabulary is read only when there is one. The correction is searched
-    beside the word, never instead of it: a word frequent elsewhere but absent here is
-    "corrected" 6-8 % of the time (react -> reach)."""
-    lacking = [t for t, posting in zip(query.terms, found, strict=False) if posting is None and allowed_distance(t)]
-    if not lacking:
+    corrected: not a term another package of the search holds (`held`), nor an English word;
+    the vocabulary is read only when there is one. The correction is searched beside the word,
+    never instead of it: a word frequent elsewhere but absent here is "corrected" 6-8 % of the
+    time (react -> reach)."""
+    lacking = [t for t, posting in zip(query.terms, found, strict=False)
+               if posting is None and t not in held and allowed_distance(t)]
+    if not lacking or not (lacking := [t for t in lacking if t not in english_words()]):
         return []
     vocab = vocabulary()
     if vocab is None:
         return []
     tokens = query.unit_tokens
-    fixes = [(t, fix) for t in lacking for token in tokens[t] if (fix := vocab.correct(token)) is not None]
-    return [(t, fix) for t, fix in fixes if t not in english_words()]
+    return [(t, fix) for t in lacking for token in tokens[t] if (fix := vocab.correct(token)) is not None]
 
 
 @functools.cache
 def english_words() -> frozenset[str]:
     """Words meant as typed: the whole words of the shipped embedding model's WordPiece
-    vocabulary (BERT's uncased, 22,501 of them), read on first need (a correction offered).
+    vocabulary (BERT's uncased, 22,501 of them), read on first need (a word no package holds).
     Of the ten corrections the tuning sets' 1,163 questions drew without it, it keeps five:
     the two real typos ("recomended", "paramter"), numeric -> number, and two wrong ones
     (prefilled -> prefix, intranet -> internet); it drops readers -> render, compared ->
