@@ -72,7 +72,7 @@ class PackageSearcher:
     _page_tokens: dict[str, int] = field(default_factory=dict)
     _page_kinds: Mapping[str, str] | None = None
     _mean_tokens: float | None = None
-    _vocabulary: Vocabulary | None = None
+    _vocabulary: dict[str, Vocabulary] = field(default_factory=dict)  # by first letter
 
     @property
     def label(self) -> str:
@@ -324,19 +324,21 @@ class PackageSearcher:
                     self._page_kinds = {}
         return self._page_kinds
 
-    def vocabulary(self) -> Vocabulary | None:
-        """The package's terms and their section counts, for spelling corrections
-        (`spelling.Vocabulary`), read once per process from our BM25 index's terms (22 ms to
-        index Django's 6,792); None without our index."""
+    def vocabulary(self, first: str) -> Vocabulary | None:
+        """The package's terms that start with the letter `first` and their section counts,
+        for spelling corrections (`spelling.Vocabulary`: a correction keeps the first letter),
+        read once per letter and process from our BM25 index's terms (0.9 ms and 433 terms for
+        Django's "p"; all 6,792 would take 20 ms); None without our index."""
         with self.lock:
-            if self._vocabulary is None and self.bm25 is not None:
+            if first not in self._vocabulary and self.bm25 is not None:
                 from .spelling import Vocabulary
 
-                with self.pkg.deadline(LOAD_DEADLINE_S):
-                    rows = self.pkg.db.execute("SELECT term, df FROM bm25_terms").fetchall()
-                self._vocabulary = Vocabulary.of((str(t), int(df)) for t, df in rows if isinstance(t, str)
-                                                 and isinstance(df, int))
-            return self._vocabulary
+                with self.pkg.deadline():
+                    rows = self.pkg.db.execute("SELECT term, df FROM bm25_terms WHERE term >= ? AND term < ?",
+                                               (first, chr(ord(first) + 1))).fetchall()
+                self._vocabulary[first] = Vocabulary.of((t, df) for t, df in rows if isinstance(t, str)
+                                                        and isinstance(df, int))
+            return self._vocabulary.get(first)
 
     def mean_section_tokens(self) -> float | None:
         """Tokens of the package's mean section, read once per process (our packages' covering
