@@ -126,9 +126,11 @@ def test_corrections_only_for_words_the_package_lacks() -> None:
     q = Query.of("sesion widgit readers foriegn")
     asked: list[int] = []
 
-    def vocabulary() -> Vocabulary:
+    def vocabulary(first: str) -> Vocabulary:
         asked.append(1)
         return VOCAB
 
     assert corrections(q, [None, object(), None, None], vocabulary) == [("sesion", "session"), ("foriegn", "foreign")]
-    assert corrections(q, [object()] * 4, vocabulary) == [] and len(asked) == 1  # (nothing lacking: nothing read)
+    assert len(asked) == 2  # (one read a word to correct)
+    assert corrections(q, [object()] * 4, vocabulary) == [] and len(asked) == 2  # (nothing lacking: nothing read)
+    assert corrections(q, [None, object(), None, None], vocabulary, held={"sesion"}) == [("foriegn", "foreign")]

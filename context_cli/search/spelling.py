@@ -121,23 +121,22 @@ class Vocabulary:
         return best
 
 
-def corrections(query: Query, found: Sequence[object | None], vocabulary: Callable[[], Vocabulary | None],
+def corrections(query: Query, found: Sequence[object | None], vocabulary: Callable[[str], Vocabulary | None],
                 held: Container[str] = ()) -> list[tuple[str, str]]:
     """(word, the package's term it was probably meant as) for each word of `query` the package
     lacks (`found`: each term's posting, None where the package has none) that may be
-    corrected: not a term another package of the search holds (`held`), nor an English word;
-    the vocabulary is read only when there is one. The correction is searched beside the word,
-    never instead of it: a word frequent elsewhere but absent here is "corrected" 6-8 % of the
-    time (react -> reach)."""
+    corrected: not a term another package of the search holds (`held`), nor an English word.
+    `vocabulary(letter)` gives the package's terms of that first letter (a correction keeps
+    it), read only for such a word. The correction is searched beside the word, never instead
+    of it: a word frequent elsewhere but absent here is "corrected" 6-8 % of the time (react
+    -> reach)."""
     lacking = [t for t, posting in zip(query.terms, found, strict=False)
                if posting is None and t not in held and allowed_distance(t)]
     if not lacking or not (lacking := [t for t in lacking if t not in english_words()]):
         return []
-    vocab = vocabulary()
-    if vocab is None:
-        return []
     tokens = query.unit_tokens
-    return [(t, fix) for t in lacking for token in tokens[t] if (fix := vocab.correct(token)) is not None]
+    return [(t, fix) for t in lacking for token in tokens[t]
+            if (vocab := vocabulary(token[:1])) is not None and (fix := vocab.correct(token)) is not None]
 
 
 @functools.cache
