@@ -140,18 +140,19 @@ def corrections(query: Query, found: Sequence[object | None], vocabulary: Callab
 
 
 @functools.cache
-def english_words() -> frozenset[str]:
-    """Words meant as typed: the whole words of the shipped embedding model's WordPiece
-    vocabulary (BERT's uncased, 22,501 of them), read on first need (a word no package holds)
-    as the model reads it (`read_tokenizer_json`: 7 ms from the list it remembers, where
-    parsing tokenizer.json took 25-40 ms here). Of the ten corrections the tuning sets' 1,163
-    questions drew without it, it keeps five: the two real typos ("recomended", "paramter"),
-    numeric -> number, and two wrong ones (prefilled -> prefix, intranet -> internet); it drops
-    readers -> render, compared -> compat, bounce -> bound, broke -> broken and weigh -> weight."""
+def english_words() -> Container[str]:
+    """Words meant as typed: the shipped embedding model's WordPiece vocabulary (BERT's
+    uncased: 22,501 whole alphabetic words, which are all a corrected word can be), read on
+    first need (a word no package holds) as the model reads it (`read_tokenizer_json`: 7 ms
+    from the list it remembers, where parsing tokenizer.json took 25-40 ms here). Of the ten
+    corrections the tuning sets' 1,163 questions drew without it, it keeps five: the two real
+    typos ("recomended", "paramter"), numeric -> number, and two wrong ones (prefilled ->
+    prefix, intranet -> internet); it drops readers -> render, compared -> compat, bounce ->
+    bound, broke -> broken and weigh -> weight."""
     from ..embed.model import DEFAULT_MODEL_DIR, read_tokenizer_json
 
     try:
         found = read_tokenizer_json(DEFAULT_MODEL_DIR / "tokenizer.json")
     except (OSError, ValueError):
         return frozenset()
-    return frozenset(t for t in found.vocab if t.isalpha()) if found is not None else frozenset()
+    return found.vocab if found is not None else frozenset()
