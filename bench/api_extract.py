@@ -142,7 +142,7 @@ def builds(r: Release, root: Path, tmp: Path, *, embed: bool, pairs: int) -> dic
     from context_cli.sources.base import Fetched
 
     registry = "pip" if r.registry == "pypi" else "npm"
-    docs = _docs_path(root, None, r.name)
+    docs = _docs_path(root)
     times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
     size, sections = {}, {}
     order = [True]  # the warm-up: imports, the model, the page cache

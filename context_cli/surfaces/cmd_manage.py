@@ -107,7 +107,8 @@ def describe_source(meta: dict[str, str]) -> str:
     kind, url = meta.get("source_type") or "", meta.get("source_url") or ""
     if kind == "pypi" and url.startswith("pypi:") and "==" in url:
         name, _, version = url.removeprefix("pypi:").partition("==")
-        return f"{name} {version}'s sdist on PyPI ({url})"
+        artefact = meta.get("artefact") or ""  # the release's file, for a wheel (no sdist) named
+        return f"{name} {version}'s {'wheel ' + artefact if artefact.endswith('.whl') else 'sdist'} on PyPI ({url})"
     if kind == "npm" and url.startswith("npm:"):
         return f"{url.removeprefix('npm:')}'s tarball on npm ({url})"
     if kind in SOURCE_KINDS:
