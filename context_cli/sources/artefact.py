@@ -22,7 +22,6 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
@@ -34,8 +33,8 @@ from ..errors import SourceError
 from ..retry import RetryPolicy, send
 from .archive import extract
 from .base import Fetched
-from .folder import DOC_SUFFIXES
 from .transfer import IDENTITY, TransferError, describe_error, download_deadline, read_body
+from .unpacked import Layout, sdist_layout
 
 URL_VARIABLES = {"npm": NPM_REGISTRY_URL, "pypi": PYPI_URL, "maven": MAVEN_URL, "maven_search": MAVEN_SEARCH_URL,
                  "hex": HEX_URL}  # each one's default is the public registry's URL
@@ -49,13 +48,11 @@ TIMEOUT = (10, 60)  # connect, read
 _sleep = time.sleep  # tests replace it to skip or record the waits
 MAX_JSON_BYTES = 256 * 1024 * 1024  # npm documents of big packages run to tens of MB
 MAX_ARTEFACT_BYTES = 256 * 1024 * 1024
-DOCS_FOLDERS = ("docs", "doc", "documentation")
 # The registry each artefact kind is filed under, in the publisher's names (packages.yaml keys).
 REGISTRY_OF = {"pypi": "pip", "npm": "npm"}
 
 _PYPI_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
 _NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9_][a-z0-9._~-]*\Z", re.IGNORECASE)
-README_NAME = re.compile(r"^readme(\.(md|markdown|rst|txt))?$", re.IGNORECASE)  # a release's README file
 _VERSION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+!-]{0,63}\Z")
 FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!-]{0,250}\Z")  # an index's file name shown or recorded
 
@@ -173,13 +170,14 @@ def fetch_pypi(name: str, version: str | None = None, *, index_url: str | None =
     sdists = [f for f in files if isinstance(f, dict) and f.get("packagetype") == "sdist"]
     # Prefer a file that is not yanked, then .tar.gz over the .zip sdists of old releases.
     sdists.sort(key=lambda f: (bool(f.get("yanked")), not str(f.get("filename")).endswith("gz")))
-    layout: Layout = _sdist_layout
+    layout: Layout = sdist_layout
     if sdists:
         chosen, label = sdists[0], f"{name} {version} sdist"
     else:
         from .wheel import choose_wheel, wheel_layout
 
-        wheel = choose_wheel([f for f in files if isinstance(f, dict) and f.get("packagetype") == "bdist_wheel"])
+        wheel = choose_wheel([f for f in files if isinstance(f, dict) and f.get("packagetype") == "bdist_wheel"
+                              and FILE_NAME.match(str(f.get("filename")))])
         if wheel is None:
             raise SourceError(f"{name} {version} has no sdist and no wheel on PyPI; "
                               "build its docs from its git repository")
@@ -280,9 +278,6 @@ def _absolute(doc_url: str, url: Any) -> str | None:
     return urljoin(doc_url, url) if isinstance(url, str) and url else None
 
 
-Layout = Callable[[Path, str | None, str], Fetched]  # (unpacked root, docs path asked for, label)
-
-
 def _fetch_archive(url: Any, label: str, *, prefix: str, max_bytes: int,
                    expected: tuple[str, str, str] | None, docs_path: str | None,
                    layout: Layout | None = None) -> Fetched:
@@ -305,7 +300,7 @@ def _fetch_archive(url: Any, label: str, *, prefix: str, max_bytes: int,
                 )
         extracted = extract(archive, tmp / "src")
         archive.unlink()
-        fetched = (layout or _sdist_layout)(tmp / "src", docs_path, label)
+        fetched = (layout or sdist_layout)(tmp / "src", docs_path, label)
         fetched.notes[:0] = [f"downloaded {label} from {urlsplit(url).netloc}"
                              + (f" ({expected[0]} verified)" if expected else " (no checksum published)")]
         fetched.notes += extracted.notes()
@@ -329,53 +324,3 @@ def _download(url: str, dest: Path, label: str, max_bytes: int, algo: str) -> An
         except TransferError as e:
             raise SourceError(f"download of {label}: {e}") from None
     return digest
-
-
-def _sdist_layout(unpacked: Path, wanted: str | None, label: str) -> Fetched:
-    """An sdist's or npm tarball's docs: in its one top folder, the docs path asked for, else
-    its docs folder, else its README, else the whole tree; its code is the whole tree."""
-    root = _single_root(unpacked)
-    found = docs_path_in(root, wanted, label) if wanted else _docs_path(root)
-    note = (f"docs from {found}{'/' if (root / found).is_dir() else ''}" if found
-            else "no docs folder or README found; indexing the whole artefact")
-    return Fetched(source_type="", source_url="", folder=root, docs_path=found, code=root, notes=[note])
-
-
-def _single_root(folder: Path) -> Path:
-    """`pkg-1.0/` in an sdist, `package/` in an npm tarball: the one top folder, if one."""
-    entries = [p for p in folder.iterdir()]
-    return entries[0] if len(entries) == 1 and entries[0].is_dir() else folder
-
-
-def docs_path_in(root: Path, wanted: str, label: str) -> str:
-    """The docs path a definition or `--path` asks for, inside the artefact (it must exist)."""
-    target = (root / wanted.strip("/")).resolve()
-    if not target.is_relative_to(root.resolve()):
-        raise SourceError(f"docs path {wanted!r} must stay inside the {label}")
-    if not target.exists():
-        raise SourceError(f"{label} has no {wanted!r} folder")
-    return target.relative_to(root.resolve()).as_posix()
-
-
-def _docs_path(root: Path) -> str | None:
-    """The first of DOCS_FOLDERS inside the artefact that holds a document, else the README
-    file, else None (the whole tree)."""
-    names = {p.name.lower(): p for p in root.iterdir()}
-    for candidate in DOCS_FOLDERS:
-        folder = names.get(candidate)
-        if folder and folder.is_dir() and has_docs(folder):
-            return folder.name
-    for p in sorted(root.iterdir()):
-        if p.is_file() and README_NAME.match(p.name):
-            return p.name
-    return None
-
-
-def has_docs(folder: Path, limit: int = 5000) -> bool:
-    """Whether `folder` holds a document we can parse (within the first `limit` entries)."""
-    for i, p in enumerate(folder.rglob("*")):
-        if i > limit:
-            return False
-        if p.is_file() and p.suffix.lower() in DOC_SUFFIXES:
-            return True
-    return False

@@ -10,7 +10,7 @@ where it ships one (rare), else its README plus the API: the ladder's README out
 Which wheel: the most generic one, so the choice is the same on every machine (pure-Python
 `py3-none-any` first, then the widest ABI and platform), the smallest and then the first by
 name among equals. It is downloaded, checked against the index's sha256 and unpacked by
-`artefact._fetch_archive` with the sdists' protections (sources/archive.py). The unpacked
+`artefact.fetch_pypi` with the sdists' protections (sources/archive.py). The unpacked
 `*.dist-info/` and `*.data/` folders are not code (apiref never walks names that are not
 identifiers). `RECORD` is never read: the index's digest covers the whole file, and what
 RECORD claims (paths, hashes) is not used for anything.
@@ -24,8 +24,8 @@ from email.policy import compat32
 from pathlib import Path
 from typing import Any
 
-from .artefact import DOCS_FOLDERS, FILE_NAME, docs_path_in, has_docs
 from .base import Fetched
+from .unpacked import DOCS_FOLDERS, docs_path_in, has_docs
 
 MAX_METADATA_BYTES = 4 * 1024 * 1024  # real METADATA with its README runs to a few hundred KB at most
 # The README's file name by the metadata's content type; without one the core metadata spec
@@ -41,7 +41,7 @@ def choose_wheel(files: list[dict[str, Any]]) -> dict[str, Any] | None:
     ranked = []
     for f in files:
         name = f.get("filename")
-        generality = _generality(name) if isinstance(name, str) and FILE_NAME.match(name) else None
+        generality = _generality(name) if isinstance(name, str) else None
         if generality is not None:
             size = f.get("size") if isinstance(f.get("size"), int) else 1 << 62
             ranked.append(((bool(f.get("yanked")), generality, size, name), f))

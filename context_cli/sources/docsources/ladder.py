@@ -107,7 +107,7 @@ def resolve(registry: str, name: str, version: str, *, definition: Any = None,
 def _is_readme(fetched: Fetched) -> bool:
     """Whether a step found no more than a README: a README file, or a released artefact with
     no docs folder and no README at all (whatever else it holds, it is not documentation)."""
-    from ..artefact import README_NAME
+    from ..unpacked import README_NAME
 
     if not fetched.docs_path:
         return fetched.source_type in ("pypi", "npm")
