@@ -171,6 +171,7 @@ def test_add_a_wheel_only_release_gets_its_readme_and_api(index: Routes, context
     assert {"Intro", "Installation", "Usage", "FAQ"} <= set(sections) and "tomli.loads(" in sections["Usage"]
     info = CliRunner().invoke(cli, ["info", "tomli"]).output
     assert f"tomli 2.0.1's wheel {TOMLI} on PyPI (pypi:tomli==2.0.1)" in info
+    assert "docs        api (the README and the API read from the released code)" in info  # as sync says
 
 
 def test_a_rest_readme_is_read_as_rest(index: Routes, context_home: Path):

@@ -83,6 +83,8 @@ def _docs_line(meta: dict[str, str], version: str) -> str | None:
     from ..package.docs_cover import docs_note
 
     step, ref = meta.get("docs_source"), meta.get("docs_ref")
+    if step == "readme" and meta.get("symbol_count", "0") not in ("", "0"):
+        step = "api (the README and the API read from the released code)"  # as sync labels it
     note = docs_note({**meta, "version": version})
     if note:
         return f"{step or '?'}: {note}"
