@@ -72,7 +72,7 @@ def build_pack(ranking: Ranking, query: Query, run: SearchRun, opts: SearchOptio
     and the pack planned again without it."""
     run.phase = READING
     live = len(run.live())
-    ranks = plan(ranking, opts.budget, opts.limit)
+    ranks = plan(ranking, query, opts.budget, opts.limit)
     chosen = read_sections(ranking, ranks if ranks is not None else range(len(ranking)), query, run)
     chars = ranking.column("chars")
     if ranks is not None and len(run.live()) == live and any(
