@@ -23,7 +23,7 @@ from .query import EmptyQuery, Query, check_text
 from .rank import Ranking, package_priors, rank_candidates
 from .run import READING, SearchRun
 from .scoring import score_lexical, start_dense
-from .verdict import overall
+from .verdict import nothing_matched, overall
 
 if TYPE_CHECKING:
     from ..store.store import Installed
@@ -41,7 +41,7 @@ def answer(text: str, packages: Iterable[Installed], opts: SearchOptions | None 
         raise ContextError("budget and limit must be positive")
     run = SearchRun.open(packages, query, warm=opts.warm)  # one searcher a package, each one's question
     ranking = ranked(query, run, opts)
-    chosen = build_pack(ranking, query, run, opts)
+    chosen = [] if nothing_matched(run) else build_pack(ranking, query, run, opts)
     return make_answer(query, run, chosen, opts)
 
 
