@@ -42,6 +42,7 @@ def answer(text: str, packages: Iterable[Installed], opts: SearchOptions | None 
     run = SearchRun.open(packages, query, warm=opts.warm)  # one searcher a package, each one's question
     ranking = ranked(query, run, opts)
     chosen = [] if nothing_matched(run) else build_pack(ranking, query, run, opts)
+    run.note_docs_cover({c.library for c in chosen})  # docs not exact to the version say so
     return make_answer(query, run, chosen, opts)
 
 
