@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -86,20 +84,17 @@ def _strong_lost(ranked: list[Any], sections: list[Any]) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--set", dest="sets", action="append", choices=sorted(retrieval.SETS))
+    retrieval.set_options(ap)
     ap.add_argument("--budget", dest="budgets", type=int, action="append")
-    ap.add_argument("--home", type=Path, help="build into (and reuse packages from) this CONTEXT_HOME")
-    ap.add_argument("--json", dest="json_out", type=Path)
     args = ap.parse_args()
-    os.environ["CONTEXT_HOME"] = str(args.home or tempfile.mkdtemp(prefix="bench-home-"))
-    names = args.sets or [n for n, (_, q) in retrieval.SETS.items() if q.exists()]
+    names = retrieval.chosen_sets(args)
     out: dict[str, dict[str, dict[str, float]]] = {}
     print("| set | budget | " + " | ".join(COLUMNS) + " |\n|---|---|" + "---|" * len(COLUMNS))
     for name in names:
-        corpus, qpath = retrieval.SETS[name]
-        installed = (retrieval._built(name) if args.home else None) or retrieval.build(name, corpus, embed=True)
+        installed = retrieval.set_package(name, reuse=args.home is not None)
         for budget in args.budgets or [500, 2000]:
-            row = out.setdefault(name, {})[str(budget)] = score(installed, retrieval.load_questions(qpath), budget)
+            row = out.setdefault(name, {})[str(budget)] = score(installed, retrieval.load_questions(retrieval.SETS[name][1]),
+                                                                budget)
             print(f"| {name} | {budget} | " + " | ".join(
                 f"{int(row[c])}" if c in ("n", "n sec", "STRONG lost") else f"{row[c]:.3f}" if c != "tokens"
                 else f"{row[c]:.0f}" for c in COLUMNS) + " |", flush=True)

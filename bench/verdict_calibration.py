@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
-from retrieval import CROSS, SETS, _built, build, section_hits  # noqa: E402
+from retrieval import CROSS, SETS, build, section_hits, set_package  # noqa: E402
 
 UNANSWERABLE = {
     "anthropic": ROOT / "bench" / "sets" / "anthropic-unanswerable.jsonl",
@@ -94,8 +94,7 @@ def noise(reuse: bool) -> None:
     from context_cli.search.verdict import NOISE_SPREAD
 
     rng = random.Random(11)
-    packages = {name: (_built(name) if reuse else None) or build(name, corpus, embed=True)
-                for name, (corpus, qfile) in SETS.items() if qfile.exists()}
+    packages = {name: set_package(name, reuse) for name, (_, qfile) in SETS.items() if qfile.exists()}
     questions = {name: load(SETS[name][1]) for name in packages}
     vocabulary = sorted({t for qs in questions.values() for q in qs for t in Query.of(q["question"]).terms
                          if t.isalpha() and len(t) > 3})

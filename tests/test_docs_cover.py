@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import make_package
-from mcp_fixtures import anyio_backend, answer_of, make_home, stdio_session  # noqa: F401
+from mcp_fixtures import answer_of, anyio_backend, make_home, stdio_session  # noqa: F401
 
 from context_cli.package.docs_cover import covers_note, docs_note
 from context_cli.store.store import Store

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import EVAL_CORPUS, make_package
-from mcp_fixtures import anyio_backend, answer_of, build_package, make_home, stdio_session  # noqa: F401
+from mcp_fixtures import answer_of, anyio_backend, build_package, make_home, stdio_session  # noqa: F401
 
 import context_cli as cx
 from context_cli.search.engine import SearchOptions, answer

@@ -85,8 +85,9 @@ def test_no_page_of_a_real_answer_hides_a_stronger_section_that_fits(eval_db: Pa
                 if c.doc_path == h.source and (c.doc_path, c.section_title) not in shown and \
                         order[c.verdict] > order[h.verdict] and " + " not in h.title:
                     assert found.tokens - h.tokens + estimate_tokens(c.content) > budget, (q, c.title, h.title)
-        by_rank = choose(range(len(ranked)), budget, 10, size=lambda k: estimate_tokens(ranked[k].content),
-                         page=lambda k: ranked[k].doc_path, shrink=lambda k, room: k)
+        sizes, paths = [estimate_tokens(c.content) for c in ranked], [c.doc_path for c in ranked]
+        by_rank = choose(range(len(ranked)), budget, 10, size=sizes.__getitem__, page=paths.__getitem__,
+                         shrink=lambda k, room: k)
         pages = {ranked[k].doc_path for k in by_rank}
         hidden_by_rank_order += any(
             c.verdict == "STRONG" and c.doc_path in pages and k not in by_rank
