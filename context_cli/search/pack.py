@@ -88,8 +88,7 @@ def plan(ranking: Ranking, query: Query, budget: int, limit: int) -> list[int] |
     (`strengthen` decides, once their verdicts are read with their text). None when the first
     must be trimmed, which needs its text. Packing just these sections gives the pack that
     every ranked section's text gives."""
-    labels = [pq.label for pq in ranking.candidates.packages] if ranking.candidates is not None else []
-    pages = [(labels[p], doc) for p, doc in zip(ranking.column("package"), ranking.column("path"), strict=True)]
+    package, path = ranking.column("package"), ranking.column("path")
     tokens = [(c + 3) // 4 for c in ranking.column("chars")]  # its text's tokens, as `estimate_tokens` counts them
     trimmed = False
 
@@ -97,27 +96,30 @@ def plan(ranking: Ranking, query: Query, budget: int, limit: int) -> list[int] |
         nonlocal trimmed
         trimmed = True
 
-    ranks = choose(range(len(ranking)), budget, limit, size=tokens.__getitem__, page=pages.__getitem__,
+    ranks = choose(range(len(ranking)), budget, limit, size=tokens.__getitem__, page=lambda k: (package[k], path[k]),
                    shrink=needs_text)
-    return None if trimmed else sorted(ranks + _maybe_stronger(ranks, pages, ranking, query))
+    return None if trimmed else sorted(ranks + _maybe_stronger(ranks, ranking, query))
 
 
-def _maybe_stronger(ranks: list[int], pages: list[tuple[str, str]], ranking: Ranking, query: Query) -> list[int]:
+def _maybe_stronger(ranks: list[int], ranking: Ranking, query: Query) -> list[int]:
     """The ranks left out of the pages that `ranks` shows whose verdict may beat the weakest
     taken there. Read before the text: an identifier question's verdict can still rise to
     STRONG once the text shows it verbatim, so the left-out are counted at their best and the
     taken at their worst."""
     if not ranks:
         return []
-    shown: dict[tuple[str, str], list[int]] = {}
-    for k in ranks:
-        shown.setdefault(pages[k], []).append(k)
-    weakest = {page: min(map(ORDER.__getitem__, _verdicts(ranking, query, ks, exact_phrase=False)))
-               for page, ks in shown.items()}
+    package, path = ranking.column("package"), ranking.column("path")
+    weakest: dict[tuple[int, str], int] = {}
+    for k, v in zip(ranks, _verdicts(ranking, query, ranks, exact_phrase=False), strict=True):
+        page = package[k], path[k]
+        weakest[page] = min(weakest.get(page, ORDER[STRONG]), ORDER[v])
+    if all(w == ORDER[STRONG] for w in weakest.values()):
+        return []
     taken = set(ranks)
-    left = [k for k in range(len(pages)) if weakest.get(pages[k], ORDER[STRONG]) < ORDER[STRONG] and k not in taken]
+    left = [k for k, page in enumerate(zip(package, path, strict=True)) if weakest.get(page, ORDER[STRONG]) < ORDER[STRONG]
+            and k not in taken]
     return [k for k, v in zip(left, _verdicts(ranking, query, left, exact_phrase=query.identifier is not None),
-                              strict=True) if ORDER[v] > weakest[pages[k]]]
+                              strict=True) if ORDER[v] > weakest[package[k], path[k]]]
 
 
 def _verdicts(ranking: Ranking, query: Query, ranks: Sequence[int], *, exact_phrase: bool) -> list[str]:
