@@ -127,8 +127,10 @@ def test_the_registry_page_says_nothing_matched(eval_db: Path, tmp_path: Path) -
         assert client.post(package_url("pip", "anthropic", "1.0.0"), content=eval_db.read_bytes(),
                            headers=AUTH).status_code == 201
         html = client.get("/docs/pip/anthropic/1.0.0", params={"q": NONSENSE}).text
+        partly = client.get("/docs/pip/anthropic/1.0.0", params={"q": "streaming frobnicate"}).text
     assert f'<p class="notice">{NOTE} anthropic@1.0.0 contains &#x27;zzqxv&#x27;' in html
     assert "No matching sections." in html and '<article class="result">' not in html
+    assert '<p class="muted">not in anthropic@1.0.0: frobnicate</p>' in partly and '<article class="result">' in partly
 
 
 def test_build_package_of_the_mcp_fixtures_is_lexical(tmp_path: Path) -> None:
