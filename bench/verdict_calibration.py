@@ -211,13 +211,17 @@ def _none_present(searcher: Any, text: str) -> bool:
 def _floor(installed: Any) -> float:
     """The package's floor when it is searched alone: the probes' mean best z-score plus
     NOISE_SPREAD deviations."""
+    import numpy as np
+
     from context_cli.search.searcher import open_searcher
-    from context_cli.search.verdict import NOISE_SPREAD, probe_z
+    from context_cli.search.verdict import NOISE_SPREAD, PROBES, probe_z
 
     found = open_searcher(installed).dense()
     if found is None:
         return float("nan")
-    probes = probe_z(*found)
+    model, index = found
+    probes = probe_z(model.encode(list(PROBES)).astype(np.float32), index)
+    probes = probes[np.isfinite(probes)]
     return float(probes.mean() + NOISE_SPREAD * probes.std())
 
 

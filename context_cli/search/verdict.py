@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..embed.model import Embedder
     from .dense import DenseHits, VectorIndex
     from .run import SearchRun
 
@@ -122,30 +121,38 @@ def at_noise_floor(packages: Sequence[DenseHits]) -> bool:
     import numpy as np
 
     excess, probes = [], []
+    encoded: dict[int, np.ndarray] = {}  # the probes' vectors, per model
     for dense in packages:
-        found = probe_z(dense.model, dense.index)
-        if len(found) < 2 or not found.std() > 0:
+        model = dense.model
+        if id(model) not in encoded:
+            encoded[id(model)] = model.encode(list(PROBES)).astype(np.float32)
+        found = probe_z(encoded[id(model)], dense.index)
+        finite = found[np.isfinite(found)]
+        if len(finite) < 2 or not finite.std() > 0:
             continue
-        mean, sd = found.mean(), found.std()
+        mean, sd = finite.mean(), finite.std()
         z = dense.top(1)[1]
         excess.append((float(z[0]) - mean) / sd if len(z) else -np.inf)
         probes.append((found - mean) / sd)
     if not excess:
         return True
-    highest = np.max(probes, axis=0)  # each probe's highest excess over the packages
+    with np.errstate(invalid="ignore"):
+        highest = np.fmax.reduce(probes, axis=0)  # each probe's highest excess over the packages (NaN: none)
+    highest = highest[np.isfinite(highest)]
     return bool(max(excess) <= highest.mean() + NOISE_SPREAD * highest.std())
 
 
-def probe_z(model: Embedder, index: VectorIndex) -> np.ndarray:
-    """The best z-score each of `PROBES` reaches in the package of `index` (finite ones only),
-    made as `dense.standardise` makes a question's."""
+def probe_z(probes: np.ndarray, index: VectorIndex) -> np.ndarray:
+    """The best z-score each probe vector (`PROBES`, embedded) reaches in the package of
+    `index`, made as `dense.standardise` makes a question's; NaN where the probe's cosines
+    do not spread."""
     import numpy as np
 
-    vectors = model.encode(list(PROBES)).astype(np.float32)
-    cosines = (index.matrix @ vectors.T).astype(np.float64)  # (sections, probes)
+    cosines = (index.matrix @ probes.T).astype(np.float64)  # (sections, probes)
     if len(cosines) < 2:
-        return np.zeros(0)
+        return np.full(len(probes), np.nan)
     dev = cosines - cosines.mean(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        best = dev.max(axis=0) / np.sqrt((dev * dev).mean(axis=0))
-    return best[np.isfinite(best)]  # type: ignore[no-any-return]
+        best: np.ndarray = dev.max(axis=0) / np.sqrt((dev * dev).mean(axis=0))
+    best[~np.isfinite(best)] = np.nan
+    return best
