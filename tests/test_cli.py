@@ -160,9 +160,10 @@ def test_info_says_where_the_docs_came_from_in_words(tmp_path, meta, shown):
     assert dict(lines)["source"] == shown
 
 
-def test_search_json_is_one_line_when_piped_and_indented_for_people(tmp_path):
+@pytest.mark.parametrize("args", [["search", "streaming cancellation", "--format", "json"],
+                                  ["query", "jlib", "streaming cancellation"]])
+def test_search_json_is_one_line_when_piped_and_indented_for_people(tmp_path, args):
     run("add", str(make_package(tmp_path / "j.db", "jlib", "1.0.0")))
-    args = ["search", "streaming cancellation", "--format", "json"]
     piped = run(*args).output
     assert piped.count("\n") == 1 and json.loads(piped)["results"]
     pretty = run(*args, "--pretty").output
