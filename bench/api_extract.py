@@ -138,11 +138,11 @@ def builds(r: Release, root: Path, tmp: Path, *, embed: bool, pairs: int) -> dic
     """Build time and size without and with the API: one warm-up, then `pairs` alternating pairs."""
     from context_cli.build import BuildOptions, build
     from context_cli.package.reader import open_package
-    from context_cli.sources.artefact import _docs_path
     from context_cli.sources.base import Fetched
+    from context_cli.sources.unpacked import _docs_path
 
     registry = "pip" if r.registry == "pypi" else "npm"
-    docs = _docs_path(root, None, r.name)
+    docs = _docs_path(root)
     times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
     size, sections = {}, {}
     order = [True]  # the warm-up: imports, the model, the page cache

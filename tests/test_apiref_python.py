@@ -107,6 +107,17 @@ def test_lib_layout_is_found(tmp_path: Path) -> None:
     assert not any("demo" in n for n in symbols)
 
 
+def test_test_modules_inside_a_package_are_not_its_api(tmp_path: Path) -> None:
+    """A wheel ships its tests beside the code (databend-sqlalchemy's `test.py`)."""
+    body = 'def run() -> None:\n    """Run it."""\n'
+    root = write_tree(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/core.py": body,
+                                 "pkg/test.py": body, "pkg/test_core.py": body, "pkg/core_test.py": body,
+                                 "pkg/conftest.py": body, "pkg/testing_tools.py": body})
+    names = {s.name for s in extract_api(root, registry="pip", name="pkg", version="1").symbols}
+    assert {"pkg.core.run", "pkg.testing_tools.run"} <= names
+    assert not names & {"pkg.test.run", "pkg.test_core.run", "pkg.core_test.run", "pkg.conftest.run"}
+
+
 def test_class_attributes_are_annotated_documented_or_enum_members(tmp_path: Path) -> None:
     """A bare `x = value` in a class body is a setting (Django's backends have thousands), not
     API; an annotated one, one with a docstring after it, or an enum member is."""

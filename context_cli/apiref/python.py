@@ -30,6 +30,7 @@ SKIP_DIRS = frozenset({"tests", "test", "testing", "examples", "example", "docs"
                        "vendored", "_vendored", "extern", "_extern", "third_party", "node_modules",
                        "site-packages", "__pycache__"})
 SKIP_FILES = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py", "manage.py"})
+TEST_MODULES = frozenset({"test", "tests", "conftest"})
 MAX_FILE_BYTES = 5 * 1024 * 1024  # larger modules are generated tables, not API
 MAX_FILES = 5000
 MAX_TOTAL_BYTES = 200 * 1024 * 1024
@@ -111,8 +112,15 @@ def _walk(folder: Path, dotted: str, found: list[tuple[Path, str, bool]]) -> Non
             if name.isidentifier() and name not in SKIP_DIRS:
                 _walk(folder / name, f"{dotted}.{name}" if dotted else name, found)
         elif suffix in (".py", ".pyi") and stem != "__init__" and stem.isidentifier() and entry.is_file() \
-                and not (suffix == ".py" and f"{stem}.pyi" in entries) and (dotted or name not in SKIP_FILES):
+                and not (suffix == ".py" and f"{stem}.pyi" in entries) and (dotted or name not in SKIP_FILES) \
+                and not _is_test_module(stem):
             found.append((folder / name, f"{dotted}.{stem}" if dotted else stem, False))
+
+
+def _is_test_module(stem: str) -> bool:
+    """`test.py`, `test_x.py`, `x_test.py`, `conftest.py` inside a package are its tests (a wheel
+    ships them where an sdist keeps a `tests/` folder), not its API."""
+    return stem in TEST_MODULES or stem.startswith("test_") or stem.endswith("_test")
 
 
 def _read(path: Path, rel: str, module: str, is_package: bool, notes: list[str]) -> tuple[ModuleInfo, int] | None:
