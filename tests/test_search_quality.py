@@ -110,3 +110,16 @@ def test_the_dense_ranking_mixes_both_sets_z_scores() -> None:
     assert MixedHits(static, quality, 0.0).top(2)[0].tolist() == static.top(2)[0].tolist()
     assert MixedHits(static, quality, 1.0).top(2)[0].tolist() == quality.top(2)[0].tolist()
     assert mixed.z_of(1) == static.z_of(1) and mixed.best_cosine == quality.best_cosine
+
+
+def test_a_question_nothing_matches_is_judged_on_the_static_side(docs_folder: Path, tmp_path: Path,
+                                                                 context_home: Path) -> None:
+    """The honest empty answer's noise floor was measured on the static model: a package with
+    quality vectors is judged on its static side (this raised before: the mixed hits have no
+    one index to probe)."""
+    with embedding_server() as server:
+        configure_endpoint(context_home, server.url, build=True)
+        build(fetch_folder(docs_folder), tmp_path / "q.db", BuildOptions(name="mylib", version="1"))
+        found = answer("qqzzx vvwwbb", [installed(tmp_path / "q.db")])
+        assert open_searcher(installed(tmp_path / "q.db")).quality() is not None
+    assert not found.results and any(n.startswith("nothing matched") for n in found.notes)
