@@ -456,6 +456,8 @@ def _kth_best(grid: np.ndarray, positive: np.ndarray, limit: int) -> np.ndarray:
     kth = np.zeros(len(grid))
     counts = positive.sum(axis=1)
     for r in np.flatnonzero(counts >= limit).tolist():
-        found = grid[r][positive[r]]
-        kth[r] = np.partition(found, len(found) - limit)[len(found) - limit]
+        found = grid[r][positive[r]]  # (a copy: partitioned in place)
+        k = len(found) - limit
+        found.partition(k)
+        kth[r] = found[k]
     return kth
