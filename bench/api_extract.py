@@ -1,104 +1,241 @@
 """API extraction on real releases: its time, what it adds to build time and package size,
 and how fast `context api` answers (cold: a fresh process; warm: in-process).
 
-Each sdist is downloaded once (common.sdist) and built twice in this process, without and
-with the API (`BuildOptions.api`), with embeddings as `context add` makes them. Budget
-(issue 29): API extraction adds at most 25 % build time and 30 % size where docs exist;
-`context api` < 0.3 s cold, < 5 ms warm.
+Each release (a PyPI sdist or an npm tarball, fetched by URL from the registry's index and
+checked against its published digest) is downloaded once into the bench cache, outside the
+repository, and unpacked there. It is then built in this process without and with the API
+(`BuildOptions.api`), alternately, after one warm-up build, with embeddings as `context add`
+makes them; the medians of wall and CPU time (this process and its page workers) are
+reported. react ships no declarations, so its API comes from `@types/react` (fetched from
+npm by the build, as `context add npm:react` does).
 
-    python bench/api_extract.py                 # django numpy pandas sqlalchemy pydantic
-    python bench/api_extract.py --only pydantic --no-embed
+Budget (issue 29): API extraction adds at most 25 % build time and 30 % size where docs
+exist (the sdist has a docs folder: Django, NumPy, SQLAlchemy); a README-only release gains
+its whole API. `context api` < 0.3 s cold, < 5 ms warm.
+
+    python bench/api_extract.py                       # all nine, 3 pairs each
+    python bench/api_extract.py --only django --pairs 5
+    python bench/api_extract.py --only zod --no-embed --extract-only
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
+import json
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from common import DJANGO, ROOT, bench_env, cache_dir, context_cmd, sdist
+import requests
+from common import ROOT, bench_env, cache_dir, context_cmd
 
 sys.path.insert(0, str(ROOT))
 
-RELEASES = {"django": (DJANGO, "get_object_or_404"), "numpy": ("numpy==2.2.1", "concatenate"),
-            "pandas": ("pandas==2.2.3", "DataFrame.merge"), "sqlalchemy": ("SQLAlchemy==2.0.36", "create_engine"),
-            "pydantic": ("pydantic==2.10.4", "BaseModel.model_dump")}
+
+@dataclass(frozen=True)
+class Release:
+    registry: str  # pypi | npm
+    name: str
+    version: str
+    probe: str  # a name `context api` is timed on
+
+    @property
+    def key(self) -> str:
+        return self.name.lower()
 
 
-def unpacked(requirement: str) -> Path:
-    archive = sdist(requirement)
-    target = cache_dir() / "api-trees" / archive.name.removesuffix(".tar.gz").lower()
+RELEASES = [Release("pypi", "Django", "5.1.4", "get_object_or_404"),
+            Release("pypi", "numpy", "2.2.1", "concatenate"),
+            Release("pypi", "pandas", "2.2.3", "DataFrame.merge"),
+            Release("pypi", "SQLAlchemy", "2.0.36", "create_engine"),
+            Release("pypi", "pydantic", "2.10.4", "BaseModel.model_dump"),
+            Release("npm", "react", "18.3.1", "useEffect"),
+            Release("npm", "next", "15.1.0", "NextResponse.json"),
+            Release("npm", "zod", "3.23.8", "z.string"),
+            Release("npm", "typescript", "5.7.2", "createProgram")]
+
+
+def archive(r: Release) -> Path:
+    """The release's archive in the bench cache, downloaded once and digest-checked."""
+    dest = cache_dir() / "releases"
+    dest.mkdir(exist_ok=True)
+    url, filename, check = _pypi_file(r) if r.registry == "pypi" else _npm_file(r)
+    path = dest / filename
+    if not path.exists():
+        body = requests.get(url, timeout=600).content
+        check(body)
+        path.with_suffix(".partial").write_bytes(body)
+        path.with_suffix(".partial").rename(path)
+    return path
+
+
+def _pypi_file(r: Release) -> tuple[str, str, object]:
+    index = requests.get(f"https://pypi.org/simple/{r.name.lower()}/", timeout=60,
+                         headers={"Accept": "application/vnd.pypi.simple.v1+json"}).json()
+    want = f"{r.name}-{r.version}.tar.gz".lower()
+    f = next(f for f in index["files"] if f["filename"].lower() == want)
+
+    def check(body: bytes) -> None:
+        assert hashlib.sha256(body).hexdigest() == f["hashes"]["sha256"], f"{want}: sha256 mismatch"
+
+    return f["url"], f["filename"], check
+
+
+def _npm_file(r: Release) -> tuple[str, str, object]:
+    meta = requests.get(f"https://registry.npmjs.org/{r.name.replace('/', '%2F')}/{r.version}", timeout=60).json()
+    integrity = meta["dist"]["integrity"].split("-", 1)[1]
+
+    def check(body: bytes) -> None:
+        assert base64.b64encode(hashlib.sha512(body).digest()).decode() == integrity, f"{r.name}: sha512 mismatch"
+
+    return meta["dist"]["tarball"], f"{r.name.strip('@').replace('/', '-')}-{r.version}.tgz", check
+
+
+def unpacked(r: Release) -> Path:
+    """The release's top folder (`pkg-1.0/`, npm's `package/`), unpacked once."""
+    path = archive(r)
+    target = cache_dir() / "api-trees" / path.name.removesuffix(".tar.gz").removesuffix(".tgz").lower()
     if not target.exists():
-        with tarfile.open(archive) as tf:
-            tf.extractall(target.with_suffix(".partial"), filter="data")
-        target.with_suffix(".partial").rename(target)
+        partial = target.with_suffix(".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        with tarfile.open(path) as tf:
+            tf.extractall(partial, filter="data")
+        partial.rename(target)
     return next(p for p in target.iterdir() if p.is_dir())
 
 
-def docs_path(root: Path) -> str | None:
-    from context_cli.sources.artefact import DOCS_FOLDERS
+def _cpu() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
-    return next((d for d in DOCS_FOLDERS if (root / d).is_dir()), None)
+
+def extraction(r: Release, root: Path, runs: int = 3) -> dict[str, object]:
+    """Symbols and the median extraction time (wall, CPU) of `runs` extractions."""
+    from context_cli.apiref.extract import extract_release
+
+    walls, cpus = [], []
+    for _ in range(runs):
+        t, c = time.perf_counter(), _cpu()
+        ref = extract_release(root, source_type=r.registry, registry="pip" if r.registry == "pypi" else "npm",
+                              name=r.key, version=r.version)
+        walls.append(time.perf_counter() - t)
+        cpus.append(_cpu() - c)
+    documented = sum(1 for s in ref.symbols if s.doc)
+    return {"symbols": len(ref.symbols), "documented": documented, "origin": ref.origin, "notes": len(ref.notes),
+            "extract_wall_s": round(statistics.median(walls), 2), "extract_cpu_s": round(statistics.median(cpus), 2)}
 
 
-def measure(key: str, embed: bool) -> dict[str, object]:
-    from context_cli.apiref.lookup import find_api
-    from context_cli.apiref.python import extract_api
+def builds(r: Release, root: Path, tmp: Path, *, embed: bool, pairs: int) -> dict[str, object]:
+    """Build time and size without and with the API: one warm-up, then `pairs` alternating pairs."""
     from context_cli.build import BuildOptions, build
+    from context_cli.package.reader import open_package
     from context_cli.sources.base import Fetched
+    from context_cli.sources.unpacked import _docs_path
+
+    registry = "pip" if r.registry == "pypi" else "npm"
+    docs = _docs_path(root)
+    times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+    size, sections = {}, {}
+    order = [True]  # the warm-up: imports, the model, the page cache
+    for p in range(pairs):
+        order += [False, True] if p % 2 == 0 else [True, False]
+    for i, api in enumerate(order):
+        fetched = Fetched(source_type=r.registry, source_url=f"{r.registry}:{r.key}", folder=root, docs_path=docs,
+                          code=root, name=r.key, version=r.version, registry=registry)
+        dest = tmp / f"{api}.db"
+        t, c = time.perf_counter(), _cpu()
+        build(fetched, dest, BuildOptions(embed=embed, api=api, registry=registry))
+        if i > 0:
+            times[api].append((time.perf_counter() - t, _cpu() - c))
+        size[api] = dest.stat().st_size
+        with open_package(dest) as pkg:
+            sections[api] = pkg.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    out: dict[str, object] = {"docs": docs, "pairs": pairs}
+    for api, label in ((False, "plain"), (True, "api")):
+        out[f"{label}_wall_s"] = round(statistics.median(w for w, _ in times[api]), 2)
+        out[f"{label}_cpu_s"] = round(statistics.median(c for _, c in times[api]), 2)
+        out[f"{label}_mb"] = round(size[api] / 1e6, 2)
+        out[f"{label}_sections"] = sections[api]
+    out["wall_growth"] = f"{(out['api_wall_s'] / out['plain_wall_s'] - 1) * 100:+.0f} %"  # type: ignore[operator]
+    out["cpu_growth"] = f"{(out['api_cpu_s'] / out['plain_cpu_s'] - 1) * 100:+.0f} %"  # type: ignore[operator]
+    out["size_growth"] = f"{(size[True] / size[False] - 1) * 100:+.0f} %"
+    return out
+
+
+def answers(r: Release, package: Path, tmp: Path) -> dict[str, object]:
+    """`context api PROBE`: best of 3 fresh processes, and the in-process median of 50."""
+    from context_cli.apiref.lookup import find_api
     from context_cli.store.store import Store
 
-    requirement, probe = RELEASES[key]
-    name, version = requirement.split("==")
-    root = unpacked(requirement)
-    start = time.perf_counter()
-    ref = extract_api(root, registry="pip", name=name.lower(), version=version)
-    extract_s = time.perf_counter() - start
-    out: dict[str, object] = {"release": requirement, "symbols": len(ref.symbols), "extract_s": round(extract_s, 2),
-                              "notes": len(ref.notes)}
+    home = tmp / "home"
+    inst = Store(home / "packages").install(package)
+    cold = []
+    for _ in range(3):
+        t = time.perf_counter()
+        subprocess.run(context_cmd("api", r.probe, "--lib", inst.label, "--format", "json"), env=bench_env(home),
+                       check=True, capture_output=True)
+        cold.append(time.perf_counter() - t)
+    found = find_api(r.probe, [inst])
+    warm = []
+    for _ in range(50):
+        t = time.perf_counter()
+        find_api(r.probe, [inst])
+        warm.append(time.perf_counter() - t)
+    return {"probe": r.probe, "found": found.symbols[0].symbol.name if found.symbols else None,
+            "api_cold_s": round(min(cold), 3), "api_warm_ms": round(statistics.median(warm) * 1000, 2),
+            **identifier_rule(r, inst.path)}
+
+
+def identifier_rule(r: Release, package: Path, runs: int = 2000) -> dict[str, object]:
+    """µs per call of `identifier_chunks` on an open package (the search runs it on every
+    query): the probe, a common method name and a query of words; medians of `runs`."""
+    from context_cli.package.identifiers import identifier_chunks
+    from context_cli.package.reader import open_package
+
+    out: dict[str, object] = {}
+    with open_package(package) as pkg:
+        for label, query in (("probe", r.probe), ("common", "x.get"), ("words", "how do I validate a form")):
+            identifier_chunks(query, pkg)
+            times = []
+            for _ in range(runs):
+                t = time.perf_counter()
+                identifier_chunks(query, pkg)
+                times.append(time.perf_counter() - t)
+            out[f"identifier_{label}_us"] = round(statistics.median(times) * 1e6, 1)
+    return out
+
+
+def measure(r: Release, *, embed: bool, pairs: int, extract_only: bool) -> dict[str, object]:
+    root = unpacked(r)
+    out: dict[str, object] = {"release": f"{r.name} {r.version}", **extraction(r, root)}
+    if extract_only:
+        return out
     with tempfile.TemporaryDirectory() as tmp:
-        results = {}
-        for api in (False, True):
-            fetched = Fetched(source_type="pypi", source_url=f"pypi:{requirement}", folder=root,
-                              docs_path=docs_path(root), code=root, name=name.lower(), version=version,
-                              registry="pip")
-            dest = Path(tmp) / f"{api}.db"
-            t = time.perf_counter()
-            build(fetched, dest, BuildOptions(embed=embed, api=api, registry="pip"))
-            results[api] = (time.perf_counter() - t, dest.stat().st_size)
-        (t0, s0), (t1, s1) = results[False], results[True]
-        out.update(build_s=round(t0, 1), build_api_s=round(t1, 1), time_growth=f"{(t1 / t0 - 1) * 100:+.0f} %",
-                   size_mb=round(s0 / 1e6, 2), size_api_mb=round(s1 / 1e6, 2), size_growth=f"{(s1 / s0 - 1) * 100:+.0f} %")
-        home = Path(tmp) / "home"
-        inst = Store(home / "packages").install(Path(tmp) / "True.db")
-        cold = []
-        for _ in range(3):
-            t = time.perf_counter()
-            subprocess.run(context_cmd("api", probe, "--lib", inst.label, "--format", "json"), env=bench_env(home),
-                           check=True, capture_output=True)
-            cold.append(time.perf_counter() - t)
-        find_api(probe, [inst])
-        warm = []
-        for _ in range(50):
-            t = time.perf_counter()
-            find_api(probe, [inst])
-            warm.append(time.perf_counter() - t)
-        out.update(api_cold_s=round(min(cold), 3), api_warm_ms=round(statistics.median(warm) * 1000, 2))
+        out.update(builds(r, root, Path(tmp), embed=embed, pairs=pairs))
+        out.update(answers(r, Path(tmp) / "True.db", Path(tmp)))
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", action="append", choices=list(RELEASES))
+    parser.add_argument("--only", action="append", choices=[r.key for r in RELEASES])
+    parser.add_argument("--pairs", type=int, default=3, help="Alternating builds without/with the API.")
     parser.add_argument("--no-embed", action="store_true", help="Build without embeddings (faster, lexical only).")
+    parser.add_argument("--extract-only", action="store_true", help="Only the extraction, no builds.")
     args = parser.parse_args()
-    for key in args.only or list(RELEASES):
-        print(measure(key, not args.no_embed), flush=True)
+    for r in RELEASES:
+        if not args.only or r.key in args.only:
+            print(json.dumps(measure(r, embed=not args.no_embed, pairs=args.pairs, extract_only=args.extract_only)),
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -304,6 +304,25 @@ def main() -> None:
         args.json_out.write_text(json.dumps(results, indent=2))
 
 
+def set_options(ap: argparse.ArgumentParser) -> None:
+    """The options of a benchmark over each set's package alone: --set, --home, --json."""
+    ap.add_argument("--set", dest="sets", action="append", choices=sorted(SETS))
+    ap.add_argument("--home", type=Path, help="build into (and reuse packages from) this CONTEXT_HOME")
+    ap.add_argument("--json", dest="json_out", type=Path, help="also write the scores here")
+
+
+def chosen_sets(args: argparse.Namespace) -> list[str]:
+    """The sets `set_options` chose (all that have questions), with CONTEXT_HOME set to --home
+    or a fresh folder."""
+    os.environ["CONTEXT_HOME"] = str(args.home or tempfile.mkdtemp(prefix="bench-home-"))
+    return args.sets or [n for n, (_, q) in SETS.items() if q.exists()]
+
+
+def set_package(name: str, reuse: bool) -> Any:
+    """The set's package: the one already in this home when `reuse` (`--home`), else built."""
+    return (_built(name) if reuse else None) or build(name, SETS[name][0], embed=True)
+
+
 def _built(name: str) -> Any:
     """The set's package already in this home, if one is (`--home`)."""
     from context_cli.home import packages_dir

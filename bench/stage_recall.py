@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -101,20 +99,16 @@ def recall(installed: Any, questions: list[dict[str, Any]]) -> dict[str, dict[st
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--set", dest="sets", action="append", choices=sorted(retrieval.SETS))
-    ap.add_argument("--home", type=Path, help="build into (and reuse packages from) this CONTEXT_HOME")
-    ap.add_argument("--json", dest="json_out", type=Path)
+    retrieval.set_options(ap)
     args = ap.parse_args()
-    os.environ["CONTEXT_HOME"] = str(args.home or tempfile.mkdtemp(prefix="bench-home-"))
-    names = args.sets or [n for n, (_, q) in retrieval.SETS.items() if q.exists()]
+    names = retrieval.chosen_sets(args)
     table: dict[str, dict[str, dict[str, float]]] = {}
     cols = [*STAGES, "lost in fusion", "lost in judging", "dense@10 only, lost"]
     print("| set | queries | n | " + " | ".join(cols) + " |")
     print("|---|---|---|" + "---|" * len(cols))
     for name in names:
-        corpus, qpath = retrieval.SETS[name]
-        installed = (retrieval._built(name) if args.home else None) or retrieval.build(name, corpus, embed=True)
-        table[name] = recall(installed, retrieval.load_questions(qpath))
+        installed = retrieval.set_package(name, reuse=args.home is not None)
+        table[name] = recall(installed, retrieval.load_questions(retrieval.SETS[name][1]))
         for group, row in table[name].items():
             print(f"| {name} | {group} | {int(row['n'])} | " + " | ".join(f"{row[c]:.3f}" for c in cols) + " |",
                   flush=True)

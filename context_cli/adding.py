@@ -36,6 +36,7 @@ class AddRequest:
     quality: bool | None = None  # the second vector set (BuildOptions.quality); None: as config.json says
     max_pages: int | None = None  # websites: page cap (default web.MAX_PAGES)
     browser: str = "auto"  # websites: auto | never | always (see sources/site_pages.py)
+    api: bool = True  # the API reference from the source's code, where it has some (BuildOptions.api)
 
 
 @dataclass
@@ -88,7 +89,7 @@ def add_fetched(fetched: Fetched, req: AddRequest, *, store: Store | None = None
         opts = BuildOptions(
             name=req.name, version=req.version, registry=registry, path=req.path,
             lang=req.lang, description=req.description, embed=req.embed, embed_model=req.model,
-            previous=_installed_path(store, req, fetched), quality=req.quality,
+            previous=_installed_path(store, req, fetched), quality=req.quality, api=req.api,
         )
         # One temp file: the build writes into it and the store validates and renames it.
         tmp = _temp_name(store.root)

@@ -36,7 +36,7 @@ class Store(_store.Store):
         """Build (or, for a `.db`, install) `source` into this store: `context add` as a call.
 
         `options` are `context_cli.adding.AddRequest` fields (name, version, registry, path,
-        tag, lang, description, save, embed, model).
+        tag, lang, description, save, embed, model, api).
         """
         from .adding import AddRequest, add_source
 
@@ -61,11 +61,11 @@ def open(path: str | os.PathLike[str], *, registry: str | None = None) -> Instal
 def build(source: str | os.PathLike[str], out: str | os.PathLike[str], *, name: str | None = None,
           version: str | None = None, registry: str = "local", path: str | None = None, tag: str | None = None,
           lang: str | None = None, description: str | None = None, embed: bool = True, model: str | None = None,
-          progress: Progress | None = None) -> Installed:
+          api: bool = True, progress: Progress | None = None) -> Installed:
     """Build a package file at `out` from any source `context add` takes; nothing is installed.
 
     `out` is replaced atomically; a failed build leaves an existing `out` as it was. A `.db`
-    source is checked and copied.
+    source is checked and copied. `api=False` leaves out the API reference read from code.
     """
     from .build import BuildOptions
     from .build import build as build_package
@@ -77,7 +77,7 @@ def build(source: str | os.PathLike[str], out: str | os.PathLike[str], *, name: 
         if fetched.db_file is not None:
             return _copy_package(fetched.db_file, dest, name, version, registry)
         opts = BuildOptions(name=name, version=version, registry=registry, path=path, lang=lang,
-                            description=description, embed=embed, embed_model=model)
+                            description=description, embed=embed, embed_model=model, api=api)
         build_package(fetched, dest, opts, progress)
     finally:
         fetched.cleanup()

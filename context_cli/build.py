@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .apiref.autodoc import Expander
-from .apiref.extract import extract_release, summary
-from .apiref.model import ApiReference
+from .apiref.extract import ApiReading, summary
 from .apiref.pages import api_documents, section_ids
 from .build_pages import PageWork, Pool, build_pages, page_pool, page_work
 from .build_pages import Progress as Progress  # (stage, done, total); adding and registry use it
@@ -75,7 +74,7 @@ class BuildOptions:
     embed_model: str | None = None  # a model spec for load_model; None = configured default
     previous: Path | None = None  # an earlier package of this identity: unchanged pages are reused
     quality: bool | None = None  # also the second vector set (embed/quality.py); None: as config.json says
-    api: bool = True  # read a released artefact's code for its API reference (context_cli/apiref)
+    api: bool = True  # read the source's code for its API reference (context_cli/apiref), where it has code
 
 
 def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress | None = None,
@@ -97,20 +96,26 @@ def build(fetched: Fetched, dest: Path, opts: BuildOptions, progress: Progress |
                    start=opts.previous is None) as pool:
         model = _load_model(opts.embed_model) if opts.embed else None
         prev = _Previous.load(opts.previous, model.fingerprint if model else None) if opts.previous else None
-        api = _api(fetched, pid, opts)
-        found = _collect(fetched, found_files, progress, prev, model, pool,
-                         Expander(api.symbols) if api is not None else None)
+        # A worker reads the API while the others parse pages (a rebuild starts its workers
+        # only for enough changed pages: then it is read here).
+        reading = ApiReading(fetched, registry=pid.registry, name=pid.name, version=pid.version,
+                             workers=pool if opts.previous is None else None) if opts.api else None
+        expander = Expander(reading.symbols if reading is not None else ())
+        found = _collect(fetched, found_files, progress, prev, model, pool, expander if reading is not None else None)
+        api = reading.result() if reading is not None else None
         api_pages: dict[str, str] = {}
         if api is not None:
-            docs = [d for d in api_documents(api) if d.path not in {p.doc_path for p in found.pages}]
+            have = {p.doc_path for p in found.pages}
+            docs = [d for d in api_documents(api, expander.shown, docs_pages=len(have)) if d.path not in have]
             _add_documents(found, docs, prev, model)
             api_pages = {d.path: d.title for d in docs}
     kept = dedupe(s.key for s in found.sections)
     sections = [found.sections[i] for i in kept]
     chunks = [s.chunk for s in sections]
     symbols = None
-    if api is not None:
-        symbols = list(zip(api.symbols, section_ids(api.symbols, enumerate(chunks, start=1), api_pages), strict=True))
+    if api is not None and not api.skipped:
+        ids = section_ids(api.symbols, enumerate(chunks, start=1), api_pages, expander.shown)
+        symbols = list(zip(api.symbols, ids, strict=True))
     if not chunks:
         raise SourceError("no documentation found in the source (no parsable docs files)")
     deduped_pages = _lost_to_other_pages(found.sections, kept)
@@ -325,14 +330,6 @@ def _add_documents(out: _Collected, docs: Iterable[Document], prev: _Previous | 
             out.reuse_page(record, old)
         else:
             out.add_page(record, page_work(doc, model))
-
-
-def _api(fetched: Fetched, pid: PackageId, opts: BuildOptions) -> ApiReference | None:
-    """The release's API entries, when the source is a released artefact and `opts.api`."""
-    if fetched.code is None or not opts.api:
-        return None
-    return extract_release(fetched.code, source_type=fetched.source_type, registry=pid.registry, name=pid.name,
-                           version=pid.version)
 
 
 @dataclass

@@ -21,7 +21,7 @@ from starlette.routing import Route
 from context_cli.package.identity import InvalidIdentity, check_identity, check_name, check_registry
 from context_cli.search.answer import Answer, Hit, Page
 from context_cli.search.options import DEFAULT_BUDGET
-from context_cli.surfaces.render import section_title, to_markdown
+from context_cli.surfaces.render import missing_terms, section_title, to_markdown
 
 from . import page_api, page_markdown, page_search
 from .page_search import MAX_BUDGET, SearchFailed, clean_query
@@ -330,6 +330,8 @@ def _answer(found: Answer) -> str:
              f' · {int(answer["tokens"])} tokens of {int(answer["budget"])}'
              f" · {saved}% smaller than the pages it draws from</p>"]
     parts += [f'<p class="notice">{escape(str(n))}</p>' for n in answer.get("notes", [])]
+    parts += [f'<p class="muted">not in {escape(library)}: {escape(", ".join(words))}</p>'
+              for library, words in missing_terms(found).items()]
     if not found.results:
         parts.append("<p>No matching sections. Try other words.</p>")
     for page, hits in _by_page(found):

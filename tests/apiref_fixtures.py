@@ -14,6 +14,14 @@ from route_server import Routes, serving
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "apiref"
 
 
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Write `files` (relative path -> text) under `root`; return `root`."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, "utf-8")
+    return root
+
+
 def unpack_sdist(name: str, dest: Path) -> Path:
     """Unpack `tests/fixtures/apiref/NAME.tar.gz` under `dest`; return its top folder."""
     with tarfile.open(FIXTURES / f"{name}.tar.gz") as tar:
@@ -43,8 +51,9 @@ def pypi(monkeypatch: pytest.MonkeyPatch) -> Iterator[Routes]:
         yield srv
 
 
-def install_release(store_root: Path, version: str, scratch: Path) -> Path:
-    """Build the itsdangerous `version` fixture as `context add pypi:` would and install it."""
+def install_release(store_root: Path, version: str, scratch: Path, *, api: bool = True) -> Path:
+    """Build the itsdangerous `version` fixture as `context add pypi:` would and install it
+    (without `api`: as a build from before packages carried their API)."""
     from context_cli.build import BuildOptions, build
     from context_cli.sources.base import Fetched
     from context_cli.store.store import Store
@@ -52,7 +61,7 @@ def install_release(store_root: Path, version: str, scratch: Path) -> Path:
     root = unpack_sdist(f"itsdangerous-{version}", scratch / version)
     fetched = Fetched(source_type="pypi", source_url=f"pypi:itsdangerous=={version}", folder=root, docs_path="docs",
                       code=root, name="itsdangerous", version=version, registry="pip")
-    built = build(fetched, scratch / f"itsdangerous-{version}.db", BuildOptions(embed=False, registry="pip"))
+    built = build(fetched, scratch / f"itsdangerous-{version}.db", BuildOptions(embed=False, registry="pip", api=api))
     return Store(store_root).install(built.path).path
 
 
@@ -69,10 +78,13 @@ def serve_npm(srv: Routes, name: str, version: str, tarball: str) -> None:
 
 @pytest.fixture
 def npm(monkeypatch: pytest.MonkeyPatch) -> Iterator[Routes]:
-    """A loopback npm registry with p-limit 5.0.0, ms 2.1.3 and @types/ms 2.1.0."""
+    """A loopback npm registry with p-limit 5.0.0, ms 2.1.3 and @types/ms 2.1.0, and the scoped
+    @babel/code-frame 7.24.7 with its @types/babel__code-frame 7.27.0."""
     with serving(Routes()) as srv:
         serve_npm(srv, "p-limit", "5.0.0", "p-limit-5.0.0.tgz")
         serve_npm(srv, "ms", "2.1.3", "ms-2.1.3.tgz")
         serve_npm(srv, "@types/ms", "2.1.0", "types-ms-2.1.0.tgz")
+        serve_npm(srv, "@babel/code-frame", "7.24.7", "babel-code-frame-7.24.7.tgz")
+        serve_npm(srv, "@types/babel__code-frame", "7.27.0", "types-babel__code-frame-7.27.0.tgz")
         monkeypatch.setenv("CONTEXT_NPM_REGISTRY_URL", srv.url)
         yield srv

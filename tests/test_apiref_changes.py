@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from apiref_fixtures import pypi  # noqa: F401 - a fixture
+from apiref_fixtures import install_release, pypi, unpack_sdist  # noqa: F401 - a fixture
 from click.testing import CliRunner
 
 from context_cli.apiref.changes import compare
+from context_cli.package.reader import open_package
 from context_cli.store.store import Store
 from context_cli.surfaces.cli import cli
 from context_cli.symbol import Symbol
@@ -21,7 +23,9 @@ def test_changes_between_two_releases_fetched_and_built(pypi) -> None:  # noqa: 
     changed = {c["name"]: c for c in answer["changed"]}
     want = changed["itsdangerous.encoding.want_bytes"]
     assert "s: _t_str_bytes" in want["old"] and "s: str | bytes" in want["new"]
-    assert answer["added"] == [] and answer["removed"] == []
+    # 2.2.0 annotated it; a bare class setting (2.1.2's `default_serializer = _CompactJSON`) is no entry
+    assert [a["name"] for a in answer["added"]] == ["itsdangerous.url_safe.URLSafeSerializerMixin.default_serializer"]
+    assert answer["removed"] == []
     assert [n["version"] for n in answer["releaseNotes"]] == ["2.2.0"]
     assert "Drop support for Python 3.7" in answer["releaseNotes"][0]["content"]
     assert {i.label for i in Store().installed()} == {"itsdangerous@2.1.2", "itsdangerous@2.2.0"}
@@ -45,3 +49,36 @@ def test_compare_matches_moved_entries_by_their_public_names() -> None:
     assert [s.name for s in added] == ["pkg.a.fresh"] and [s.name for s in removed] == ["pkg.a.gone"]
     assert [(o.signature, n.signature) for o, n in changed] == [("run(x)", "run(x, y=1)")]
     assert [s.name for s in deprecated] == ["pkg.a.old"]
+
+
+def test_a_package_built_before_the_api_is_rebuilt_with_it(pypi, context_home: Path, tmp_path: Path) -> None:  # noqa: F811
+    old = install_release(context_home / "packages", "2.1.2", tmp_path, api=False)
+    install_release(context_home / "packages", "2.2.0", tmp_path)
+    with open_package(old) as pkg:
+        assert not pkg.has_symbols
+    refused = CliRunner().invoke(cli, ["changes", "pip/itsdangerous", "2.1.2", "2.2.0", "--no-fetch"])
+    assert refused.exit_code == 1 and len(refused.stderr.strip().splitlines()) == 1, refused.output
+    assert "itsdangerous@2.1.2 has no API reference" in refused.stderr
+    assert "`context add pypi:itsdangerous==2.1.2` rebuilds it" in refused.stderr
+    result = CliRunner().invoke(cli, ["changes", "pip/itsdangerous", "2.1.2", "2.2.0", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert "itsdangerous.encoding.want_bytes" in {c["name"] for c in json.loads(result.stdout)["changed"]}
+    with open_package(Store().resolve("itsdangerous@2.1.2").path) as pkg:
+        assert pkg.has_symbols  # rebuilt through the ladder (its sdist) and installed in its place
+
+
+def test_a_registry_package_without_the_api_is_not_replaced_silently(pypi, tmp_path: Path) -> None:  # noqa: F811
+    from context_cli.build import BuildOptions, build
+    from context_cli.sources.base import Fetched
+
+    root = unpack_sdist("itsdangerous-2.1.2", tmp_path)
+    fetched = Fetched(source_type="pypi", source_url="pypi:itsdangerous==2.1.2", folder=root, docs_path="docs",
+                      code=root, name="itsdangerous", version="2.1.2", registry="pip")
+    built = build(fetched, tmp_path / "old.db", BuildOptions(embed=False, registry="pip", api=False))
+    Store().install(built.path, server="https://registry.example.com")
+    result = CliRunner().invoke(cli, ["changes", "pip/itsdangerous", "2.1.2", "2.2.0"])
+    assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1, result.output
+    assert "installed from a registry server without its API reference" in result.stderr
+    assert "`context add pypi:itsdangerous==2.1.2 --replace` rebuilds it" in result.stderr
+    with open_package(Store().resolve("itsdangerous@2.1.2").path) as pkg:
+        assert not pkg.has_symbols  # left as it was

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from apiref_fixtures import unpack_sdist
+from apiref_fixtures import unpack_sdist, write_tree
 
 from context_cli.apiref.docstring import render
 from context_cli.apiref.python import extract_api
@@ -60,15 +60,8 @@ def test_docstring_styles() -> None:
     assert "```python\ns.sign(x)\n```" in code.markdown and "```pycon\n>>> 1 + 1\n2\n```" in code.markdown
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, "utf-8")
-    return root
-
-
 def test_deprecations_all_and_stubs(tmp_path: Path) -> None:
-    root = write(tmp_path, {
+    root = write_tree(tmp_path, {
         "pkg/__init__.py": "from .core import run, old, Legacy\nfrom .core import *\n__all__ = ['run', 'old', 'Legacy']\n",
         "pkg/core.py": (
             "import warnings\nfrom typing_extensions import deprecated\n"
@@ -87,7 +80,7 @@ def test_deprecations_all_and_stubs(tmp_path: Path) -> None:
     assert symbols["pkg.core.run"].signature == "run(x: int) -> str"  # the stub wins
     assert symbols["pkg.core.run"].aliases == ("pkg.run",)
     assert not any("tests" in n or "_vendor" in n or "setup" in n for n in symbols)
-    root2 = write(tmp_path / "src2", {
+    root2 = write_tree(tmp_path / "src2", {
         "pkg/__init__.py": "from .core import run, old, Legacy\n__all__ = ['run', 'old', 'Legacy']\n",
         "pkg/core.py": (
             "import warnings\nfrom typing_extensions import deprecated\n"
@@ -105,10 +98,38 @@ def test_deprecations_all_and_stubs(tmp_path: Path) -> None:
 
 def test_lib_layout_is_found(tmp_path: Path) -> None:
     """SQLAlchemy's sdist keeps its package under lib/, beside doc/ and examples/."""
-    root = write(tmp_path, {"lib/pkg/__init__.py": "from .engine import create as create\n",
+    root = write_tree(tmp_path, {"lib/pkg/__init__.py": "from .engine import create as create\n",
                             "lib/pkg/engine.py": "def create(url: str) -> None:\n    '''Make one.'''\n",
                             "examples/demo.py": "def demo(): pass\n"})
     symbols = {s.name: s for s in extract_api(root, registry="pip", name="pkg", version="1").symbols}
     assert symbols["pkg.engine.create"].aliases == ("pkg.create",) and symbols["pkg.engine.create"].source == \
         "lib/pkg/engine.py"
     assert not any("demo" in n for n in symbols)
+
+
+def test_test_modules_inside_a_package_are_not_its_api(tmp_path: Path) -> None:
+    """A wheel ships its tests beside the code (databend-sqlalchemy's `test.py`)."""
+    body = 'def run() -> None:\n    """Run it."""\n'
+    root = write_tree(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/core.py": body,
+                                 "pkg/test.py": body, "pkg/test_core.py": body, "pkg/core_test.py": body,
+                                 "pkg/conftest.py": body, "pkg/testing_tools.py": body})
+    names = {s.name for s in extract_api(root, registry="pip", name="pkg", version="1").symbols}
+    assert {"pkg.core.run", "pkg.testing_tools.run"} <= names
+    assert not names & {"pkg.test.run", "pkg.test_core.run", "pkg.core_test.run", "pkg.conftest.run"}
+
+
+def test_class_attributes_are_annotated_documented_or_enum_members(tmp_path: Path) -> None:
+    """A bare `x = value` in a class body is a setting (Django's backends have thousands), not
+    API; an annotated one, one with a docstring after it, or an enum member is."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "import enum\nclass Color(enum.Enum):\n    RED = 1\n\n"
+        "class Feature:\n    vendor = 'x'\n    timeout: float = 2.0\n    retries = 3\n"
+        '    """How often to try again."""\n\n'
+        'LIMIT: int = 10\n"""The most there may be."""\n', "utf-8")
+    symbols = {s.name: s for s in extract_api(tmp_path, registry="pip", name="pkg", version="1").symbols}
+    assert "pkg.Color.RED" in symbols and "pkg.Feature.vendor" not in symbols
+    assert symbols["pkg.Feature.timeout"].signature == "Feature.timeout: float = 2.0"
+    assert symbols["pkg.Feature.retries"].doc == "How often to try again."
+    assert symbols["pkg.LIMIT"].doc == "The most there may be."

@@ -6,7 +6,7 @@ import json
 import tarfile
 from pathlib import Path
 
-from apiref_fixtures import FIXTURES, npm  # noqa: F401 - a fixture
+from apiref_fixtures import FIXTURES, npm, write_tree  # noqa: F401 - a fixture
 from click.testing import CliRunner
 
 from context_cli.apiref.jsdoc import render_jsdoc
@@ -50,6 +50,7 @@ def test_reexports_namespaces_overloads_and_deprecation(tmp_path: Path) -> None:
     assert symbols["lib.Str.nonempty"].deprecated == "use min(1)" and "lib.Str.secret" not in symbols
     assert symbols["lib.help"].kind == "variable"  # through a cycle back to index, bounded
     assert {symbols["lib.Kind"].kind, symbols["lib.Opts"].kind} == {"enum", "interface"}
+    assert symbols["lib.Kind"].signature == "enum Kind {A, B}"  # its members are its signature
 
 
 def test_jsdoc_and_types_helpers() -> None:
@@ -70,3 +71,61 @@ def test_add_npm_without_declarations_uses_types_and_says_so(npm) -> None:  # no
     assert result.exit_code == 0 and "API: 6 symbols in 1 modules" in result.output
     found = CliRunner().invoke(cli, ["api", "pLimit", "--lib", "p-limit", "--format", "json"])
     assert json.loads(found.stdout)["symbols"][0]["signature"] == "function pLimit(concurrency: number): LimitFunction"
+
+
+def test_scoped_package_without_declarations_uses_its_types_package(npm) -> None:  # noqa: F811
+    result = CliRunner().invoke(cli, ["add", "npm:@babel/code-frame@7.24.7", "--no-embed"])
+    assert result.exit_code == 0 and "from @types/babel__code-frame@7.27.0" in result.output, result.output
+    found = json.loads(CliRunner().invoke(cli, ["api", "codeFrameColumns", "--format", "json"]).stdout)
+    entry = found["symbols"][0]
+    assert entry["name"] == "@babel/code-frame.codeFrameColumns" and entry["kind"] == "function"
+    assert entry["signature"].startswith("function codeFrameColumns(rawLines: string, location: SourceLocation")
+
+
+def test_subpaths_of_a_package_without_exports(tmp_path: Path) -> None:
+    """As Node resolves `nx/server` without an `exports` map: the file beside the code; build
+    output, private typings and `typesVersions` copies are no subpaths; `nx/dist/...` inside
+    nx is this package's own file."""
+    root = write_tree(tmp_path / "package", {
+        "package.json": json.dumps({"name": "nx", "main": "./dist/index.js", "types": "index.d.ts"}),
+        "index.d.ts": "export declare const version: string;\n",
+        "server.d.ts": "export { NextResponse } from 'nx/dist/response'\n", "server.js": "",
+        "font/google/index.d.ts": "export declare function Inter(): object;\n", "font/google/index.js": "",
+        "dist/response.d.ts": "/** A response. */\nexport declare class NextResponse { json(): unknown }\n",
+        "dist/response.js": "", "types/global.d.ts": "export {}\n", "ts5.0/server.d.ts": "export {}\n",
+        "notes.d.ts": "export declare const stray: 1;\n"})  # no notes.js: not importable
+    assert entry_points(root, "nx") == {"nx": "index.d.ts", "nx/server": "server.d.ts",
+                                        "nx/font/google": "font/google/index.d.ts"}
+    symbols = {s.name: s for s in extract_declarations(root, registry="npm", name="nx", version="1").symbols}
+    assert symbols["nx/server.NextResponse"].doc == "A response."
+    assert symbols["nx/server.NextResponse.json"].kind == "method" and "nx/font/google.Inter" in symbols
+
+
+def test_types_package_subpaths_and_export_equals_before_its_namespace(tmp_path: Path) -> None:
+    """@types/react's shape: `export = React` above `declare namespace React`, a class merged
+    with an interface of its name; an @types package's subpath files have no code beside them."""
+    root = write_tree(tmp_path / "react", {
+        "package.json": json.dumps({"name": "@types/react", "types": "index.d.ts"}),
+        "index.d.ts": "export = React;\nexport as namespace React;\ndeclare namespace React {\n"
+                      "  interface Component<P = {}> { refs: object }\n"
+                      "  class Component<P> { render(): unknown }\n"
+                      "  /** Runs effects. */\n  function useEffect(effect: () => void): void;\n}\n",
+        "jsx-runtime.d.ts": "export declare function jsx(type: unknown): unknown;\n"})
+    assert entry_points(root, "react") == {"react": "index.d.ts", "react/jsx-runtime": "jsx-runtime.d.ts"}
+    symbols = {s.name: s for s in extract_declarations(root, registry="npm", name="react", version="18").symbols}
+    assert symbols["react.useEffect"].doc == "Runs effects." and symbols["react.Component"].kind == "class"
+    assert {"react.Component.render", "react.Component.refs", "react/jsx-runtime.jsx"} <= set(symbols)
+
+
+def test_a_jsdoc_since_shows_in_the_entry(tmp_path: Path) -> None:
+    from context_cli.apiref.pages import entry_text
+
+    root = write_tree(tmp_path / "package", {
+        "package.json": json.dumps({"name": "lib", "types": "index.d.ts"}),
+        "index.d.ts": "/**\n * Parse it.\n * @since 2.1\n * @example\n * parse('x')\n */\n"
+                      "export declare function parse(text: string): object;\n"})
+    [parse] = [s for s in extract_declarations(root, registry="npm", name="lib", version="3").symbols
+               if s.name == "lib.parse"]
+    text = entry_text(parse)
+    assert parse.since == "2.1" and "*Added in version 2.1.*" in text and "```ts\nparse('x')\n```" in text
+    assert text.startswith("```ts\nfunction parse(text: string): object\n```")

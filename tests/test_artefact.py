@@ -151,13 +151,19 @@ def test_fetch_pypi_latest_stable_sdist(server, isolated):
     assert leftovers(isolated) == []
 
 
-def test_latest_without_sdist_says_so(server, isolated):
+def test_latest_without_sdist_takes_its_wheel_and_says_what_failed(server, isolated):
+    """1.1 has a wheel only: it is what is fetched (tests/test_wheel.py reads real ones); here
+    the index lists it but does not serve it, and the files it cannot read are no candidates."""
     serve_pypi(server)
     with pytest.raises(SourceError) as err:
         fetch_pypi("demo", index_url=server.url)
-    assert str(err.value) == (
-        "demo 1.1 has no sdist on PyPI (wheels only); build its docs from its git repository"
-    )
+    assert str(err.value) == (f"demo 1.1 wheel demo-1.1-py3-none-any.whl: download not found "
+                              f"({server.url}/files/demo-1.1-py3-none-any.whl)")
+    serve_pypi(server, **{"1.1": [pypi_file(f"{server.url}/files/demo-1.1.exe", b"x", "bdist_wininst"),
+                                  pypi_file(f"{server.url}/files/demo.whl", b"x", "bdist_wheel")]})
+    with pytest.raises(SourceError) as err:
+        fetch_pypi("demo", index_url=server.url)
+    assert str(err.value) == "demo 1.1 has no sdist and no wheel on PyPI; build its docs from its git repository"
     assert leftovers(isolated) == []
 
 

@@ -145,6 +145,8 @@ def test_add_db_refuses_to_replace_a_registry_install_without_replace(tmp_path):
 
 @pytest.mark.parametrize("meta, shown", [
     ({"source_type": "pypi", "source_url": "pypi:flask==3.1.0"}, "flask 3.1.0's sdist on PyPI (pypi:flask==3.1.0)"),
+    ({"source_type": "pypi", "source_url": "pypi:tomli==2.0.1", "artefact": "tomli-2.0.1-py3-none-any.whl"},
+     "tomli 2.0.1's wheel tomli-2.0.1-py3-none-any.whl on PyPI (pypi:tomli==2.0.1)"),
     ({"source_type": "npm", "source_url": "npm:@trpc/server@10.0.0"},
      "@trpc/server@10.0.0's tarball on npm (npm:@trpc/server@10.0.0)"),
     ({"source_type": "git", "source_url": "https://github.com/pallets/flask"},
@@ -158,9 +160,10 @@ def test_info_says_where_the_docs_came_from_in_words(tmp_path, meta, shown):
     assert dict(lines)["source"] == shown
 
 
-def test_search_json_is_one_line_when_piped_and_indented_for_people(tmp_path):
+@pytest.mark.parametrize("args", [["search", "streaming cancellation", "--format", "json"],
+                                  ["query", "jlib", "streaming cancellation"]])
+def test_search_json_is_one_line_when_piped_and_indented_for_people(tmp_path, args):
     run("add", str(make_package(tmp_path / "j.db", "jlib", "1.0.0")))
-    args = ["search", "streaming cancellation", "--format", "json"]
     piped = run(*args).output
     assert piped.count("\n") == 1 and json.loads(piped)["results"]
     pretty = run(*args, "--pretty").output

@@ -94,3 +94,20 @@ def test_a_registry_download_shows_its_rate_on_a_terminal(tmp_path: Path) -> Non
                                                         "CONTEXT_REGISTRY_URL": url}, terminal=True)
     assert code == 0, shown
     assert "npm/big@1.0.0" in shown and f"of {pkg.stat().st_size / 1e6:.1f} MB" in shown and "B/s" in shown
+
+
+def test_a_sync_download_shows_its_size_and_rate_on_a_terminal(pypi: str, tmp_path: Path) -> None:
+    """`context sync` builds a locked dependency from its sdist: the download gets its own line
+    (file, size, rate) under the sync's bar, as `add pypi:` shows it; piped, nothing is drawn."""
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "requirements.txt").write_text("demo==1.0\n", "utf-8")
+    env = {"CONTEXT_HOME": str(tmp_path / "home"), "CONTEXT_PYPI_URL": pypi, "CONTEXT_REGISTRY_URL": pypi}
+    code, shown = _run(["sync", str(project)], env, terminal=True)
+    assert code == 0, shown
+    assert "demo-1.0.tar.gz" in shown
+    assert f"of {len(SDIST) / 1e6:.1f} MB" in shown and ("MB/s" in shown or "kB/s" in shown)
+    code, err = _run(["sync", str(project), "--rebuild", "demo"], {**env, "CONTEXT_HOME": str(tmp_path / "h2")},
+                     terminal=False)
+    assert code == 0, err
+    assert "demo-1.0.tar.gz" not in err and "/s" not in err and "\x1b" not in err

@@ -12,6 +12,9 @@ from hypothesis import strategies as st
 from context_cli.search.intent import _LEAD, comparison
 
 SETS = Path(__file__).resolve().parents[1] / "bench" / "sets"
+# The second held-out round (bench/sets/README.md) was written after intent.py and is kept apart
+# from tuning: the recogniser is held to the sets it was built on.
+HELD_OUT = {"pytest", "httpx", "tanstack-query", "crosslib2"}
 
 
 @pytest.mark.parametrize(("query", "sides"), [
@@ -59,7 +62,7 @@ def test_no_comparison(query: str) -> None:
 def test_the_sets_comparison_queries() -> None:
     """Every set's queries of kind `comparison` are nearly all recognised; of the others,
     few are (most of those are comparisons the older sets do not label)."""
-    queries = [json.loads(line) for f in sorted(SETS.glob("*/questions.jsonl"))
+    queries = [json.loads(line) for f in sorted(SETS.glob("*/questions.jsonl")) if f.parent.name not in HELD_OUT
                for line in f.read_text().splitlines() if line.strip()]
     labelled = [q["question"] for q in queries if q.get("kind") == "comparison"]
     others = [q["question"] for q in queries if q.get("kind") not in (None, "comparison")]

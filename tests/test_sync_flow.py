@@ -295,3 +295,29 @@ def test_readme_only_is_its_own_outcome_and_the_accept_list_lets_check_pass(worl
     code, data = sync_json(str(project), "--rebuild", "readme-big")
     assert code == 0 and by_label(data)["npm/readme-big@2.1.0"]["action"] == "built"
     assert world.index.log  # asked again
+
+
+def test_a_wheel_only_release_gets_its_readme_and_api(world: World, tmp_path: Path):
+    """No sdist on the index: the wheel's README (its METADATA) and the API read from its code,
+    said as `api`, never as docs, and retried by later syncs as README-only packages are."""
+    import hashlib
+
+    wheel = "tomli-2.0.1-py3-none-any.whl"
+    data = (Path(__file__).parent / "fixtures" / "wheels" / wheel).read_bytes()
+    world.index.add(f"/files/{wheel}", data)
+    world.index.add("/pypi/tomli/json", {"info": {"name": "tomli", "summary": "A lil' TOML parser", "version": "2.0.1"},
+                                         "releases": {"2.0.1": [{"filename": wheel, "packagetype": "bdist_wheel",
+                                                                 "url": f"{world.index.url}/files/{wheel}",
+                                                                 "digests": {"sha256": hashlib.sha256(data).hexdigest()}}]}})
+    project = tmp_path / "py"
+    project.mkdir()
+    (project / "requirements.txt").write_text("tomli==2.0.1\n")
+    code, data_out = sync_json(str(project))
+    row = by_label(data_out)["pip/tomli@2.0.1"]
+    assert code == 0 and row["action"] == "built", row
+    assert (row["docs"], row["source"]) == ("api", "pypi:tomli==2.0.1")
+    entries = json.loads((project / ".context" / "docs.lock").read_text())["packages"]
+    assert [e["docs"] for e in entries if e["name"] == "tomli"] == ["api"]
+    with Store().open("pip/tomli@2.0.1") as pkg:
+        assert pkg.meta["artefact"] == wheel
+        assert {c[0] for c in pkg.db.execute("SELECT doc_path FROM chunks")} >= {"README.md"}

@@ -6,12 +6,17 @@ that only Sphinx or mkdocs would import to document. The build has that code's e
 each directive is replaced, before the page is parsed, by the entries it names written in
 the page's own markup: a page of bare directives comes out as a complete API page. A
 directive whose target is not an entry is left as it is.
+
+The expander also notes which entries each page shows (`shown`): those it filled in, and
+those a hand-written Sphinx object directive describes (`.. function:: get_object_or_404(...)`,
+`.. method:: Paginator.get_page`, under the page's `.. module::` and `.. class::`). The
+build gives such an entry no reference section of its own: the docs' section is its home.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..symbol import Symbol
 from .pages import entry_text
@@ -19,29 +24,57 @@ from .pages import entry_text
 _AUTO = re.compile(r"^([ \t]*)\.\.[ \t]+auto(module|class|function|method|attribute|data|exception|property|"
                    r"decorator|exception|pydantic_model|pydantic_settings)::[ \t]*(\S+)[ \t]*$", re.MULTILINE)
 _CURRENT = re.compile(r"^[ \t]*\.\.[ \t]+(?:py:)?(?:current)?module::[ \t]*(\S+)[ \t]*$", re.MULTILINE)
+_OBJECT = re.compile(r"^([ \t]*)\.\.[ \t]+(?:py:)?(function|class|method|attribute|data|exception|property|"
+                     r"decorator|classmethod|staticmethod|module|currentmodule)::[ \t]*([\w.]+)", re.MULTILINE)
 _MKDOCS = re.compile(r"^([ \t]*):::[ \t]+([\w.]+)[ \t]*$", re.MULTILINE)
 _TICK = re.compile(r"(?<![`\\])`([^`\n]+)`(?!`)")
 MAX_PAGE_BYTES = 4 * 1024 * 1024  # an expanded page stops growing here (its remaining directives stay bare)
 
 
 class Expander:
-    """The entries of one release, by every public name, ready to fill directives."""
+    """The entries of one release, by every public name, ready to fill directives.
 
-    def __init__(self, symbols: Iterable[Symbol]) -> None:
-        self.by_name: dict[str, Symbol] = {}
+    `symbols` may be a callable: it is called (the API read in the background is waited for)
+    only when a page has a directive to fill, or when `shown` is asked for.
+    """
+
+    def __init__(self, symbols: Iterable[Symbol] | Callable[[], Iterable[Symbol]]) -> None:
+        self._symbols = symbols
+        self._by_name: dict[str, Symbol] | None = None
         self.children: dict[str, list[Symbol]] = {}
-        for s in symbols:
-            for n in s.names:
-                self.by_name.setdefault(n, s)
-            if s.kind != "module":
-                self.children.setdefault(s.name.rsplit(".", 1)[0], []).append(s)
+        self._described: list[tuple[str, str, str | None]] = []  # (page, target, module) in the order met
+
+    @property
+    def by_name(self) -> dict[str, Symbol]:
+        if self._by_name is None:
+            self._by_name = {}
+            for s in self._symbols() if callable(self._symbols) else self._symbols:
+                for n in s.names:
+                    self._by_name.setdefault(n, s)
+                if s.kind != "module":
+                    self.children.setdefault(s.name.rsplit(".", 1)[0], []).append(s)
+        return self._by_name
+
+    @property
+    def shown(self) -> dict[str, str]:
+        """Entry name -> the docs page that shows it (the first that does)."""
+        out: dict[str, str] = {}
+        for rel, target, module in self._described:
+            symbol = self.find(target, module)
+            if symbol is not None:
+                out.setdefault(symbol.name, rel)
+        return out
 
     def expand(self, rel: str, data: bytes) -> bytes:
-        """`data` with its directives filled (unchanged when it has none this can fill)."""
-        if rel.endswith((".rst", ".rest", ".txt")) and b".. auto" in data:
-            return self._rst(data.decode("utf-8", "replace")).encode("utf-8")
+        """`data` with its directives filled (unchanged when it has none this can fill); the
+        entries the page shows are noted in `shown`."""
+        if rel.endswith((".rst", ".rest", ".txt")) and b".. " in data:
+            text = data.decode("utf-8", "replace")
+            self._describe(rel, text)
+            if ".. auto" in text:
+                return self._rst(rel, text).encode("utf-8")
         if rel.endswith((".md", ".markdown")) and b":::" in data:
-            return self._markdown(data.decode("utf-8", "replace")).encode("utf-8")
+            return self._markdown(rel, data.decode("utf-8", "replace")).encode("utf-8")
         return data
 
     def find(self, target: str, module: str | None) -> Symbol | None:
@@ -49,11 +82,34 @@ class Expander:
         return self.by_name.get(target) or (self.by_name.get(f"{module}.{target}") if module else None)
 
     def members(self, s: Symbol) -> list[Symbol]:
+        """(Filled with `by_name`, which `find` has built by then.)"""
         return self.children.get(s.name, [])
+
+    def _show(self, symbol: Symbol, rel: str) -> None:
+        self._described.append((rel, symbol.name, None))
+
+    def _describe(self, rel: str, text: str) -> None:
+        """Note the targets of the page's own Sphinx object directives (looked up in `shown`,
+        once the entries are there); a directive indented under `.. class:: X` names a
+        member of X."""
+        module: str | None = None
+        classes: list[tuple[int, str]] = []  # (indent, class name) of the enclosing class directives
+        for m in _OBJECT.finditer(text):
+            indent, kind, target = len(m.group(1).expandtabs()), m.group(2), m.group(3)
+            if kind in ("module", "currentmodule"):
+                module, classes = target, []
+                continue
+            while classes and classes[-1][0] >= indent:
+                classes.pop()
+            if classes and "." not in target:
+                target = f"{classes[-1][1]}.{target}"
+            self._described.append((rel, target, module))
+            if kind in ("class", "exception"):
+                classes.append((indent, target))
 
     # ---- reST -------------------------------------------------------------------------------
 
-    def _rst(self, text: str) -> str:
+    def _rst(self, rel: str, text: str) -> str:
         out: list[str] = []
         lines = text.split("\n")
         module: str | None = None
@@ -81,38 +137,41 @@ class Expander:
                 if kind == "module":
                     module = symbol.name
                 members = "members" in options or (kind == "module" and not options)
-                out.extend(self._rst_entry(symbol, indent, members))
+                out.extend(self._rst_entry(symbol, indent, members, rel))
                 out.extend(x for x in block if x.strip() and not x.strip().startswith(":"))
                 out.append("")
             i = end
         return "\n".join(out)
 
-    def _rst_entry(self, s: Symbol, indent: str, members: bool, depth: int = 0) -> list[str]:
+    def _rst_entry(self, s: Symbol, indent: str, members: bool, rel: str, depth: int = 0) -> list[str]:
+        self._show(s, rel)
         inner = indent + "   "
         signature = s.signature.split("\n") if s.signature else [s.name]
+        signature[0] = signature[0].removeprefix("class ")  # (`py:class` says it)
         out = [f"{indent}.. py:{'module' if s.kind == 'module' else s.kind}:: {signature[0]}",
                *(inner + x for x in signature[1:]), ""]
         body = _rst_text(entry_text(_without_signature(s)))
         out += [inner + x if x else "" for x in body.split("\n")] + [""]
         if members and depth < 3:
             for child in self.members(s):
-                out += self._rst_entry(child, inner, s.kind == "module", depth + 1)
+                out += self._rst_entry(child, inner, s.kind == "module", rel, depth + 1)
         return out
 
     # ---- Markdown (mkdocstrings) ------------------------------------------------------------
 
-    def _markdown(self, text: str) -> str:
+    def _markdown(self, rel: str, text: str) -> str:
         def fill(m: re.Match[str]) -> str:
             symbol = self.find(m.group(2), None)
-            return m.group(0) if symbol is None else "\n\n".join(self._md_entry(symbol, 2))
+            return m.group(0) if symbol is None else "\n\n".join(self._md_entry(symbol, 2, rel))
 
         return _MKDOCS.sub(fill, text)
 
-    def _md_entry(self, s: Symbol, level: int) -> list[str]:
+    def _md_entry(self, s: Symbol, level: int, rel: str) -> list[str]:
+        self._show(s, rel)
         out = [f"{'#' * min(level, 6)} {s.name}", entry_text(s)]
         if level < 5:
             for child in self.members(s):
-                out += self._md_entry(child, level + 1)
+                out += self._md_entry(child, level + 1, rel)
         return out
 
 

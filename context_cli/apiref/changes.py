@@ -91,8 +91,9 @@ def changes(old: Installed, new: Installed) -> Changes:
     for inst in (old, new):
         with open_package(inst.path) as pkg:
             if not pkg.has_symbols:
-                raise ContextError(f"{pkg.label} has no API reference (it is read from a release's code: "
-                                   f"rebuild it with `context add {_spec(inst)}`)")
+                raise ContextError(f"{pkg.label} has no API reference (built before packages carried one, or from "
+                                   f"docs without code): `context add {_spec(inst)}` rebuilds it from the release "
+                                   "(--replace if it came from a registry server)")
             symbols.append([s for s, _ in pkg.symbols()])
     out.added, out.removed, out.changed, out.deprecated = compare(symbols[0], symbols[1])
     out.notes, out.notes_left_out = release_notes(new, old.id.version, new.id.version)

@@ -1,4 +1,5 @@
-"""`context api` and MCP `get_api`: a name's entries in the packages' `symbols` tables.
+"""`context api` and MCP `get_api`: a name's entries in the packages' `symbols` tables (search's
+identifier-first rule ranks names the same way: package/identifiers.py).
 
 A name may be qualified or not (`send_file`, `flask.send_file`, `Session.request`): it is
 found through its last part (the table's `tail` index) and matches a symbol whose name or
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ContextError
+from ..package.identifiers import rank_names
 from ..package.reader import open_package
 from ..store.store import Installed
 from ..symbol import Symbol
@@ -94,16 +96,4 @@ def find_api(query: str, packages: Sequence[Installed], *, limit: int = MAX_SYMB
 
 
 def _rank(symbol: Symbol, query: str) -> int | None:
-    """0: a name is the query; 1: a name ends with `.query`; 2, 3: the same ignoring case."""
-    names = symbol.names
-    if query in names:
-        return 0
-    if any(n.endswith("." + query) for n in names):
-        return 1
-    low = query.lower()
-    lowered = [n.lower() for n in names]
-    if low in lowered:
-        return 2
-    if any(n.endswith("." + low) for n in lowered):
-        return 3
-    return None
+    return rank_names(symbol.names, query)

@@ -18,3 +18,4 @@ class ApiReference:
     symbols: list[Symbol] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # skipped files and entries, for the build summary
     origin: str = ""  # where the entries came from when not the package itself ("@types/react@18.3.1")
+    skipped: bool = False  # the code could not be read (the notes say why): no `symbols` table, not an empty one

@@ -7,6 +7,7 @@ while re-exports are resolved across them (python.py), and the parse tree is dro
 from __future__ import annotations
 
 import ast
+import inspect
 from dataclasses import dataclass, field
 
 from . import signature as sig
@@ -15,6 +16,8 @@ MAX_NESTING = 4  # blocks (if/try/with) and nested classes looked into
 DEPRECATION_WARNINGS = ("DeprecationWarning", "PendingDeprecationWarning", "FutureWarning")
 _PROPERTIES = ("property", "cached_property", "abstractproperty")
 _OVERLOADS = ("overload",)
+ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum", "Choices", "IntegerChoices",
+                        "TextChoices"})  # a class with one of these bases: its plain attributes are its members
 
 
 @dataclass
@@ -54,7 +57,7 @@ def read_module(tree: ast.Module, name: str, source: str, *, is_package: bool) -
 
 
 def _statements(body: list[ast.stmt], info: ModuleInfo, depth: int) -> None:
-    for node in body:
+    for i, node in enumerate(body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name == "__getattr__":
                 _module_getattr(node, info)
@@ -64,7 +67,7 @@ def _statements(body: list[ast.stmt], info: ModuleInfo, depth: int) -> None:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             _import(node, info)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            _assign(node, info)
+            _assign(node, info, _attribute_doc(body[i + 1] if i + 1 < len(body) else None))
         elif depth < MAX_NESTING and isinstance(node, ast.If):
             _statements(node.body, info, depth + 1)
             _statements(node.orelse, info, depth + 1)
@@ -114,7 +117,8 @@ def _class(node: ast.ClassDef, qualname: str, depth: int) -> Def:
     out = Def(qualname, "class", "", ast.get_docstring(node) or "", node.lineno,
               _deprecated_decorator(node.decorator_list))
     init: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    for item in node.body:
+    enum = any(b.rsplit(".", 1)[-1] in ENUM_BASES for b in bases)
+    for i, item in enumerate(node.body):
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if item.name == "__init__":
                 init = item
@@ -122,11 +126,13 @@ def _class(node: ast.ClassDef, qualname: str, depth: int) -> Def:
                 _add(out.members, _function(item, f"{qualname}.{item.name}", method=True))
         elif isinstance(item, ast.ClassDef) and depth < MAX_NESTING and _public(item.name):
             _add(out.members, _class(item, f"{qualname}.{item.name}", depth + 1))
-        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and _public(item.target.id):
-            _add(out.members, _attribute(item.target.id, item, qualname))
-        elif isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name) \
-                and _public(item.targets[0].id):
-            _add(out.members, _attribute(item.targets[0].id, item, qualname))
+        elif isinstance(item, (ast.AnnAssign, ast.Assign)):
+            target = item.target if isinstance(item, ast.AnnAssign) else item.targets[0]
+            doc = _attribute_doc(node.body[i + 1] if i + 1 < len(node.body) else None)
+            # A bare `x = value` is a class setting, not API, unless documented or an enum member.
+            if isinstance(target, ast.Name) and _public(target.id) and (
+                    isinstance(item, ast.AnnAssign) or (len(item.targets) == 1 and (doc or enum))):
+                _add(out.members, _attribute(target.id, item, qualname, doc))
     params = sig.parameters(init.args, drop_first=True) if init is not None else ""
     out.signature = f"class {qualname}({', '.join(bases)})" if bases else f"class {qualname}"
     if init is not None:
@@ -136,17 +142,24 @@ def _class(node: ast.ClassDef, qualname: str, depth: int) -> Def:
     return out
 
 
-def _attribute(name: str, node: ast.Assign | ast.AnnAssign, owner: str | None) -> Def:
+def _attribute(name: str, node: ast.Assign | ast.AnnAssign, owner: str | None, doc: str = "") -> Def:
     qualname = f"{owner}.{name}" if owner else name
     text = qualname
     if isinstance(node, ast.AnnAssign):
         text += f": {sig.expr(node.annotation)}"
     if node.value is not None:
         text += f" = {sig.expr(node.value)}"
-    return Def(qualname, "attribute", text, "", node.lineno, plain=isinstance(node, ast.Assign))
+    return Def(qualname, "attribute", text, doc, node.lineno, plain=isinstance(node, ast.Assign))
 
 
-def _assign(node: ast.Assign | ast.AnnAssign | ast.AugAssign, info: ModuleInfo) -> None:
+def _attribute_doc(node: ast.stmt | None) -> str:
+    """The string literal after an attribute: its docstring, as Sphinx autodoc reads it."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        return inspect.cleandoc(node.value.value)
+    return ""
+
+
+def _assign(node: ast.Assign | ast.AnnAssign | ast.AugAssign, info: ModuleInfo, doc: str) -> None:
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     for target in targets:
         if not isinstance(target, ast.Name):
@@ -158,7 +171,7 @@ def _assign(node: ast.Assign | ast.AnnAssign | ast.AugAssign, info: ModuleInfo) 
             elif names is not None:
                 info.all = names
         elif not isinstance(node, ast.AugAssign) and target.id not in info.defs:
-            info.defs[target.id] = _attribute(target.id, node, None)
+            info.defs[target.id] = _attribute(target.id, node, None, doc)
 
 
 def _strings(node: ast.expr | None) -> list[str] | None:

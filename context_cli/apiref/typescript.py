@@ -12,7 +12,9 @@ Files over the size limit, too many files and cycles are skipped with a note.
 from __future__ import annotations
 
 import json
+import os
 import posixpath
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,6 +31,11 @@ MAX_FILES = 3000
 MAX_SECONDS = 120.0
 MAX_SIGNATURE = 1000
 MAX_DEPTH = 8  # namespaces within namespaces
+MAX_MANIFEST_BYTES = 1024 * 1024  # a package.json larger than this is no manifest we read
+MAX_SUBPATHS = 200  # subpath modules of a package without `exports`
+MAX_SUBPATH_DEPTH = 3  # path parts of such a subpath's declaration file (`font/google/index.d.ts`)
+INTERNAL_DIRS = frozenset({"dist", "build", "lib", "cjs", "esm", "es", "src", "compiled", "node_modules", "types",
+                           "typings"})  # build output and private typings, not import paths
 INSTALL_HINT = "reading TypeScript declarations needs the typescript extra: pip install 'context-docs[typescript]'"
 
 _DECLARATIONS = {"function_signature": "function", "function_declaration": "function", "class_declaration": "class",
@@ -68,19 +75,17 @@ def extract_declarations(root: Path, *, registry: str, name: str, version: str,
         ref.notes.append("API: the package ships no TypeScript declarations")
         return ref
     parser = _parser()
-    reader = _Reader(Path(root), parser, ref.notes, time.monotonic() + max_seconds)
+    reader = _Reader(Path(root), parser, ref.notes, time.monotonic() + max_seconds,
+                     str(_manifest(Path(root)).get("name") or name))
     ref.symbols = reader.symbols(entries)
     return ref
 
 
 def entry_points(root: Path, name: str) -> dict[str, str]:
-    """Module name -> declaration file (relative), from package.json."""
-    try:
-        manifest = json.loads((root / "package.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        manifest = {}
-    if not isinstance(manifest, dict):
-        manifest = {}
+    """Module name -> declaration file (relative), from package.json: the subpaths of
+    `exports`, else the main types file and, as Node resolves a package without `exports`,
+    the declaration files of its public subpaths (`next/server` from `server.d.ts`)."""
+    manifest = _manifest(root)
     found: dict[str, str] = {}
     exports = manifest.get("exports")
     if isinstance(exports, (str, list)) or (isinstance(exports, dict) and not any(k.startswith(".") for k in exports)):
@@ -97,7 +102,52 @@ def entry_points(root: Path, name: str) -> dict[str, str]:
             if isinstance(candidate, str) and (root / _clean(candidate)).is_file():
                 found[name] = _clean(candidate)
                 break
+    if exports is None and found:
+        types_only = str(manifest.get("name", "")).startswith("@types/")
+        for subpath, dts in _subpaths(root, types_only):
+            found.setdefault(posixpath.join(name, subpath), dts)
     return found
+
+
+def _manifest(root: Path) -> dict[str, Any]:
+    return read_manifest(root / "package.json")
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """A package.json as a dict ({} when missing, too big, a link or not an object)."""
+    try:
+        if path.is_symlink() or path.stat().st_size > MAX_MANIFEST_BYTES:
+            return {}
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _subpaths(root: Path, types_only: bool) -> Iterator[tuple[str, str]]:
+    """(subpath, declaration file) for each `X.d.ts` or `X/index.d.ts` a package without
+    `exports` can be imported by, up to MAX_SUBPATH_DEPTH folders down and outside build
+    output: beside the runtime file (`server.js`), or any in an `@types` package."""
+    count = 0
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder).relative_to(root)
+        dirs[:] = sorted(d for d in dirs if len(here.parts) + 1 < MAX_SUBPATH_DEPTH and not _internal(d)
+                         and not (Path(folder) / d).is_symlink())
+        for file in sorted(f for f in files if f.endswith(".d.ts")):
+            stem = (here / file[:-len(".d.ts")]).as_posix()
+            if not (types_only or any((root / f"{stem}{ext}").is_file() for ext in (".js", ".mjs", ".cjs"))):
+                continue
+            subpath = stem[:-len("/index")] if stem.endswith("/index") else stem
+            if subpath != "index":
+                yield subpath, f"{stem}.d.ts"
+                count += 1
+                if count >= MAX_SUBPATHS:
+                    return
+
+
+def _internal(folder: str) -> bool:
+    """Build output, private typings, hidden folders and `typesVersions` copies (`ts5.0`)."""
+    return folder in INTERNAL_DIRS or folder.startswith(".") or bool(re.match(r"ts\d", folder))
 
 
 def _clean(path: str) -> str:
@@ -138,8 +188,9 @@ def _parser() -> Any:
 
 
 class _Reader:
-    def __init__(self, root: Path, parser: Any, notes: list[str], deadline: float) -> None:
+    def __init__(self, root: Path, parser: Any, notes: list[str], deadline: float, own_name: str) -> None:
         self.root, self.parser, self.notes, self.deadline = root, parser, notes, deadline
+        self.own_name = own_name  # `next/dist/...` inside next is a path in this package
         self.files: dict[str, FileInfo | None] = {}
 
     def file(self, rel: str) -> FileInfo | None:
@@ -151,8 +202,8 @@ class _Reader:
             self.notes.append(f"API: stopped reading declarations at {rel} (file or time limit)")
             return None
         try:
-            if not path.is_file() or path.is_symlink():
-                return None
+            if not path.is_file() or path.is_symlink() or not path.resolve().is_relative_to(self.root.resolve()):
+                return None  # (a linked folder may lead out of the package)
             size = path.stat().st_size
             if size > MAX_FILE_BYTES:
                 self.notes.append(f"API: skipped {rel} ({size // 1_000_000} MB; larger than "
@@ -168,10 +219,14 @@ class _Reader:
         return info
 
     def resolve_module(self, base: str, spec: str) -> str | None:
-        """A relative import's declaration file, as TypeScript finds it."""
-        if not spec.startswith("."):
+        """A relative import's declaration file, or one naming this package itself
+        (`next/dist/server/web/types` inside next), as TypeScript finds it."""
+        if spec.startswith(self.own_name + "/"):
+            target = posixpath.normpath(spec[len(self.own_name) + 1:])
+        elif spec.startswith("."):
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(base), spec))
+        else:
             return None
-        target = posixpath.normpath(posixpath.join(posixpath.dirname(base), spec))
         stem = target[:-3] if target.endswith((".js", ".mjs", ".cjs")) else target
         for candidate in (target, f"{stem}.d.ts", f"{stem}.d.mts", f"{stem}.d.cts", f"{stem}.ts",
                           f"{target}/index.d.ts"):
@@ -251,6 +306,7 @@ class _Summary:
 
     def __init__(self, info: FileInfo, data: bytes, reader: _Reader) -> None:
         self.info, self.data, self.reader = info, data, reader
+        self.equals = ""  # the name of `export = NAME`
 
     def text(self, node: Any) -> str:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -258,6 +314,14 @@ class _Summary:
     def statements(self, root: Any) -> None:
         for node in root.named_children:
             self.statement(node, self.doc_before(node))
+        decl = self.info.decls.get(self.equals) if self.equals else None
+        if decl is None:
+            return
+        if decl.kind != "namespace":  # the module is callable (or constructible) itself
+            self.info.exports[decl.name] = (None, decl.name)
+        for member in decl.members.values():  # the namespace's members are the module's exports
+            self.info.decls.setdefault(member.name, member)
+            self.info.exports[member.name] = (None, member.name)
 
     def doc_before(self, node: Any) -> str:
         prev = node.prev_named_sibling
@@ -276,24 +340,9 @@ class _Summary:
             self.import_(node)
         else:
             for decl in self.declarations(node, doc, 0):
-                if decl.name in self.info.decls:
-                    self._merge(self.info.decls[decl.name], decl)
-                else:
-                    self.info.decls[decl.name] = decl
+                _add(self.info.decls, decl)
                 if exported:
                     self.info.exports[decl.name] = (None, decl.name)
-
-    def _merge(self, old: Decl, new: Decl) -> None:
-        """A second declaration of a name: an overload, or declaration merging (interfaces,
-        namespaces, a function or class and the namespace of the same name)."""
-        if old.kind == new.kind == "function" and new.signature not in old.signature:
-            old.signature += "\n" + new.signature
-            old.doc = old.doc or new.doc
-        elif new.kind in ("interface", "namespace") and (new.kind == old.kind or new.kind == "namespace"):
-            for k, v in new.members.items():
-                old.members.setdefault(k, v)
-        elif old.kind == "namespace" and new.kind in ("function", "class"):
-            old.kind, old.signature, old.doc, old.line = new.kind, new.signature, new.doc or old.doc, new.line
 
     def export(self, node: Any, doc: str) -> None:
         source = node.child_by_field_name("source")
@@ -308,16 +357,10 @@ class _Summary:
             if value.type == "identifier":
                 self.info.exports["default"] = (None, self.text(value))
             return
-        if "=" in children:  # `export = React`: the namespace's members are the module's exports
+        if "=" in children:  # `export = React`: resolved once the file is read (it may come first)
             ident = next((c for c in node.named_children if c.type == "identifier"), None)
-            decl = self.info.decls.get(self.text(ident)) if ident is not None else None
-            if decl is None:
-                return
-            if decl.kind != "namespace":  # the module is callable (or constructible) itself
-                self.info.exports[decl.name] = (None, decl.name)
-            for member in decl.members.values():
-                self.info.decls.setdefault(member.name, member)
-                self.info.exports[member.name] = (None, member.name)
+            if ident is not None:
+                self.equals = self.text(ident)
             return
         for child in node.named_children:
             if child.type == "export_clause":
@@ -373,7 +416,9 @@ class _Summary:
         body = node.child_by_field_name("body")
         head = self.data[node.start_byte:body.start_byte if body is not None else node.end_byte]
         decl = Decl(name, kind, _squash(head.decode("utf-8", "replace")), doc, line)
-        if node.type == "type_alias_declaration":
+        if node.type == "enum_declaration":  # its members, with their values, are its signature
+            decl.signature = _squash(self.text(node))
+        elif node.type == "type_alias_declaration":
             value = node.child_by_field_name("value")
             if value is not None and value.type == "object_type":
                 decl.signature = _squash(self.data[node.start_byte:value.start_byte].decode("utf-8", "replace")) + " {...}"
@@ -387,7 +432,7 @@ class _Summary:
                     if inner is not None and inner.type == "ambient_declaration":
                         inner = next(iter(inner.named_children), None)
                     for member in self.declarations(inner, self.doc_before(child), depth + 1) if inner else ():
-                        decl.members.setdefault(member.name, member)
+                        _add(decl.members, member)
             else:
                 self.members(body, decl, depth)
         return [decl]
@@ -416,6 +461,26 @@ class _Summary:
             owner.members[name] = Decl(name, kind, signature, self.doc_before(child), child.start_point[0] + 1)
 
 
+def _add(table: dict[str, Decl], new: Decl) -> None:
+    """`new` into `table`. A second declaration of a name is an overload, or declaration
+    merging (interfaces, namespaces, a function or class and the namespace or interface of
+    its name, where the function or class gives the entry its kind)."""
+    old = table.setdefault(new.name, new)
+    if old is new:
+        return
+    if old.kind == new.kind == "function" and new.signature not in old.signature:
+        old.signature += "\n" + new.signature
+        old.doc = old.doc or new.doc
+    elif old.kind in ("namespace", "interface") and new.kind in ("function", "class"):  # the value side
+        old.kind, old.signature, old.doc, old.line = new.kind, new.signature, new.doc or old.doc, new.line
+        for k, v in new.members.items():
+            old.members.setdefault(k, v)
+    elif new.kind in ("interface", "namespace"):
+        for k, v in new.members.items():
+            old.members.setdefault(k, v)
+
+
 def _squash(text: str) -> str:
-    text = " ".join(text.replace("{ ", "{").split()).rstrip(" {;")
+    text = " ".join(text.split()).replace("( ", "(").replace(",)", ")").replace(", )", ")").replace(" )", ")")
+    text = text.replace("{ ", "{").replace(" }", "}").rstrip(" {;")
     return text if len(text) <= MAX_SIGNATURE else text[:MAX_SIGNATURE] + " ..."

@@ -88,7 +88,7 @@ def get_changes(catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
         else:
             registry = spec.registry or current.id.registry
             before = obtain(catalog.store, registry, spec.name, old)
-            after = current if new is None else obtain(catalog.store, registry, spec.name, new)
+            after = obtain(catalog.store, registry, spec.name, new or current.id.version)
         return changes(before, after).to_dict()
     except ContextError as e:
         raise ToolError(str(e)) from None

@@ -23,7 +23,7 @@ from .query import EmptyQuery, Query, check_text
 from .rank import Ranking, package_priors, rank_candidates
 from .run import READING, SearchRun
 from .scoring import score_lexical, start_dense
-from .verdict import overall
+from .verdict import nothing_matched, overall
 
 if TYPE_CHECKING:
     from ..store.store import Installed
@@ -41,7 +41,8 @@ def answer(text: str, packages: Iterable[Installed], opts: SearchOptions | None 
         raise ContextError("budget and limit must be positive")
     run = SearchRun.open(packages, query, warm=opts.warm)  # one searcher a package, each one's question
     ranking = ranked(query, run, opts)
-    chosen = build_pack(ranking, query, run, opts)
+    chosen = [] if nothing_matched(run) else build_pack(ranking, query, run, opts)
+    run.note_docs_cover({c.library for c in chosen})  # docs not exact to the version say so
     return make_answer(query, run, chosen, opts)
 
 
@@ -72,7 +73,7 @@ def build_pack(ranking: Ranking, query: Query, run: SearchRun, opts: SearchOptio
     and the pack planned again without it."""
     run.phase = READING
     live = len(run.live())
-    ranks = plan(ranking, opts.budget, opts.limit)
+    ranks = plan(ranking, query, opts.budget, opts.limit)
     chosen = read_sections(ranking, ranks if ranks is not None else range(len(ranking)), query, run)
     chars = ranking.column("chars")
     if ranks is not None and len(run.live()) == live and any(

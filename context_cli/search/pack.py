@@ -2,10 +2,16 @@
 read the text of the sections it takes (`read_sections`), pack them (`pack`) and lay them
 out in reading order (`reading_order`).
 
-Unlike a loop that stops at the first section that does not fit, a section that does not
-fit is skipped and the next one tried; an oversized top section is trimmed at a paragraph
-boundary rather than returning nothing; a page contributes at most MAX_PER_PAGE sections;
-sections of one page that sit next to each other are merged into one result.
+Sections are taken in rank order; then a page's best section is never lost to a weaker one
+of the same page (`strengthen`): where the pack shows a page but left out a section of it
+with a stronger verdict (for want of room, or past MAX_PER_PAGE), the stronger takes the
+weaker one's place when the budget allows. The pages and their order stay the ranking's
+(strength as the order of the whole choice ranks pages and sections worse than the ranking
+does: docs/search.md). The chosen sections are then laid out in reading order. Unlike a loop
+that stops at the first section that does not fit, a section that does not fit is skipped and the
+next one tried; an oversized first section is trimmed at a paragraph boundary rather than
+returning nothing; a page contributes at most MAX_PER_PAGE sections; sections of one page
+that sit next to each other are merged into one result.
 
 Tokens are counted from the text that is returned, never taken from the package's `tokens`
 column: a package could declare one token for megabytes of text.
@@ -19,12 +25,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..document import Chunk, estimate_tokens
 from .answer import Page
-from .verdict import Signals, judge
+from .verdict import ORDER, STRONG, Signals, judge
 
 if TYPE_CHECKING:
     from .query import Query
     from .rank import Ranking
-    from .run import SearchRun
+    from .run import PackageQuery, SearchRun
 
 MAX_PER_PAGE = 3
 TRIM_NOTE = "\n\n[… trimmed to fit the token budget]"
@@ -52,20 +58,36 @@ class Candidate:
         return f"{self.doc_title} > {self.section_title}"
 
 
-def pack(ranked: Iterable[Candidate], budget: int, limit: int) -> list[Candidate]:
-    """Choose sections in rank order that fit `budget`, then merge page neighbours."""
-    chosen = choose((replace(c, tokens=estimate_tokens(c.content)) for c in ranked), budget, limit,
-                    size=lambda c: c.tokens, page=lambda c: (c.library, c.doc_path), shrink=trim)
+def pack(ranked: Sequence[Candidate], budget: int, limit: int) -> list[Candidate]:
+    """Choose the sections that fit `budget` (`choose`, then `strengthen`), then merge page
+    neighbours."""
+    sized = [replace(c, tokens=estimate_tokens(c.content)) for c in ranked]
+
+    def shrink(k: int, room: int) -> int | None:
+        trimmed = trim(sized[k], room)
+        if trimmed is None:
+            return None
+        sized[k] = trimmed
+        return k
+
+    def page(k: int) -> tuple[str, str]:
+        return sized[k].library, sized[k].doc_path
+
+    ranks = choose(range(len(sized)), budget, limit, size=lambda k: sized[k].tokens, page=page, shrink=shrink)
+    ranks = strengthen(ranks, [c.verdict for c in sized], budget, size=lambda k: sized[k].tokens, page=page)
+    chosen = [sized[k] for k in ranks]
     merged = merge_neighbours(chosen)
     # Merging adds a heading line per absorbed section; never let that break the budget.
     return merged if sum(c.tokens for c in merged) <= budget else chosen
 
 
-def plan(ranking: Ranking, budget: int, limit: int) -> list[int] | None:
-    """The ranks of the sections the pack takes, planned from their sizes alone (`choose`
-    reads the ranking until one rule stops it, usually all of it); None when the first must
-    be trimmed, which needs its text."""
-    labels = [pq.label for pq in ranking.candidates.packages] if ranking.candidates is not None else []
+def plan(ranking: Ranking, query: Query, budget: int, limit: int) -> list[int] | None:
+    """The ranks of the sections whose text the pack needs, in rank order, planned from their
+    sizes: those it takes (`choose` reads the ranking until one rule stops it), and the
+    sections it left out of the pages it shows that may be stronger than one it took there
+    (`strengthen` decides, once their verdicts are read with their text). None when the first
+    must be trimmed, which needs its text. Packing just these sections gives the pack that
+    every ranked section's text gives."""
     package, path = ranking.column("package"), ranking.column("path")
     tokens = [(c + 3) // 4 for c in ranking.column("chars")]  # its text's tokens, as `estimate_tokens` counts them
     trimmed = False
@@ -74,9 +96,72 @@ def plan(ranking: Ranking, budget: int, limit: int) -> list[int] | None:
         nonlocal trimmed
         trimmed = True
 
-    ranks = choose(range(len(ranking)), budget, limit, size=tokens.__getitem__,
-                   page=lambda k: (labels[package[k]], path[k]), shrink=needs_text)
-    return None if trimmed else ranks
+    ranks = choose(range(len(ranking)), budget, limit, size=tokens.__getitem__, page=lambda k: (package[k], path[k]),
+                   shrink=needs_text)
+    return None if trimmed else sorted(ranks + _maybe_stronger(ranks, ranking, query))
+
+
+def _maybe_stronger(ranks: list[int], ranking: Ranking, query: Query) -> list[int]:
+    """The ranks left out of the pages that `ranks` shows whose verdict may beat the weakest
+    taken there. Read before the text: an identifier question's verdict can still rise to
+    STRONG once the text shows it verbatim, so the left-out are counted at their best and the
+    taken at their worst."""
+    if not ranks:
+        return []
+    package, path = ranking.column("package"), ranking.column("path")
+    weakest: dict[tuple[int, str], int] = {}
+    for k, v in zip(ranks, _verdicts(ranking, query, ranks, exact_phrase=False), strict=True):
+        page = package[k], path[k]
+        weakest[page] = min(weakest.get(page, ORDER[STRONG]), ORDER[v])
+    if all(w == ORDER[STRONG] for w in weakest.values()):
+        return []
+    taken = set(ranks)
+    left = [k for k, page in enumerate(zip(package, path, strict=True)) if weakest.get(page, ORDER[STRONG]) < ORDER[STRONG]
+            and k not in taken]
+    return [k for k, v in zip(left, _verdicts(ranking, query, left, exact_phrase=query.identifier is not None),
+                              strict=True) if ORDER[v] > weakest[package[k], path[k]]]
+
+
+def _verdicts(ranking: Ranking, query: Query, ranks: Sequence[int], *, exact_phrase: bool) -> list[str]:
+    """The verdicts of the sections ranked `ranks`, from what is known before their text is
+    read, taking whether an identifier question is found verbatim as `exact_phrase`."""
+    assert ranking.candidates is not None
+    packages, n_terms = ranking.candidates.packages, len(query.terms)
+    package, cid, coverage = ranking.column("package"), ranking.column("chunk_id"), ranking.column("coverage")
+    return [judge(signals(packages[package[k]], cid[k], coverage[k], n_terms, exact_phrase=exact_phrase))
+            for k in ranks]
+
+
+def strengthen(chosen: list[int], verdicts: Sequence[str], budget: int, size: Callable[[int], int],
+               page: Callable[[int], Hashable]) -> list[int]:
+    """`chosen` (ranks), where a page it shows left out a section with a stronger verdict
+    than one it took: the stronger in the place of one weaker (the weakest, lowest ranked
+    first, whose place makes room), when the budget allows. Strongest left out first. Places
+    are kept, so the pages keep their order and the count per page stays."""
+    out = list(chosen)
+    used = sum(map(size, out))
+    taken = set(out)
+    shown = {page(k) for k in out}
+    for k in sorted(range(len(verdicts)), key=lambda k: -ORDER[verdicts[k]]):
+        if k in taken or page(k) not in shown:
+            continue
+        weaker = sorted((i for i, j in enumerate(out) if page(j) == page(k) and ORDER[verdicts[j]] < ORDER[verdicts[k]]),
+                        key=lambda i: (ORDER[verdicts[out[i]]], -out[i]))
+        i = next((i for i in weaker if used - size(out[i]) + size(k) <= budget), None)
+        if i is None:
+            continue
+        used += size(k) - size(out[i])
+        taken.discard(out[i])
+        taken.add(k)
+        out[i] = k
+    return out
+
+
+def signals(pq: PackageQuery, cid: int, coverage: float, n_terms: int, *, exact_phrase: bool) -> Signals:
+    """What the verdict of package `pq`'s section `cid` is read from."""
+    assert pq.lexical is not None
+    return Signals(coverage=coverage, z=pq.dense.z_of(cid) if pq.dense is not None else None,
+                   missing=pq.lexical.missing, n_terms=n_terms, exact_phrase=exact_phrase)
 
 
 def read_sections(ranking: Ranking, ranks: Sequence[int], query: Query, run: SearchRun) -> list[Candidate]:
@@ -100,24 +185,20 @@ def read_sections(ranking: Ranking, ranks: Sequence[int], query: Query, run: Sea
         c = texts.get((package[k], cids[k]))
         if c is None:
             continue
-        assert pq.lexical is not None
-        signals = Signals(
-            coverage=coverage[k], z=pq.dense.z_of(cids[k]) if pq.dense is not None else None,
-            missing=pq.lexical.missing, n_terms=n_terms,
-            exact_phrase=bool(identifier and (identifier in c.content or identifier in c.section_title)),
-        )
+        found = signals(pq, cids[k], coverage[k], n_terms,
+                        exact_phrase=bool(identifier and (identifier in c.content or identifier in c.section_title)))
         out.append(Candidate(
             library=pq.label, chunk_id=cids[k], doc_path=c.doc_path, doc_title=c.doc_title,
             section_title=c.section_title, content=c.content, tokens=c.tokens, url=c.url,
-            score=score[k], verdict=judge(signals), signals=signals.as_dict(),
+            score=score[k], verdict=judge(found), signals=found.as_dict(),
         ))
     return out
 
 
 def choose(ranked: Iterable[T], budget: int, limit: int, size: Callable[[T], int], page: Callable[[T], Hashable],
            shrink: Callable[[T, int], T | None]) -> list[T]:
-    """The sections that fit, in rank order: a section that does not fit is skipped and the
-    next one tried, an oversized first one is `shrink`-ed, a page gives at most MAX_PER_PAGE.
+    """The sections that fit, in the order given: a section that does not fit is skipped and
+    the next one tried, an oversized first one is `shrink`-ed, a page gives at most MAX_PER_PAGE.
 
     Generic so that the engine can plan a pack from sections' sizes alone, before their text
     is read (`ranked` is read only as far as needed)."""

@@ -102,6 +102,15 @@ class SearchRun:
         if pq.dense is None and note and mode != "lexical":
             self.note(f"{pq.label}: {note}", pq)
 
+    def note_docs_cover(self, labels: set[str]) -> None:
+        """Note, for each package among `labels` (those the answer draws from) whose docs are not
+        exactly its version's, what they cover (`docs_cover.docs_note`)."""
+        from ..package.docs_cover import docs_note
+
+        for pq in self.packages:
+            if pq.label in labels and (note := docs_note(pq.searcher.pkg.meta)) is not None:
+                self.note(note, pq)
+
     def note(self, text: str, pq: PackageQuery | None = None) -> None:
         self._notes.append((self.phase, pq.position if pq is not None else -1, text))
 

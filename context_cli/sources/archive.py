@@ -113,7 +113,7 @@ def extract(
     try:
         dest.mkdir(parents=True, exist_ok=True)
         skipped = 0
-        for member in _members(archive):
+        for member in _members(archive, budget.max_files):
             skipped += _write(member, dest, budget)
         return Extracted(dest, budget.files, budget.bytes, skipped)
     except _Refused as e:
@@ -153,11 +153,11 @@ class _Budget:
             )
 
 
-def _members(archive: Path) -> Iterator[_Member]:
+def _members(archive: Path, max_files: int) -> Iterator[_Member]:
     with archive.open("rb") as fh:
         head = fh.read(512)
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
-        yield from _zip_members(archive)
+        yield from _zip_members(archive, max_files)
     elif (
         head.startswith(b"\x1f\x8b")
         or head.startswith(b"BZh")
@@ -201,9 +201,12 @@ def _tar_file(tf: tarfile.TarFile, info: tarfile.TarInfo) -> IO[bytes]:
     return fh
 
 
-def _zip_members(archive: Path) -> Iterator[_Member]:
+def _zip_members(archive: Path, max_files: int) -> Iterator[_Member]:
+    """A zip lists its members up front: too many is refused before anything is written."""
     with zipfile.ZipFile(archive) as zf:
         infos = zf.infolist()
+        if len(infos) > max_files:
+            raise _Refused(f"more than {max_files} members (possible decompression bomb)")
         for info in infos:
             mode = info.external_attr >> 16
             if info.flag_bits & 0x1:

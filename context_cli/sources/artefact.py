@@ -1,10 +1,11 @@
-"""Released artefacts as documentation sources: a PyPI sdist or an npm tarball.
+"""Released artefacts as documentation sources: a PyPI sdist (else a wheel) or an npm tarball.
 
 Building from the artefact itself gives docs that match the released version exactly, with no
 git clone and no guessing at tags. `pypi:NAME[==VER]` and `npm:NAME[@VER]` (scoped:
 `npm:@scope/pkg@1.2.3`) resolve the version (latest stable when none), download the
 artefact with a size cap, check it against the registry's digest, extract it safely and point
-the builder at its docs folder (`docs/`, `doc/`, `documentation/`; else the README).
+the builder at its docs folder (`docs/`, `doc/`, `documentation/`; else the README). A PyPI
+release without an sdist is read from one of its wheels (wheel.py).
 
 The registry HTTP helpers live here too because the publisher's version discovery talks to the
 same registries with the same retry rules and the same base-URL overrides:
@@ -32,8 +33,8 @@ from ..errors import SourceError
 from ..retry import RetryPolicy, send
 from .archive import extract
 from .base import Fetched
-from .folder import DOC_SUFFIXES
 from .transfer import IDENTITY, TransferError, describe_error, download_deadline, read_body
+from .unpacked import Layout, sdist_layout
 
 URL_VARIABLES = {"npm": NPM_REGISTRY_URL, "pypi": PYPI_URL, "maven": MAVEN_URL, "maven_search": MAVEN_SEARCH_URL,
                  "hex": HEX_URL}  # each one's default is the public registry's URL
@@ -47,14 +48,13 @@ TIMEOUT = (10, 60)  # connect, read
 _sleep = time.sleep  # tests replace it to skip or record the waits
 MAX_JSON_BYTES = 256 * 1024 * 1024  # npm documents of big packages run to tens of MB
 MAX_ARTEFACT_BYTES = 256 * 1024 * 1024
-DOCS_FOLDERS = ("docs", "doc", "documentation")
 # The registry each artefact kind is filed under, in the publisher's names (packages.yaml keys).
 REGISTRY_OF = {"pypi": "pip", "npm": "npm"}
 
 _PYPI_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
 _NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9_][a-z0-9._~-]*\Z", re.IGNORECASE)
-README_NAME = re.compile(r"^readme(\.(md|markdown|rst|txt))?$", re.IGNORECASE)  # a release's README file
 _VERSION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+!-]{0,63}\Z")
+FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!-]{0,250}\Z")  # an index's file name shown or recorded
 
 
 # ---- registry HTTP -----------------------------------------------------------------------
@@ -167,21 +167,28 @@ def fetch_pypi(name: str, version: str | None = None, *, index_url: str | None =
         files = get_json(f"{base}/pypi/{project}/{quote(version, safe='')}/json", what="PyPI",
                          not_found=f"no version {version} of {name} on PyPI").get("urls") or []
     info = doc.get("info") or {}
-    sdists = [f for f in files if f.get("packagetype") == "sdist"]
+    sdists = [f for f in files if isinstance(f, dict) and f.get("packagetype") == "sdist"]
     # Prefer a file that is not yanked, then .tar.gz over the .zip sdists of old releases.
     sdists.sort(key=lambda f: (bool(f.get("yanked")), not str(f.get("filename")).endswith("gz")))
-    if not sdists:
-        raise SourceError(
-            f"{name} {version} has no sdist on PyPI (wheels only); "
-            "build its docs from its git repository"
-        )
-    sdist = sdists[0]
-    digest = (sdist.get("digests") or {}).get("sha256")
-    label = f"{name} {version} sdist"
+    layout: Layout = sdist_layout
+    if sdists:
+        chosen, label = sdists[0], f"{name} {version} sdist"
+    else:
+        from .wheel import choose_wheel, wheel_layout
+
+        wheel = choose_wheel([f for f in files if isinstance(f, dict) and f.get("packagetype") == "bdist_wheel"
+                              and FILE_NAME.match(str(f.get("filename")))])
+        if wheel is None:
+            raise SourceError(f"{name} {version} has no sdist and no wheel on PyPI; "
+                              "build its docs from its git repository")
+        chosen, label, layout = wheel, f"{name} {version} wheel {wheel['filename']}", wheel_layout
+    digest = (chosen.get("digests") or {}).get("sha256")
     fetched = _fetch_archive(
-        _absolute(doc_url, sdist.get("url")), label, prefix="context-pypi-", max_bytes=max_bytes,
-        expected=("sha256", digest, "hex") if digest else None, docs_path=docs_path,
+        _absolute(doc_url, chosen.get("url")), label, prefix="context-pypi-", max_bytes=max_bytes,
+        expected=("sha256", digest, "hex") if digest else None, docs_path=docs_path, layout=layout,
     )
+    if FILE_NAME.match(str(chosen.get("filename"))):
+        fetched.meta["artefact"] = chosen["filename"]  # which file of the release the docs were read from
     fetched.source_type = "pypi"
     fetched.registry = REGISTRY_OF["pypi"]
     fetched.name = canonicalize_name(name)
@@ -272,7 +279,10 @@ def _absolute(doc_url: str, url: Any) -> str | None:
 
 
 def _fetch_archive(url: Any, label: str, *, prefix: str, max_bytes: int,
-                   expected: tuple[str, str, str] | None, docs_path: str | None) -> Fetched:
+                   expected: tuple[str, str, str] | None, docs_path: str | None,
+                   layout: Layout | None = None) -> Fetched:
+    """Download, verify and unpack the artefact into a temp folder; `layout` (an sdist's or
+    tarball's by default, wheel.py's for a wheel) says where in it the docs and code are."""
     if not isinstance(url, str) or not re.match(r"^https?://", url):
         raise SourceError(f"{label}: the registry gave no usable download URL")
     tmp = Path(tempfile.mkdtemp(prefix=prefix))
@@ -290,15 +300,12 @@ def _fetch_archive(url: Any, label: str, *, prefix: str, max_bytes: int,
                 )
         extracted = extract(archive, tmp / "src")
         archive.unlink()
-        root = _single_root(tmp / "src")
-        found = _docs_path(root, docs_path, label)
-        notes = [f"downloaded {label} from {urlsplit(url).netloc}"
-                 + (f" ({expected[0]} verified)" if expected else " (no checksum published)")]
-        notes.append(f"docs from {found}{'/' if (root / found).is_dir() else ''}" if found
-                     else "no docs folder or README found; indexing the whole artefact")
-        notes += extracted.notes()
-        return Fetched(source_type="", source_url="", folder=root, docs_path=found, code=root,
-                       notes=notes, temp_dirs=[tmp])
+        fetched = (layout or sdist_layout)(tmp / "src", docs_path, label)
+        fetched.notes[:0] = [f"downloaded {label} from {urlsplit(url).netloc}"
+                             + (f" ({expected[0]} verified)" if expected else " (no checksum published)")]
+        fetched.notes += extracted.notes()
+        fetched.temp_dirs.append(tmp)
+        return fetched
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -317,39 +324,3 @@ def _download(url: str, dest: Path, label: str, max_bytes: int, algo: str) -> An
         except TransferError as e:
             raise SourceError(f"download of {label}: {e}") from None
     return digest
-
-
-def _single_root(folder: Path) -> Path:
-    """`pkg-1.0/` in an sdist, `package/` in an npm tarball: the one top folder, if one."""
-    entries = [p for p in folder.iterdir()]
-    return entries[0] if len(entries) == 1 and entries[0].is_dir() else folder
-
-
-def _docs_path(root: Path, wanted: str | None, label: str) -> str | None:
-    """The docs folder inside the artefact: `wanted` if given (it must exist), else the first
-    of DOCS_FOLDERS that holds a document, else the README file, else None (the whole tree)."""
-    if wanted:
-        target = (root / wanted.strip("/")).resolve()
-        if not target.is_relative_to(root.resolve()):
-            raise SourceError(f"docs path {wanted!r} must stay inside the {label}")
-        if not target.exists():
-            raise SourceError(f"{label} has no {wanted!r} folder")
-        return target.relative_to(root.resolve()).as_posix()
-    names = {p.name.lower(): p for p in root.iterdir()}
-    for candidate in DOCS_FOLDERS:
-        folder = names.get(candidate)
-        if folder and folder.is_dir() and _has_docs(folder):
-            return folder.name
-    for p in sorted(root.iterdir()):
-        if p.is_file() and README_NAME.match(p.name):
-            return p.name
-    return None
-
-
-def _has_docs(folder: Path, limit: int = 5000) -> bool:
-    for i, p in enumerate(folder.rglob("*")):
-        if i > limit:
-            return False
-        if p.is_file() and p.suffix.lower() in DOC_SUFFIXES:
-            return True
-    return False

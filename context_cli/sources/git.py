@@ -309,8 +309,24 @@ def _clone(url: str, ref: str | None, dest: Path, docs_path: str | None, *, near
             shutil.rmtree(dest, ignore_errors=True)
             run_git([*guard, "clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch", *branch,
                       url, str(dest)], timeout=CLONE_TIMEOUT, what=url, ref=ref)
+            _keep_guard(dest, guard)
             return docs_path or _docs_tree(dest, near)
-    return _narrow(dest, docs_path, near, whole, shown=url, guard=guard)
+    _keep_guard(dest, guard)
+    return _narrow(dest, docs_path, near, whole, shown=url)
+
+
+def check_out(dest: Path, folders: list[str]) -> None:
+    """Add `folders` to a sparse checkout made by `fetch_git` (their files are fetched from
+    its remote under the rules it was cloned with); a full checkout has them already."""
+    if folders and (dest / ".git" / "info" / "sparse-checkout").exists():
+        run_git(["-C", str(dest), "sparse-checkout", "add", "--", *folders], timeout=CLONE_TIMEOUT, what=str(dest))
+
+
+def _keep_guard(dest: Path, guard: list[str]) -> None:
+    """Write the untrusted rules into the clone's config: the files a sparse checkout fetches
+    later (its docs tree, the API's code) come from the remote under the same rules."""
+    for key, _, value in (o.partition("=") for o in guard[1::2]):
+        run_git(["-C", str(dest), "config", "--local", key, value], timeout=60, what=str(dest))
 
 
 def _fetch_commit(url: str, sha: str, dest: Path, guard: list[str]) -> None:
@@ -322,18 +338,17 @@ def _fetch_commit(url: str, sha: str, dest: Path, guard: list[str]) -> None:
     run_git([*guard, "-C", str(dest), "checkout", "--quiet", "FETCH_HEAD"], timeout=CLONE_TIMEOUT, what=url)
 
 
-def _narrow(dest: Path, docs_path: str | None, near: str | None, whole: bool, *, shown: str,
-            guard: list[str]) -> str | None:
+def _narrow(dest: Path, docs_path: str | None, near: str | None, whole: bool, *, shown: str) -> str | None:
     """Check out only the docs tree (plus top-level files) when it is given or found; a failure
-    names `shown` (the repository), whose server sends the files' contents now, under the same
-    `guard` options as the clone."""
+    names `shown` (the repository), whose server sends the files' contents now, under the rules
+    the clone keeps in its config (`_keep_guard`)."""
     if not (dest / ".git" / "info" / "sparse-checkout").exists():
         return docs_path or _docs_tree(dest, near)
     target = docs_path.strip("/") if docs_path else _docs_tree(dest, near)
     if target:
-        run_git([*guard, "-C", str(dest), "sparse-checkout", "set", target], timeout=CLONE_TIMEOUT, what=shown)
+        run_git(["-C", str(dest), "sparse-checkout", "set", target], timeout=CLONE_TIMEOUT, what=shown)
     elif whole:
-        run_git([*guard, "-C", str(dest), "sparse-checkout", "disable"], timeout=CLONE_TIMEOUT, what=shown)
+        run_git(["-C", str(dest), "sparse-checkout", "disable"], timeout=CLONE_TIMEOUT, what=shown)
     return docs_path or target
 
 

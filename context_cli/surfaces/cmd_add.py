@@ -29,6 +29,9 @@ from .render import echo
 @click.option("--quality/--no-quality", default=None,
               help="Also embed with the quality model (all-MiniLM-L6-v2; needs context-docs[quality]) or the "
                    "configured embeddings endpoint: slower to build, better dense search.")
+@click.option("--no-api", is_flag=True,
+              help="Do not read the API reference from the code (a release, or a folder or repository that is "
+                   "a Python package or ships TypeScript declarations).")
 @click.option("--replace", is_flag=True, help="Replace a package of the same identity installed from a registry.")
 @click.option("--max-pages", type=click.IntRange(min=1), help="Websites: fetch at most this many pages (default 500).")
 @click.option("--browser/--no-browser", "browser", default=None,
@@ -36,7 +39,7 @@ from .render import echo
                    "pages that need JavaScript).")
 def add(source: str, name: str | None, version: str | None, registry: str, path: str | None,
         tag: str | None, lang: str | None, description: str | None, save: Path | None,
-        no_embed: bool, model: str | None, quality: bool | None, replace: bool,
+        no_embed: bool, model: str | None, quality: bool | None, no_api: bool, replace: bool,
         max_pages: int | None, browser: bool | None) -> None:
     """Build a package from SOURCE and install it.
 
@@ -48,7 +51,7 @@ def add(source: str, name: str | None, version: str | None, registry: str, path:
         source=source, name=name, version=version, registry=registry, path=path, tag=tag,
         lang=lang, description=description, save=save, embed=not no_embed, model=model,
         interactive=sys.stdin.isatty(), quality=quality, max_pages=max_pages,
-        browser={None: "auto", True: "always", False: "never"}[browser],
+        browser={None: "auto", True: "always", False: "never"}[browser], api=not no_api,
     )
     with progress_bar() as bars:
         result = add_source(request, store=Store(replace=replace), progress=bars.stage if bars else None)

@@ -9,6 +9,7 @@ import click
 
 from ..apiref.changes import Changes as ChangesResult
 from ..apiref.lookup import Found, Lookup, find_api
+from ..apiref.pages import since_note
 from ..store.store import Installed, Store
 from .project import project_options, project_scope
 from .render import echo, json_safe
@@ -47,6 +48,8 @@ def _markdown(f: Found) -> str:
         parts.append(f"**Deprecated:** {s.deprecated}" if s.deprecated else "**Deprecated.**")
     if s.aliases:
         parts.append("Also available as " + ", ".join(f"`{a}`" for a in s.aliases) + ".")
+    if since_note(s):  # (a JSDoc @since; a docstring's versionadded is in its text)
+        parts.append(since_note(s))
     if s.doc:
         parts.append(s.doc)
     parts.append(f"Source: {s.source}:{s.line}")

@@ -83,6 +83,8 @@ def _docs_line(meta: dict[str, str], version: str) -> str | None:
     from ..package.docs_cover import docs_note
 
     step, ref = meta.get("docs_source"), meta.get("docs_ref")
+    if step == "readme" and meta.get("symbol_count", "0") not in ("", "0"):
+        step = "api (the README and the API read from the released code)"  # as sync labels it
     note = docs_note({**meta, "version": version})
     if note:
         return f"{step or '?'}: {note}"
@@ -107,7 +109,8 @@ def describe_source(meta: dict[str, str]) -> str:
     kind, url = meta.get("source_type") or "", meta.get("source_url") or ""
     if kind == "pypi" and url.startswith("pypi:") and "==" in url:
         name, _, version = url.removeprefix("pypi:").partition("==")
-        return f"{name} {version}'s sdist on PyPI ({url})"
+        artefact = meta.get("artefact") or ""  # the release's file, for a wheel (no sdist) named
+        return f"{name} {version}'s {'wheel ' + artefact if artefact.endswith('.whl') else 'sdist'} on PyPI ({url})"
     if kind == "npm" and url.startswith("npm:"):
         return f"{url.removeprefix('npm:')}'s tarball on npm ({url})"
     if kind in SOURCE_KINDS:

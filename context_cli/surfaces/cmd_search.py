@@ -33,12 +33,13 @@ def select_packages(store: Store, specs: tuple[str, ...], scope: ProjectScope) -
 @click.argument("library")
 @click.argument("topic")
 @click.option("--budget", type=click.IntRange(1, 100_000), default=DEFAULT_BUDGET, show_default=True)
+@click.option("--pretty", is_flag=True, help="Indented JSON (the default on a terminal; piped, it is one compact line).")
 @project_options
-def query(library: str, topic: str, budget: int, project: Path | None, no_project: bool) -> None:
+def query(library: str, topic: str, budget: int, pretty: bool, project: Path | None, no_project: bool) -> None:
     """Search one LIBRARY ([registry/]name[@version]) for TOPIC; prints JSON."""
     store = Store()
     pkg = resolve_in_scope(store, library, project_scope(store, project, no_project))
-    click.echo(json_safe(dumps(answer(topic, [pkg], SearchOptions(budget=budget)).to_dict(), indent=2)))
+    echo_json(answer(topic, [pkg], SearchOptions(budget=budget)).to_dict(), pretty=pretty)
 
 
 @click.command("search")
@@ -72,11 +73,15 @@ def search(topic: str | None, libs: tuple[str, ...], budget: int, limit: int, fm
         raise click.UsageError("give a TOPIC, or --batch FILE")
     result = answer(topic, packages, opts)
     if fmt == "json":
-        # Piped, the JSON is for a program: one line, no indentation (12 % smaller on a real answer).
-        indent = 2 if pretty or sys.stdout.isatty() else None
-        click.echo(json_safe(dumps(result.to_dict(), indent=indent)))
+        echo_json(result.to_dict(), pretty=pretty)
     else:
         echo(to_markdown(result), redacted=False)
+
+
+def echo_json(data: object, *, pretty: bool) -> None:
+    """An answer's JSON: indented for a person (a terminal, or `pretty`); piped, it is for a
+    program, one line without indentation (12 % smaller on a real answer)."""
+    click.echo(json_safe(dumps(data, indent=2 if pretty or sys.stdout.isatty() else None)))
 
 
 def run_batch(path: Path, packages: list[Installed], opts: SearchOptions) -> None:

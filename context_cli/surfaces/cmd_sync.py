@@ -159,10 +159,11 @@ def _progress(enabled: bool) -> Iterator[tuple[Callable[[list[Row]], None] | Non
         yield None, None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+    from .progress import columns, watching_downloads
+
+    with Progress(*columns(), console=Console(stderr=True), transient=True) as bar, watching_downloads(bar):
         task = bar.add_task("syncing", total=None)
 
         def on_plan(rows: list[Row]) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .render import table_cell
 
 if TYPE_CHECKING:
-    from rich.progress import Progress, Task
+    from rich.progress import Progress, ProgressColumn, Task
 
 
 REDRAW_EVERY = 0.1  # seconds between redraws of a download (a 64 KiB read each is too often)
@@ -59,22 +59,34 @@ def progress_bar(enabled: bool | None = None) -> Iterator[Bars | None]:
         yield None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress
+
+    # Redrawn on each report, not by a refresh thread: a build forks its page workers only
+    # while the process runs a single thread (build_pages._mp_context).
+    with Progress(*columns(), console=Console(stderr=True), transient=True, auto_refresh=False) as progress:
+        with watching_downloads(progress):
+            yield Bars(progress)
+
+
+@contextmanager
+def watching_downloads(progress: Progress) -> Iterator[None]:
+    """While inside, every raw download of the command gets a line of `progress` of its own."""
+    from ..sources.transfer import watching
+
+    with watching(Bars(progress).download):
+        yield
+
+
+def columns() -> list[ProgressColumn]:
+    """Every bar's columns: what it is, the bar, how much (`amount`), the time taken."""
+    from rich.progress import BarColumn, ProgressColumn, TextColumn, TimeElapsedColumn
     from rich.text import Text
 
     class Amount(ProgressColumn):
         def render(self, task: Task) -> Text:
             return Text(amount(task), style="progress.download")
 
-    # Redrawn on each report, not by a refresh thread: a build forks its page workers only
-    # while the process runs a single thread (build_pages._mp_context).
-    from ..sources.transfer import watching
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), Amount(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True, auto_refresh=False) as progress:
-        bars = Bars(progress)
-        with watching(bars.download):
-            yield bars
+    return [TextColumn("{task.description}"), BarColumn(), Amount(), TimeElapsedColumn()]
 
 
 def amount(task: Task) -> str:

@@ -56,6 +56,7 @@ def to_markdown(answer: Answer) -> str:
             f"{round(answer.saved_percent * 100)}% smaller than the pages it draws from")
     parts = [head]
     parts.extend(f"> {note}" for note in answer.notes)
+    parts.extend(f"*not in {library}: {', '.join(words)}*" for library, words in missing_terms(answer).items())
     if not answer.results:
         parts.append("No matching sections. Try other words, or check `context list`.")
     page_key: tuple[str, str] | None = None
@@ -66,6 +67,17 @@ def to_markdown(answer: Answer) -> str:
         parts.append(f"### {section_title(hit)}\n\n*{hit.verdict} · {hit.tokens} tokens*\n\n"
                      f"{nest_headings(hit.content, below=SECTION_LEVEL)}")
     return "\n\n".join(parts) + "\n"
+
+
+def missing_terms(answer: Answer) -> dict[str, list[str]]:
+    """The words of the question that each library answering lacks altogether (every hit of a
+    library carries its library's)."""
+    out: dict[str, list[str]] = {}
+    for hit in answer.results:
+        words = hit.signals.get("missingTerms")
+        if words and hit.library not in out:
+            out[hit.library] = [str(w) for w in words]
+    return out
 
 
 def nest_headings(text: str, *, below: int) -> str:

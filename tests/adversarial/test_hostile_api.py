@@ -67,3 +67,110 @@ def test_hostile_declaration_files(tmp_path: Path) -> None:
     names = {s.name for s in ref.symbols}
     assert {"evil.ok", "evil.b"} <= names
     assert any("skipped big.d.ts (41 MB" in n for n in ref.notes)
+
+
+def test_hostile_trees_give_no_code_from_outside(tmp_path: Path) -> None:
+    """A folder or repository is read for its API only inside itself: links out, manifests
+    pointing out, oversized manifests and deep or wide declaration trees are passed over."""
+    import json
+
+    from context_cli.apiref.tree import code_in
+    from context_cli.apiref.typescript import MAX_SUBPATHS, entry_points
+
+    outside = tmp_path / "outside"
+    (outside / "secret").mkdir(parents=True)
+    (outside / "secret" / "__init__.py").write_text('"""TOKEN-FROM-OUTSIDE"""\ndef leak(): pass\n', "utf-8")
+    (outside / "index.d.ts").write_text("export declare const leaked: 1;\n", "utf-8")
+
+    linked = tmp_path / "linked"
+    (linked / "src" / "real").mkdir(parents=True)
+    (linked / "pyproject.toml").write_text("", "utf-8")
+    (linked / "src" / "evil").symlink_to(outside / "secret")
+    (linked / "src" / "real" / "__init__.py").symlink_to(outside / "secret" / "__init__.py")
+    assert code_in(linked) is None  # a linked package, a package whose __init__ is a link: neither is code here
+    ref = extract_api(linked, registry="pip", name="linked", version="1")
+    assert "TOKEN-FROM-OUTSIDE" not in repr(ref.symbols)
+
+    for types in ("../outside/index.d.ts", str(outside / "index.d.ts"), "/etc/passwd"):
+        pointing = tmp_path / f"points-{abs(hash(types))}"
+        pointing.mkdir()
+        (pointing / "package.json").write_text(json.dumps({"name": "p", "types": types}), "utf-8")
+        assert code_in(pointing) is None, types
+    huge = tmp_path / "huge"
+    huge.mkdir()
+    (huge / "index.d.ts").write_text("export declare const x: 1;\n", "utf-8")
+    (huge / "package.json").write_text(json.dumps({"name": "h", "types": "index.d.ts", "pad": "x" * 2_000_000}))
+    assert code_in(huge) is None  # over 1 MB: no manifest
+
+    wide = tmp_path / "wide"
+    (wide / "deep" / "a" / "b" / "c").mkdir(parents=True)
+    (wide / "package.json").write_text(json.dumps({"name": "w", "types": "index.d.ts"}), "utf-8")
+    (wide / "index.d.ts").write_text("export declare const w: 1;\n", "utf-8")
+    for i in range(MAX_SUBPATHS + 50):
+        (wide / f"m{i}.d.ts").write_text("export {}\n", "utf-8")
+        (wide / f"m{i}.js").write_text("", "utf-8")
+    (wide / "deep" / "a" / "b" / "c" / "x.d.ts").write_text("export {}\n", "utf-8")
+    (wide / "deep" / "a" / "b" / "c" / "x.js").write_text("", "utf-8")
+    (wide / "loop").symlink_to(wide)  # a link back to itself is never walked
+    (wide / "out").symlink_to(outside)
+    start = time.monotonic()
+    found = entry_points(wide, "w")
+    assert time.monotonic() - start < 5
+    assert len(found) == MAX_SUBPATHS + 1 and not any(k.startswith(("w/deep", "w/loop", "w/out")) for k in found)
+
+
+def test_hostile_identifier_queries_and_symbol_rows(tmp_path: Path) -> None:
+    """identifier_chunks on any query text and on a package whose symbols table holds odd
+    values: wrong types are passed over, a name shared by thousands of rows is bounded."""
+    import sqlite3
+
+    from context_cli.document import Chunk
+    from context_cli.package.identifiers import MAX_IDENTIFIER_CHUNKS, identifier_chunks
+    from context_cli.package.reader import open_package
+    from context_cli.package.writer import write_package
+    from context_cli.symbol import Symbol
+
+    chunk = Chunk("a.py", "a", "get", "The get method of every class here.", 9, False)
+    rows = [(Symbol(f"pkg.C{i}.get", "method", f"C{i}.get()"), 1) for i in range(5000)]
+    path = write_package(tmp_path / "p.db", {"name": "p", "version": "1"}, [chunk], symbols=rows)
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO symbols(name, tail, kind, chunk_id, aliases) VALUES (7, 'odd_name', 'x', 'one', X'00')")
+        db.execute("INSERT INTO symbols(name, tail, kind, chunk_id) VALUES ('pkg.odd_name', 'odd_name', 'x', 1)")
+    with open_package(path) as pkg:
+        start = time.monotonic()
+        assert identifier_chunks("C1.get", pkg) == [1]
+        assert identifier_chunks("pkg.odd_name", pkg) == [1]  # the row of wrong types is passed over
+        for query in ("x." * 150, "`" * 500, "a\x00b_c", "_" * 300, "::", "()", "a.b.c.d.e.f.g.h.i.j.get",
+                      "Ω_ω", "\u202egnp_exe", "SELECT * FROM symbols", "'; DROP TABLE symbols; --_x"):
+            assert len(identifier_chunks(query, pkg)) <= MAX_IDENTIFIER_CHUNKS
+        assert time.monotonic() - start < 5
+
+
+def test_a_release_index_that_answers_garbage_leaves_the_docs_built(tmp_path: Path, monkeypatch) -> None:
+    """Docs the ladder found on a site take their API from the release: an index answering
+    garbage, a tarball that is not one, or nothing at all gives one note, and the docs build."""
+    from route_server import Routes, serving
+
+    from context_cli.build import BuildOptions, build
+    from context_cli.document import Block, Document
+    from context_cli.sources.base import Fetched
+
+    def site() -> Fetched:
+        page = Document(path="index.html", title="lib", blocks=[Block(1, "lib", "The lib library does many things.")])
+        return Fetched(source_type="web", source_url="https://lib.example/", documents=[page], name="lib",
+                       version="1.0.0", registry="npm", meta={"docs_source": "site"})
+
+    with serving(Routes()) as srv:
+        srv.add("/lib", b"\x00\xffnot json" * 1000)
+        monkeypatch.setenv("CONTEXT_NPM_REGISTRY_URL", srv.url)
+        result = build(site(), tmp_path / "a.db", BuildOptions(embed=False, registry="npm"))
+        srv.add("/lib", {"name": "lib", "versions": {"1.0.0": {"dist": {"tarball": srv.url + "/t.tgz"}}}})
+        srv.add("/t.tgz", b"this is not a tarball")
+        second = build(site(), tmp_path / "b.db", BuildOptions(embed=False, registry="npm"))
+    from context_cli.package.reader import open_package
+
+    for built in (result, second):
+        notes = [n for n in built.notes if n.startswith("API")]
+        assert built.symbols == 0 and len(notes) == 1 and "the release could not be fetched" in notes[0], notes
+        with open_package(built.path) as pkg:  # no table: an empty one would claim an empty API
+            assert built.pages == 1 and not pkg.has_symbols

@@ -116,12 +116,12 @@ def test_the_default_limits_end_a_drip_within_a_minute(monkeypatch: pytest.Monke
     """Issue 32 #7: with nothing set, under 1 KiB/s for 30 s ends a download (before: only the
     900 s deadline), and a silent stall ends at the 30 s read timeout. The two tests below run
     the same code with a 3 s window, so that the suite does not wait the minute."""
+    from context_cli.environment import DOWNLOAD_MIN_RATE, DOWNLOAD_SLOW_SECONDS, HTTP_TIMEOUT
     from context_cli.remote.client import timeouts
-    from context_cli.sources.transfer import MIN_RATE_ENV, SLOW_ENV, min_rate
+    from context_cli.sources.transfer import min_rate
 
-    monkeypatch.delenv(MIN_RATE_ENV, raising=False)
-    monkeypatch.delenv(SLOW_ENV, raising=False)
-    monkeypatch.delenv("CONTEXT_HTTP_TIMEOUT", raising=False)
+    for variable in (DOWNLOAD_MIN_RATE, DOWNLOAD_SLOW_SECONDS, HTTP_TIMEOUT):
+        monkeypatch.delenv(variable.name, raising=False)
     assert min_rate() == (1024, 30.0)
     assert timeouts() == (10.0, 30.0)
 

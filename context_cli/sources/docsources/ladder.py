@@ -8,12 +8,14 @@ them itself and hands its reasons in as `earlier`):
 2. `repository`: the source repository at this version's exact tag (the definition's
    `repository` and tag pattern first, else the index metadata's), the docs tree located by
    `tree.best_tree`;
-3. `artefact`: the released sdist or tarball's own docs folder;
+3. `artefact`: the released sdist or tarball's own docs folder (a wheel's, for a PyPI release
+   without an sdist; wheels rarely ship one);
 4. `site`: the docs site the definition or else the metadata names (`site.fetch_docs_site`):
    its llms.txt / llms-full.txt / `.md` pages or crawl, for the exact version; the site as it
    is now only where the definition allows it, labelled `latest`;
-5. `readme`: the artefact's README (the builder adds the API reference read from the code where
-   it can; the caller labels that `api`).
+5. `readme`: the artefact's README (a wheel's is the long description in its METADATA), or an
+   artefact with neither docs folder nor README; the builder adds the API reference read from
+   the code where it can, and the caller labels that `api`.
 
 Every step that fails says why in one line; `Resolved.attempts` keeps them, and `NoDocs` says
 them all. A step that raises something unexpected is a failed step, never the end of a sync.
@@ -95,16 +97,21 @@ def resolve(registry: str, name: str, version: str, *, definition: Any = None,
         raise
     if readme is None:
         raise NoDocs(f"{registry}/{name}@{version}", attempts)
-    attempts.append(Attempt("readme", True, "the release's README"))
+    attempts.append(Attempt("readme", True, "the release's README" if readme.docs_path else
+                            "the release itself (no docs folder and no README)"))
     readme.meta["docs_source"] = "readme"
     _tell(readme, attempts)
     return Resolved(readme, "readme", True, attempts)
 
 
 def _is_readme(fetched: Fetched) -> bool:
-    from ..artefact import README_NAME
+    """Whether a step found no more than a README: a README file, or a released artefact with
+    no docs folder and no README at all (whatever else it holds, it is not documentation)."""
+    from ..unpacked import README_NAME
 
-    return bool(fetched.docs_path and README_NAME.match(fetched.docs_path.rsplit("/", 1)[-1]))
+    if not fetched.docs_path:
+        return fetched.source_type in ("pypi", "npm")
+    return bool(README_NAME.match(fetched.docs_path.rsplit("/", 1)[-1]))
 
 
 def _tell(fetched: Fetched, attempts: list[Attempt]) -> None:
