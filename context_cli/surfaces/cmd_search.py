@@ -81,7 +81,8 @@ def search(topic: str | None, libs: tuple[str, ...], budget: int, limit: int, fm
 def echo_json(data: object, *, pretty: bool) -> None:
     """An answer's JSON: indented for a person (a terminal, or `pretty`); piped, it is for a
     program, one line without indentation (12 % smaller on a real answer)."""
-    click.echo(json_safe(dumps(data, indent=2 if pretty or sys.stdout.isatty() else None)))
+    terminal = sys.stdout is not None and sys.stdout.isatty()  # (None: started with stdout closed)
+    click.echo(json_safe(dumps(data, indent=2 if pretty or terminal else None)))
 
 
 def run_batch(path: Path, packages: list[Installed], opts: SearchOptions) -> None:
