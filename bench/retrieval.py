@@ -12,6 +12,7 @@ set has section gold. See `GradedScores` for the definitions.
     python bench/retrieval.py --set anthropic --modes lexical hybrid
     python bench/retrieval.py --together --modes hybrid   # every set's questions over all packages
     python bench/retrieval.py --set crosslib             # a cross-library set, with and without its library
+    python bench/retrieval.py --by-kind --param lexical_weight=0.6   # per intent too; another RankingParams value
 """
 
 from __future__ import annotations
@@ -156,12 +157,14 @@ def distinct_pages(ranked: list[Any], library: str | None = None) -> list[str]:
     return pages
 
 
-def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str, others: list[Any] | None = None
-             ) -> tuple[Scores, dict[str, GradedScores], float]:
-    """The original scores, graded scores per group ("all" and each style), and p50 ms.
-    With `others`, every question searches them too, as `get_docs` without a library does,
-    and only `installed`'s pages and sections count as found."""
+def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str, others: list[Any] | None = None,
+             params: Any = None) -> tuple[Scores, dict[str, GradedScores], float]:
+    """The original scores, graded scores per group ("all", each style and each kind, as
+    "kind:howto"), and p50 ms. With `others`, every question searches them too, as `get_docs`
+    without a library does, and only `installed`'s pages and sections count as found.
+    `params`: the `RankingParams` to rank with (the defaults when None)."""
     from context_cli.search.engine import rank
+    from context_cli.search.options import DEFAULT_PARAMS
     from context_cli.search.searcher import open_searcher
 
     s = open_searcher(installed)
@@ -176,7 +179,7 @@ def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str, others:
     times = []
     for q in questions:
         t0 = time.perf_counter()
-        ranked, _, _ = rank(q["question"], searched, mode)
+        ranked, _, _ = rank(q["question"], searched, mode, params or DEFAULT_PARAMS)
         times.append(time.perf_counter() - t0)
         top = ranked[:max(KS)]
         scores.n += 1
@@ -198,7 +201,7 @@ def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str, others:
         grades = q.get("grades") or {p: 2 for p in q["gold"]}
         sec_rank = next((i for i, c in enumerate(ranked, 1)
                          if own(c) and any(section_hits(c, g, plain_text=True) for g in gold_secs)), None)
-        for group in ("all", q.get("style")):
+        for group in ("all", q.get("style"), q.get("kind") and f"kind:{q['kind']}"):
             if group:
                 graded.setdefault(group, GradedScores()).add(distinct_pages(ranked, library), grades, sec_rank,
                                                              bool(gold_secs))
@@ -206,7 +209,8 @@ def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str, others:
     return scores, graded, times[len(times) // 2] * 1000
 
 
-def evaluate_cross(questions: list[dict[str, Any]], installed: dict[str, Any], mode: str) -> dict[str, GradedScores]:
+def evaluate_cross(questions: list[dict[str, Any]], installed: dict[str, Any], mode: str, params: Any = None
+                   ) -> dict[str, GradedScores]:
     """A cross-library set's graded scores: each question asked of its own library's package alone
     ("with lib") and of all the set's packages at once ("without lib", as `get_docs` without a
     library), overall, per style, and split by whether the question names its library."""
@@ -216,7 +220,7 @@ def evaluate_cross(questions: list[dict[str, Any]], installed: dict[str, Any], m
         for named in (True, False):
             qs = [q for q in questions if q["lib"] == lib and q["names_lib"] == named]
             for where, pool in (("with lib", None), ("without lib", others)):
-                graded = evaluate(installed[lib], qs, mode, pool)[1] if qs else {}
+                graded = evaluate(installed[lib], qs, mode, pool, params)[1] if qs else {}
                 for group, v in graded.items():
                     keys = [where, f"{where} {'named' if named else 'unnamed'}"] if group == "all" else [f"{where} {group}"]
                     for key in keys:
@@ -261,9 +265,13 @@ def main() -> None:
                     help="search every question over all the sets' packages at once (get_docs without a library)")
     ap.add_argument("--home", type=Path, help="build into (and reuse packages from) this CONTEXT_HOME")
     ap.add_argument("--json", dest="json_out", type=Path, help="also write the scores here")
+    ap.add_argument("--by-kind", action="store_true", help="also print each kind of question (intent) apart")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="rank with this RankingParams value instead of the default (repeatable)")
     args = ap.parse_args()
     os.environ["CONTEXT_HOME"] = str(args.home or tempfile.mkdtemp(prefix="bench-home-"))
     sys.path.insert(0, str(ROOT))
+    params = ranking_params(args.param)
     embed = any(m != "lexical" for m in args.modes)
     wanted = args.sets or [*(n for n, (c, q) in SETS.items() if q.exists()), *CROSS]
     cross = {n: load_questions(CROSS[n]) for n in wanted if n in CROSS}
@@ -280,7 +288,7 @@ def main() -> None:
         print(f"\n{name}: {len(questions)} questions{together}")
         print(f"{'mode':<10} {'page MRR':<8} {'R@1   R@5   R@10':<19}   {'sec MRR':<7} R@1   R@5   R@10")
         for mode in args.modes:
-            sc, graded, p50 = evaluate(installed, questions, mode, others)
+            sc, graded, p50 = evaluate(installed, questions, mode, others, params)
             print(sc.row(mode) + f"   (p50 {p50:.1f} ms)")
             n, ns = max(sc.n, 1), sc.n_sec or None
             results[f"{name}/{mode}"] = {
@@ -295,13 +303,33 @@ def main() -> None:
         libs = {q["lib"]: packages[q["lib"]] for q in questions}
         print(f"\n{name}: {len(questions)} questions for {len(libs)} libraries, each asked with and without its library")
         for mode in args.modes:
-            graded = evaluate_cross(questions, libs, mode)
+            graded = evaluate_cross(questions, libs, mode, params)
             results[f"{name}/{mode}"] = {"graded": {g: v.summary() for g, v in graded.items()}}
             for group, v in graded.items():
                 table[(name, group, mode)] = v.summary()
-    print("\n" + markdown_table(dict(sorted(table.items(), key=lambda kv: kv[0][:2]))))
+    shown = {k: v for k, v in table.items() if args.by_kind or "kind:" not in k[1]}
+    print("\n" + markdown_table(dict(sorted(shown.items(), key=lambda kv: kv[0][:2]))))
     if args.json_out:
         args.json_out.write_text(json.dumps(results, indent=2))
+
+
+def ranking_params(settings: list[str]) -> Any:
+    """The default `RankingParams` with these `NAME=VALUE` settings (a tuple as `0.25,0.1`)."""
+    import dataclasses
+
+    from context_cli.search.options import DEFAULT_PARAMS
+
+    changes: dict[str, Any] = {}
+    kinds = {f.name: f.type for f in dataclasses.fields(DEFAULT_PARAMS)}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name not in kinds:
+            raise SystemExit(f"--param: no RankingParams field {name!r} (fields: {', '.join(kinds)})")
+        current = getattr(DEFAULT_PARAMS, name)
+        changes[name] = (tuple(float(v) for v in value.split(",") if v) if isinstance(current, tuple)
+                         else value.lower() in ("1", "true", "yes") if isinstance(current, bool)
+                         else type(current)(value))
+    return dataclasses.replace(DEFAULT_PARAMS, **changes)
 
 
 def set_options(ap: argparse.ArgumentParser) -> None:

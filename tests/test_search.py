@@ -167,3 +167,14 @@ def test_a_package_that_fails_is_skipped_with_a_note_and_the_others_answer(docs_
     assert {r["library"] for r in answer["results"]} == {good.label}
     with pytest.raises(ContextError, match=bad.label):
         search("evil streaming cancellation", [bad])
+
+
+@pytest.mark.parametrize(("identifier", "text", "found"), [
+    ("log", "Write a log line.", True), ("log", "The catalog lists items.", False),
+    ("send_file", "Use send_files()", False), ("send_file", "flask.send_file(path)", True),
+    ("$http", "inject $http here", True), ("z.string", "call z.string().email()", True)])
+def test_an_identifier_counts_as_found_only_as_a_whole_name(identifier, text, found):
+    """An exact identifier makes a section STRONG: `log` inside `catalog` is no such match."""
+    from context_cli.search.pack import names_verbatim
+
+    assert names_verbatim(identifier, text) is found

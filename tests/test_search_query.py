@@ -33,3 +33,11 @@ def test_what_a_question_asks_is_the_whole_questions() -> None:
     assert alone.text == "what is spacing" and alone.asks_definition and alone.terms == ("spacing",)
     assert Query.of("max_tokens").identifier == "max_tokens" and Query.of("what is max_tokens").identifier is None
     assert q.without_library("django") is q  # (not named: the same question)
+
+
+def test_vs_is_not_searched_in_a_comparison() -> None:
+    """"X vs Y" sets two sides against each other: "vs" as a word only matches "VS Code"."""
+    assert Query.of("null vs blank").terms == ("null", "blank")
+    assert Query.of("select_related versus prefetch_related").terms == ("select", "related", "prefetch")
+    assert Query.of("VS Code extension settings").terms == ("vs", "code", "extension", "settings")
+    assert Query.of("vs").terms == ("vs",)

@@ -16,7 +16,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from context_cli.search.candidates import Candidates, fuse_rankings
+from context_cli.search.candidates import Candidates, fuse_rankings, identifier_gains, pin
 from context_cli.search.options import DEFAULT_PARAMS, RankingParams
 from context_cli.search.rank import rank_candidates, rank_within_group, round3, stable_group_order
 from context_cli.search.reference import reference_rank as oracle
@@ -24,30 +24,34 @@ from context_cli.search.reference import reference_rank as oracle
 # --- the same through the arrays -------------------------------------------------------------
 
 
-def with_evidence(c: Candidates, packages: list[dict]) -> Candidates:
+def with_evidence(c: Candidates, packages: list[dict], params: RankingParams = DEFAULT_PARAMS) -> Candidates:
     """The candidates with the evidence the drawn packages give (as `attach_evidence` fills it
     from real ones): pages numbered within each package, then across them."""
-    page, found, gain, coverage, paths, title = [], [], [], [], [], []
+    page, found, gain, coverage, paths, title, kind = [], [], [], [], [], [], []
     for p, pk in enumerate(packages):
         number: dict[str, int] = {}
-        for cid in c.chunk_ids_of(p).tolist():
+        pinned = identifier_gains(c.chunk_ids_of(p), pk.get("pinned", []), params.identifier_weight)
+        for k, cid in enumerate(c.chunk_ids_of(p).tolist()):
             page.append(len(paths) + number.setdefault(pk["path"].get(cid, ""), len(number)))
             found.append(cid in pk["path"])
-            gain.append(pk["gain"].get(cid, 0.0))
+            gain.append(pk["gain"].get(cid, 0.0) + pinned[k])
             coverage.append(pk["coverage"][cid])
         paths += list(number)
         title += [pk["title"].get(path, 0.0) for path in number]
+        kind += [pk.get("kind", {}).get(path, 1.0) for path in number]
     return replace(c, page=np.array(page, dtype=np.int64), in_package=np.array(found, dtype=bool),
                    chars=np.zeros(len(page), dtype=np.int64), coverage=np.array(coverage, dtype=np.float64),
-                   heading_gain=np.array(gain, dtype=np.float64), paths=paths, title_match=np.array(title))
+                   heading_gain=np.array(gain, dtype=np.float64), paths=paths, title_match=np.array(title),
+                   page_weight=np.array(kind, dtype=np.float64))
 
 
 def arrays(packages: list[dict], cap: int, head: int, several: bool, params: RankingParams = DEFAULT_PARAMS
            ) -> list[tuple[int, int, float]]:
-    rankings = [(np.array([c for c, _ in pk["lex"]], dtype=np.int64), np.array([s for _, s in pk["lex"]]),
+    rankings = [(*pin(np.array([c for c, _ in pk["lex"]], dtype=np.int64), np.array([s for _, s in pk["lex"]]),
+                      pk.get("pinned", [])),
                  np.array([c for c, _ in pk["dense"]], dtype=np.int64), np.array([z for _, z in pk["dense"]]))
                 for pk in packages]
-    c = with_evidence(fuse_rankings(rankings, packages, cap, params), packages)
+    c = with_evidence(fuse_rankings(rankings, packages, cap, params), packages, params)
     ranking = rank_candidates(c, [pk["weight"] for pk in packages] if several else None, head, params)
     return list(zip(c.package[ranking.rows].tolist(), c.chunk_id[ranking.rows].tolist(), ranking.score.tolist(),
                     strict=True))
@@ -65,14 +69,16 @@ def package(draw: st.DrawFn) -> dict:
     lex_ids = draw(st.lists(ids, unique=True, max_size=30))
     lex = sorted(((c, draw(SCORES)) for c in lex_ids), key=lambda x: (-x[1], x[0]))  # best first, ties by id
     dense = [(c, draw(Z)) for c in draw(st.lists(ids, unique=True, max_size=30))]
-    every = {c for c, _ in lex} | {c for c, _ in dense}
+    pinned = draw(st.lists(ids, unique=True, max_size=3)) if draw(st.integers(0, 3)) == 0 else []
+    every = {c for c, _ in lex} | {c for c, _ in dense} | set(pinned)
     paths = ["a.md", "b.md", "c.md", "", "d.md"]
     path = {c: draw(st.sampled_from(paths)) for c in every if draw(st.integers(0, 9))}  # a few have no section
     return {"lex": lex, "dense": dense, "path": path,
             "title": {p: draw(st.sampled_from([0.0, 0.25, 1.0])) for p in paths},
+            "kind": {p: draw(st.sampled_from([1.0, 1.0, 0.5, 0.0])) for p in paths},
             "gain": {c: draw(st.sampled_from([0.0, 0.0, 0.3, 1.5])) for c in every},
             "coverage": {c: draw(st.sampled_from([0.0, 0.1235, 0.5, 0.6665, 1.0])) for c in every},
-            "weight": draw(st.sampled_from([1.0, 0.5, math.exp(-0.3)]))}
+            "weight": draw(st.sampled_from([1.0, 0.5, math.exp(-0.3)])), "pinned": pinned}
 
 
 @settings(max_examples=300, deadline=None)
@@ -86,7 +92,8 @@ def test_the_arrays_rank_exactly_as_the_rules(packages: list[dict], cap: int, he
 
 PARAMS = st.builds(RankingParams, lexical_weight=st.sampled_from([0.0, 0.3, 0.7, 1.0]), z_cap=st.sampled_from([1.0, 6.0]),
                    next_sections=st.sampled_from([(), (0.25,), (0.25, 0.1), (0.5, 0.2, 0.1)]),
-                   title_weight=st.sampled_from([0.0, 0.4, 2.0]), more_pages=st.integers(0, 12))
+                   title_weight=st.sampled_from([0.0, 0.4, 2.0]), more_pages=st.integers(0, 12),
+                   identifier_weight=st.sampled_from([0.0, 10.0]))
 
 
 @settings(max_examples=150, deadline=None)

@@ -93,3 +93,44 @@ def test_one_edit_after_the_first_letter_is_found(term: str, at: int, op: str, c
         assert any(t != term and n >= 3 and distance(typo, t, 2) <= d for t, n in VOCAB.df.items())
         return
     assert distance(typo, fixed, 2) <= distance(typo, term, 2)
+
+
+def test_a_search_adds_the_correction_beside_the_word_and_says_so(tmp_path: Path) -> None:
+    """A word the package lacks is also searched as the package's own word a typo away; a real
+    English word it lacks is meant as typed and searched alone (docs/search.md, step 1)."""
+    import context_cli as cx
+    from context_cli.search.engine import answer, rank
+    from context_cli.search.searcher import open_searcher
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "threads.md").write_text("# Threads\n\n## Work in parallel\n\nRun the workers in parallel; parallel "
+                                     "runs share one parallel pool.\n", "utf-8")
+    for name in ("queues", "limits", "tasks"):  # (a correction must be a term of 3 sections)
+        (docs / f"{name}.md").write_text(f"# {name.title()}\n\n## Parallel {name}\n\nSome {name} run in "
+                                         "parallel.\n", "utf-8")
+    (docs / "about.md").write_text("# About\n\n## Workers\n\nThe workers read the queue.\n", "utf-8")
+    installed = cx.build(docs, tmp_path / "p.db", name="p", version="1.0.0", embed=False)
+    found = answer("a parralel pool", [installed])
+    assert found.results[0].source == "threads.md"
+    assert any("also searched for 'parallel' (for 'parralel')" in n for n in found.notes)
+    assert found.results[0].signals["missingTerms"] == ["parralel"]  # (honest: the word itself is not there)
+    _, notes, _ = rank("a parallelism pool", [open_searcher(installed)], "lexical")
+    assert not any("also searched" in n for n in notes)  # "parallelism": an English word, meant as typed
+
+
+def test_corrections_only_for_words_the_package_lacks() -> None:
+    from context_cli.search.query import Query
+    from context_cli.search.spelling import corrections
+
+    q = Query.of("sesion widgit readers foriegn")
+    asked: list[int] = []
+
+    def vocabulary(first: str) -> Vocabulary:
+        asked.append(1)
+        return VOCAB
+
+    assert corrections(q, [None, object(), None, None], vocabulary) == [("sesion", "session"), ("foriegn", "foreign")]
+    assert len(asked) == 2  # (one read a word to correct)
+    assert corrections(q, [object()] * 4, vocabulary) == [] and len(asked) == 2  # (nothing lacking: nothing read)
+    assert corrections(q, [None, object(), None, None], vocabulary, held={"sesion"}) == [("foriegn", "foreign")]

@@ -49,6 +49,7 @@ class Candidates:
     heading_gain: np.ndarray = field(default=None)  # type: ignore[arg-type]  # float64 (`evidence.heading_matcher`)
     paths: list[str] = field(default_factory=list)  # per page
     title_match: np.ndarray = field(default=None)  # type: ignore[arg-type]  # float64 per page (`evidence.title_matcher`)
+    page_weight: np.ndarray | None = None  # float64 per page: its kind's weight (`reference.page_kind_weight`)
 
     def chunk_ids_of(self, p: int) -> np.ndarray:
         """Package `p`'s candidates' chunk ids."""
@@ -59,6 +60,30 @@ class Candidates:
         import numpy as np
 
         return _joined([np.arange(self.bounds[p], self.bounds[p + 1]) for p in packages], np.int64)
+
+
+def pin(ids: np.ndarray, scores: np.ndarray, pinned: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """A BM25 ranking with the sections an identifier question names in front, at its best
+    score (`reference.identifier_first`)."""
+    import numpy as np
+
+    if not pinned:
+        return ids, scores
+    first = np.asarray(pinned, dtype=np.int64)
+    rest = ~np.isin(ids, first)
+    top = float(scores[0]) if len(scores) else 1.0
+    return np.concatenate((first, ids[rest])), np.concatenate((np.full(len(first), top), scores[rest]))
+
+
+def identifier_gains(cids: np.ndarray, pinned: Sequence[int], weight: float) -> np.ndarray:
+    """What each of a package's candidates gains for showing an entry the identifier question
+    names: `weight` x (their count - its place among them)."""
+    import numpy as np
+
+    gain = np.zeros(len(cids))
+    for k, cid in enumerate(pinned):
+        gain[cids == cid] = weight * (len(pinned) - k)
+    return gain
 
 
 def fuse(packages: Sequence[PackageQuery], cap: int, params: RankingParams) -> Candidates:
@@ -139,34 +164,43 @@ def fuse_rankings(rankings: Sequence[Rankings], packages: Sequence[Any], cap: in
 def attach_evidence(c: Candidates, run: SearchRun, params: RankingParams) -> Candidates:
     """The candidates with what their packages say of them: each package's section table
     (`PackageSearcher.section_table`: all its sections when warm, these when cold), heading
-    gains and title matcher, then every candidate's page and size looked up at once. The
-    rows of a package that fails are left out (it is dropped from the run)."""
+    gains, title matcher and pages' kinds, then every candidate's page and size looked up at
+    once. The rows of a package that fails are left out (it is dropped from the run)."""
     import numpy as np
 
     from .evidence import title_matcher
+    from .reference import page_kind_weight
     from .sections import no_sections, section_tables
 
     gain = np.zeros(len(c.chunk_id))
-    tables, matchers = [], []
+    tables, matchers, kinds = [], [], []
     for p, pq in enumerate(c.packages):
         a, b = c.bounds[p], c.bounds[p + 1]
-        table, match = no_sections(), None
+        table, match, kind = no_sections(), None, {}
         with run.guard(pq):
             table = pq.searcher.section_table(c.chunk_id[a:b])
             _heading_gains(pq.searcher, pq.query, c.chunk_id[a:b], gain[a:b], params)
+            if pq.pinned:
+                gain[a:b] += identifier_gains(c.chunk_id[a:b], pq.pinned, params.identifier_weight)
+            kind = pq.searcher.page_kinds()
             match = title_matcher(pq.lexical.idf, pq.query.stems.per_term)
         tables.append(table if match is not None else no_sections())
         matchers.append(match)
+        kinds.append(kind)
     every = section_tables(tables)
     page, found, chars = every.lookup(c.package, c.chunk_id)
-    title = np.zeros(len(every.paths))
-    tokens, owner = every.tokens, every.owner
+    title, weight = np.zeros(len(every.paths)), np.ones(len(every.paths))
+    tokens, owner, paths = every.tokens, every.owner, every.paths
     for at in set(page.tolist()):
         match = matchers[owner[at]]
         if match is not None and (value := match(tokens[at])):  # (most pages: none of the query's words)
             title[at] = value
+        found_kinds = kinds[owner[at]]
+        if found_kinds and (kind := found_kinds.get(paths[at])) is not None:  # (a package of guides only, a guide)
+            q = c.packages[owner[at]].query
+            weight[at] = page_kind_weight(kind, q.asks_changes, q.names_symbol, params)
     out = replace(c, page=page, in_package=found, chars=chars, coverage=_coverage(c), heading_gain=gain,
-                  paths=every.paths, title_match=title)
+                  paths=every.paths, title_match=title, page_weight=weight)
     failed = [p for p, match in enumerate(matchers) if match is None]
     return out if not failed else _without(out, failed)
 

@@ -26,10 +26,15 @@ class VectorIndex:
     def load(cls, pkg: Package) -> VectorIndex:
         """The package's vectors (finite unit rows, or MalformedVectors: never NaN at scoring),
         one per chunk id."""
+        return cls.of(*pkg.vectors())
+
+    @classmethod
+    def of(cls, ids: np.ndarray, matrix: np.ndarray) -> VectorIndex:
+        """The index of these rows (ids ascending): a hostile table may repeat an id, and its
+        first row counts."""
         import numpy as np
 
-        ids, matrix = pkg.vectors()
-        if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():  # (a hostile table may repeat an id: its first row counts)
+        if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():
             first = np.concatenate(([True], ids[1:] != ids[:-1]))
             ids, matrix = ids[first], matrix[first]
         return cls(ids=ids, matrix=matrix)

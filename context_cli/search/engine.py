@@ -22,7 +22,7 @@ from .pack import Candidate, pack, plan, read_sections, reading_order
 from .query import EmptyQuery, Query, check_text
 from .rank import Ranking, package_priors, rank_candidates
 from .run import READING, SearchRun
-from .scoring import score_lexical, start_dense
+from .scoring import pin_identifiers, score_lexical, start_dense
 from .verdict import nothing_matched, overall
 
 if TYPE_CHECKING:
@@ -54,6 +54,8 @@ def ranked(query: Query, run: SearchRun, opts: SearchOptions) -> Ranking:
         return Ranking.empty()
     dense = start_dense(query, run.live(), mode, params)  # past `thread_rows` vectors: in a helper thread
     score_lexical(run, mode, params.pool)  # meanwhile, BM25: every package's `lexical`
+    if mode != "dense":
+        pin_identifiers(run, query.text)  # an identifier question: its entries' sections in front
     for pq in run.live():
         with run.guard(pq):
             pq.dense = dense(pq)  # each package's cosines as z-scores (None: searched lexically)

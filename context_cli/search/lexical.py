@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -29,7 +29,8 @@ WEIGHTS = (5.0, 10.0, 1.0)
 class LexicalHits:
     """One package's BM25 answer to a query: its best sections (`ids`, `scores`, best first)
     and, known before the candidates are, each query term's IDF in the package, the terms it
-    lacks, and every section's matched IDF (the summed IDF of the terms it holds)."""
+    lacks, and every section's matched IDF (the summed IDF of the terms it holds); each term's
+    section count (`df`) and the package's (`sections`), which the package prior weighs."""
 
     ids: np.ndarray  # int64 chunk ids
     scores: np.ndarray  # float64
@@ -37,6 +38,8 @@ class LexicalHits:
     missing: list[str]
     matched_idf: Callable[[np.ndarray], np.ndarray]  # chunk ids -> their matched IDF
     scored: tuple[PackageScores, int] | None = None  # where `matched_idf` comes from: row k of packages scored together
+    df: Mapping[str, int] = field(default_factory=dict)  # query term -> sections holding it
+    sections: int = 1
 
     def coverage(self, ids: np.ndarray) -> np.ndarray:
         """Each section's share of the query's IDF mass (0..1)."""
@@ -116,8 +119,10 @@ class Postings:
 def term_statistics(postings: Postings | Bm25Index, query: Query, top: tuple[np.ndarray, np.ndarray]) -> LexicalHits:
     """The package's hits `top`, with each term's IDF in it, its missing terms and every
     section's matched IDF, from `postings`."""
-    idf, missing = term_weights(postings.n, query.terms, postings.frequencies(query))
-    return LexicalHits(top[0], top[1], idf, missing, postings.matched_idf(query, list(idf.values())))
+    dfs = postings.frequencies(query)
+    idf, missing = term_weights(postings.n, query.terms, dfs)
+    return LexicalHits(top[0], top[1], idf, missing, postings.matched_idf(query, list(idf.values())),
+                       df=dict(zip(query.terms, dfs, strict=True)), sections=postings.n)
 
 
 def term_weights(n: int, words: Sequence[str], dfs: Sequence[int]) -> tuple[dict[str, float], list[str]]:

@@ -37,9 +37,27 @@ class RankingParams:
     # no effect on anthropic, click or flask), and `definition_weight` for a "what is X" query.
     heading_weight: float = 0.3
     definition_weight: float = 1.5
+    # A question that is an identifier (`send_file`, `useEffect`, `z.string`): the sections
+    # showing the entries it names count as BM25's best and gain this x (their count - their
+    # place), more than any other section's total can be, so they come first, in order.
+    identifier_weight: float = 10.0
+    # A page's kind (`pages.kind`) weighs its candidates' totals: release notes unless the
+    # question asks about versions or changes (`Query.asks_changes`), and API reference
+    # pages read from the code unless it names an identifier (`Query.names_symbol`).
+    changelog_weight: float = 0.5
+    reference_weight: float = 0.5
     # Across packages, each package's scores are weighed by exp(package_prior x (its best
     # cosine - the best package's)) (bench/retrieval.py --together: 2 to 7 all gain).
     package_prior: float = 3.0
+    # ... and by exp(its log-weight - the best package's) from what it is (`prior.log_weights`): a
+    # package the question names gains `name_prior`, and each gains `vocabulary_prior` x how much
+    # likelier the question's terms are in its sections than in the others' (bench/retrieval.py
+    # --together and crosslib without a library).
+    name_prior: float = 3.0
+    vocabulary_prior: float = 0.75
+    # A package carrying quality vectors (`quality.py`): the share of their z-score in its
+    # dense ranking, the static model's the rest (bench/retrieval.py: 0.4 and 0.5 alike).
+    quality_share: float = 0.5
     # Speed, not ranking: from this many vectors in all, the cosines run in a helper thread
     # while this one ranks by BM25 (below, the hand-over costs more than it hides), and how
     # long a search waits for the helper to take its product (`background.Pending.begun`).

@@ -19,6 +19,7 @@ column: a package could declare one token for megabytes of text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -186,7 +187,8 @@ def read_sections(ranking: Ranking, ranks: Sequence[int], query: Query, run: Sea
         if c is None:
             continue
         found = signals(pq, cids[k], coverage[k], n_terms,
-                        exact_phrase=bool(identifier and (identifier in c.content or identifier in c.section_title)))
+                        exact_phrase=bool(identifier and (names_verbatim(identifier, c.content)
+                                                          or names_verbatim(identifier, c.section_title))))
         out.append(Candidate(
             library=pq.label, chunk_id=cids[k], doc_path=c.doc_path, doc_title=c.doc_title,
             section_title=c.section_title, content=c.content, tokens=c.tokens, url=c.url,
@@ -300,3 +302,9 @@ def reading_order(chosen: list[Candidate]) -> list[tuple[Candidate, Page]]:
         page = Page(rank=rank, title=first.doc_title, source=first.doc_path, url=url)
         out.extend((c, page) for c in sorted(sections, key=lambda c: c.chunk_id))
     return out
+
+
+def names_verbatim(identifier: str, text: str) -> bool:
+    """Whether `text` holds the identifier as a whole name: `log` is not found in `catalog`,
+    nor `send_file` in `send_files`."""
+    return re.search(rf"(?<![\w$]){re.escape(identifier)}(?![\w$])", text) is not None

@@ -1,103 +1,57 @@
-"""Which package a query is about, from what each package is about, before any ranking.
+"""Which package a question is about, from what each package is, in a search over several.
 
-Searched together, every package offers its best sections whatever the question; the one
-the question is about should weigh more. Three pieces of evidence, each cheap to keep per
-package (a `Signature`):
+Searched together, every package offers its best sections whatever the question; the one the
+question is about should weigh more. Two pieces of evidence, both known once BM25 has looked
+the question's terms up in each package (no extra read):
 
-- its **name and aliases** named in the query ("fastapi: how do i ...");
-- its **vocabulary**: how much likelier the query's terms are in this package's sections than
-  in the others' (a smoothed per-section term probability against the packages' mean, summed
-  over the query's terms; terms no package has say nothing);
-- its **dense centroid**: the query vector's cosine with the mean of the package's section
-  vectors, against the other packages' (the same model's vectors only).
+- its **name** in the question ("fastapi: how do i ...", `Query.names_library`);
+- its **vocabulary**: how much likelier the question's terms are in this package's text than
+  in the others' (a smoothed share of its sections holding the term, per token of its mean
+  section, against the packages' mean, averaged over the terms every package was asked; a
+  term no package has says nothing). Per token, because a package of long sections holds
+  every word in more of them: per section, the packages of long pages (Flask's) drew the
+  questions of the others.
 
-`scores` gives each package a log-weight; `weights` turns them into factors (the best package
-1.0) for the engine to multiply a package's fused scores by. This module only scores; where
-the factors go is the engine's.
+`log_weights` gives each package a log-weight; `rank.package_priors` turns them into factors
+(the best package 1.0) beside the cosine prior. A third piece, each package's dense centroid,
+was measured and left out: alone it picks the right library 0.393 of the time, and any weight
+on it lost (bench/sets/README.md, "Package prior").
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
 
-if TYPE_CHECKING:
+SMOOTH = 0.5  # added to each term's section count
+
+
+def log_weights(named: Sequence[bool], df: Sequence[Mapping[str, int]], sections: Sequence[int],
+                lengths: Sequence[float] | None, name_weight: float, vocabulary_weight: float) -> list[float]:
+    """Each package's log-weight: `name_weight` if the question names it, plus
+    `vocabulary_weight` x the mean, over the terms every package was asked (`df`: term ->
+    sections holding it, of `sections`), of log((df + SMOOTH) / (sections + 1) / its mean
+    section's tokens) less the packages' mean. Without every package's `lengths`, the name only."""
+    out = [name_weight if said else 0.0 for said in named]
+    if len(df) < 2 or not vocabulary_weight or lengths is None:
+        return out
+    common = set(df[0]).intersection(*df[1:])
+    shared = [t for t in df[0] if t in common]
+    if not shared:
+        return out
     import numpy as np
 
-NAME_WEIGHT = 3.0  # a package the query names
-VOCAB_WEIGHT = 1.0  # per unit of mean log-likelihood ratio per query term
-CENTROID_WEIGHT = 0.0  # per unit of cosine above the mean: off, measured to lose (bench/scout_prior.py)
-SMOOTH = 0.5  # added to each term's section count
-_SPLIT = re.compile(r"[-_.\s]+")
+    counts = np.array([[d[t] for t in shared] for d in df], dtype=np.float64)  # packages x terms
+    scale = (np.maximum(np.asarray(sections, dtype=np.float64), 1) + 1) * np.maximum(np.asarray(lengths), 1.0)
+    logs = np.log((counts + SMOOTH) / scale[:, None])
+    said = counts.any(axis=0)  # (a term no package holds says nothing, but is counted)
+    vocab = (logs - logs.mean(axis=0))[:, said].sum(axis=1) * (vocabulary_weight / len(shared))
+    return [o + v for o, v in zip(out, vocab.tolist(), strict=True)]
 
 
-@dataclass(frozen=True)
-class Signature:
-    """What one package is about: its names, its terms' section counts, its centroid."""
-
-    names: frozenset[str]  # lower-case words that name it: "sqlalchemy", "sqla"
-    df: Mapping[str, int]  # FTS5 term -> sections holding it (`bm25_terms`)
-    sections: int
-    centroid: np.ndarray | None = None  # unit mean of its section vectors
-    model: str = ""  # the centroid's embedding model
-
-
-def signature(name: str, rows: Iterable[tuple[str, int]], sections: int, vectors: np.ndarray | None = None,
-              model: str = "", aliases: Iterable[str] = ()) -> Signature:
-    """A package's signature from its name, `SELECT term, df FROM bm25_terms`, its section
-    count and (optionally) its vector matrix (rows of unit vectors)."""
-    names = {name.lower(), *(a.lower() for a in aliases)}
-    names |= {p for n in list(names) for p in _SPLIT.split(n) if len(p) >= 4}
-    centroid = None
-    if vectors is not None and len(vectors):
-        import numpy as np
-
-        mean = np.asarray(vectors, dtype=np.float64).mean(axis=0)
-        norm = float(np.linalg.norm(mean))
-        centroid = (mean / norm).astype(np.float32) if norm > 0 else None
-    return Signature(frozenset(names), dict(rows), max(sections, 1), centroid, model)
-
-
-def scores(words: Sequence[str], terms: Sequence[str], signatures: Sequence[Signature],
-           query_vector: np.ndarray | None = None, model: str = "",
-           parts: tuple[float, float, float] = (NAME_WEIGHT, VOCAB_WEIGHT, CENTROID_WEIGHT)) -> list[float]:
-    """Each package's log-weight for a query: `words` are its lower-case words (to find a
-    package's name), `terms` its FTS5 terms (stemmed, stopwords out), `query_vector` its
-    embedding by `model` (the centroids of other models are not compared). `parts` weigh
-    the name, vocabulary and centroid evidence."""
-    name_weight, vocab_weight, centroid_weight = parts
-    n = len(signatures)
-    out = [0.0] * n
-    if n < 2:
-        return out
-    said = set(words)
-    for i, sig in enumerate(signatures):
-        if sig.names & said:
-            out[i] += name_weight
-    for t in dict.fromkeys(terms):
-        logs = [math.log((sig.df.get(t, 0) + SMOOTH) / (sig.sections + 1)) for sig in signatures]
-        if not any(t in sig.df for sig in signatures):
-            continue
-        mean = sum(logs) / n
-        for i, lp in enumerate(logs):
-            out[i] += vocab_weight * (lp - mean) / max(len(terms), 1)
-    if query_vector is not None and centroid_weight:
-        cos = [float(sig.centroid @ query_vector) if sig.centroid is not None and sig.model == model else None
-               for sig in signatures]
-        known = [c for c in cos if c is not None]
-        if len(known) == n:
-            mean = sum(known) / n
-            for i, c in enumerate(known):
-                out[i] += centroid_weight * (c - mean)
-    return out
-
-
-def weights(log_weights: Sequence[float], strength: float = 1.0) -> list[float]:
-    """Factors in (0, 1], the most likely package's 1.0: exp(strength x (score - best))."""
+def weights(log_weights: Sequence[float]) -> list[float]:
+    """Factors in (0, 1], the most likely package's 1.0: exp(score - best)."""
     if not log_weights:
         return []
     best = max(log_weights)
-    return [math.exp(strength * (s - best)) for s in log_weights]
+    return [math.exp(s - best) for s in log_weights]

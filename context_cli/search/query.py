@@ -32,7 +32,20 @@ _WORD = re.compile(r"\S+")
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$.:-]*[\w$]\Z")
 _DEFINITION = re.compile(r"^\s*(what\s+(is|are|does)|what's|whats|define)\b|\b(meaning|definition|stands?\s+for)\b",
                          re.IGNORECASE)
+# Words of a question about versions or changes, which release notes answer (the words after
+# "upgrad" were added on the anthropic set, whose release-note questions ask when a model
+# launched or a feature became available). A bare "changes" is not one: "my changes are not
+# saved", "when the row changes" ask about the app's own state. Looked up in the question's
+# words first; a regex over them only for the phrases (one over the raw text cost 0.1 M
+# instructions a question, with IGNORECASE).
+_CHANGE_WORDS = frozenset({"changelog", "removed", "version", "versions", "available", "date"})
+_CHANGE_STEMS = ("releas", "deprecat", "upgrad", "migrat", "launch", "introduc")
+_CHANGE_PHRASES = re.compile(r"\b(?:what (?:s |has |have )?changed|breaking changes?|changes? (?:in|since|between|from) "
+                             r"v?\d|changed (?:in|since) v?\d|new in|what s new|when (?:did|was|were|will))\b")
+_VERSION = re.compile(r"\d\.\d")
+_EDGE = "\"'.,;:?!()[]{}<>"
 
+_VS = frozenset({"vs", "versus"})
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further
@@ -61,12 +74,21 @@ def _words(tokens: list[str]) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """Distinct lowercase search terms, stopwords dropped (unless nothing else is left)."""
-    return _terms(words(text))
+    return _terms(words(text), text)
 
 
-def _terms(words: list[str]) -> list[str]:
-    kept = [t for t in words if t not in STOPWORDS] or words
+def _terms(words: list[str], text: str = "") -> list[str]:
+    """`words` less stopwords (unless nothing else is left), and less "vs" where `text` sets
+    sides against each other (`intent.comparison`): as a word it only matches "VS Code"."""
+    stop = STOPWORDS | _VS if _VS.intersection(words) and _compares(text) else STOPWORDS
+    kept = [t for t in words if t not in stop] or words
     return list(dict.fromkeys(kept))[:MAX_TERMS]
+
+
+def _compares(text: str) -> bool:
+    from .intent import comparison
+
+    return comparison(text) is not None
 
 
 def phrases(text: str) -> list[tuple[str, ...]]:
@@ -106,8 +128,9 @@ class Query:
 
     `terms` are what BM25 ranks by, `phrases` the split identifiers it also looks for, and
     `words` every word (stopwords too: a heading may hold nothing else). `identifier` (the
-    whole question is one, `max_tokens`) and `asks_definition` ("what is X") are what the
-    question asks; they stay the whole question's in `without_library`.
+    whole question is one, `max_tokens`), `asks_definition` ("what is X"), `asks_changes`
+    (about versions or changes) and `names_symbol` (a word written as code) are what the
+    question asks; they stay the whole question's in `without_library` and `with_words`.
     """
 
     text: str
@@ -117,6 +140,22 @@ class Query:
     identifier: str | None
     asks_definition: bool
     tokens: frozenset[str] = field(default=frozenset(), repr=False)  # every token, lower-cased (for library names)
+    whole: str | None = field(default=None, repr=False)  # the whole question's text, where this is part of it
+
+    @cached_property
+    def asks_changes(self) -> bool:
+        """Does the whole question ask about versions or changes? (Read only when a page of
+        release notes or of reference is a candidate.)"""
+        text = self.whole or self.text
+        said = words(text) if self.whole else self.words
+        return (any(w in _CHANGE_WORDS or w.startswith(_CHANGE_STEMS) for w in said)
+                or _VERSION.search(text) is not None or _CHANGE_PHRASES.search(" ".join(said)) is not None)
+
+    @cached_property
+    def names_symbol(self) -> bool:
+        """Does the whole question write a word as code: `send_file`, `useEffect`, `z.string`,
+        `render()`, or anything in backticks?"""
+        return any(map(_as_code, (self.whole or self.text).split()))
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -132,7 +171,7 @@ class Query:
         """The question in `text` as it is (no checks: `parse` is for what a user typed)."""
         stripped, tokens = text.strip(), _TOKEN.findall(text)
         every = _words(tokens)
-        return cls(text=text, words=tuple(every), terms=tuple(_terms(every)), phrases=tuple(phrases(text)),
+        return cls(text=text, words=tuple(every), terms=tuple(_terms(every, text)), phrases=tuple(phrases(text)),
                    identifier=stripped if _IDENTIFIER.match(stripped) else None,
                    asks_definition=_DEFINITION.search(text) is not None, tokens=frozenset(map(str.lower, tokens)))
 
@@ -150,7 +189,18 @@ class Query:
                         if not all(t.lower() in forms for t in _TOKEN.findall(w) or [w]))
         if not terms(kept):
             return self
-        return replace(Query.of(kept), identifier=self.identifier, asks_definition=self.asks_definition)
+        return replace(Query.of(kept), identifier=self.identifier, asks_definition=self.asks_definition,
+                       whole=self.whole or self.text)
+
+    def with_words(self, extra: list[str]) -> Query:
+        """The question with these words searched too (spelling corrections beside the words
+        they correct); what it asks stays the whole question's."""
+        return replace(Query.of(f"{self.text} {' '.join(extra)}"), identifier=self.identifier,
+                       asks_definition=self.asks_definition, whole=self.whole or self.text)
+
+    def names_library(self, name: str) -> bool:
+        """Does the question name the library `name` (as `without_library` reads a name)?"""
+        return not _name_forms(name).isdisjoint(self.tokens)
 
     def fts_match(self) -> str | None:
         """The FTS5 MATCH expression: every term and phrase quoted, OR-ed (None: no terms)."""
@@ -174,6 +224,23 @@ class Query:
         per_term = {t: frozenset(tokens[t]) for t in self.terms}
         return Stems(per_term=MappingProxyType(per_term), every=frozenset(chain.from_iterable(map(tokens.__getitem__, self.words))),
                      terms=frozenset(chain.from_iterable(per_term.values())))
+
+
+def _as_code(word: str) -> bool:
+    """Is this whitespace-separated word written as code? Backticks, a call's `()`, or a name
+    (starting with a letter) with an underscore inside, a hump (`useEffect`) or a dot between
+    letters (`z.string`; not "e.g." or "i.e.")."""
+    if "`" in word or "()" in word:
+        return True
+    name = word.strip(_EDGE)
+    if not name[:1].isalpha():
+        return False
+    if "_" in name.rstrip("_"):
+        return True
+    if name[0].islower() and not name.islower() and any(c.isupper() for c in name):
+        return True
+    head, dot, tail = name.partition(".")
+    return bool(dot) and tail[:1].isalpha() and name.lower() not in ("e.g", "i.e")
 
 
 def _quote(term: str) -> str:

@@ -8,11 +8,12 @@ named for it, in one commit.
 
 A section's final score, in a search over packages P (`Candidates` holds its inputs):
 
-    total   = fused + page_bonus(page) + heading_gain             (`page_scores`)
+    total   = (fused + page_bonus(page) + heading_gain) x kind_weight(page)   (`page_scores`)
     final   = total x cross_package_factor(page, package)           (`cross_package_factor`; only when |P| > 1)
 
     fused   = w_lex x bm25 / best bm25 + w_dense x min(max(z, 0), z_cap) / z_cap   (`candidates.fuse`)
     page_bonus(page) = 0.25 x its 2nd best fused + 0.1 x its 3rd + 0.4 x its title match
+    kind_weight(page) = 0.5 for release notes unless the question asks about changes, else 1
     cross_package_factor = (0.5 + 0.5 x round(best coverage on the page, 3)) x package_prior(package)
     package_prior = exp(3 x (the package's best cosine - the best package's))      (`package_priors`)
 
@@ -49,7 +50,8 @@ def rank_candidates(c: Candidates, priors: Sequence[float] | None, head: int, pa
 
     pkg, cid, page = c.package, c.chunk_id, c.page
     groups = len(c.packages)
-    total = page_scores(c.fused, page, c.title_match[page], c.heading_gain, params)
+    total = page_scores(c.fused, page, c.title_match[page], c.heading_gain, params,
+                        c.page_weight[page] if c.page_weight is not None else None)
     # Each package's best first (ties: the order found), then the judged of those.
     best = stable_group_order(pkg, (-total).argsort(kind="stable"), groups)
     chosen = best[more_pages(pkg[best], page[best], head, params.more_pages)]
@@ -122,17 +124,27 @@ def package_priors(packages: Sequence[PackageQuery], searched: int, params: Rank
     scores, whose IDF is each package's own, cannot say this. (The nine question sets, each
     searched over all nine packages: page MRR 0.69 without it, 0.72 with it, 0.82 for each
     package searched alone; bench/retrieval.py --together.)"""
+    from .prior import log_weights, weights
+
+    lexical = [pq.lexical for pq in packages]
+    found = [pq.searcher.mean_section_tokens() for pq in packages] if params.vocabulary_prior else []
+    lengths = [n for n in found if n is not None]
+    prior = [1.0] * len(packages) if any(h is None for h in lexical) else weights(log_weights(
+        [pq.named for pq in packages], [h.df for h in lexical if h is not None],
+        [h.sections for h in lexical if h is not None], lengths if len(lengths) == len(found) else None,
+        params.name_prior, params.vocabulary_prior))
     dense = [pq.dense for pq in packages]
     usable = [d for d in dense if d is not None and d.usable]
     if searched < 2 or len(usable) < searched or len({id(d.model) for d in usable}) > 1:
-        return [1.0] * len(packages)
+        return prior
     top = max(d.best_cosine for d in usable)
-    return [math.exp(params.package_prior * (d.best_cosine - top)) for d in usable]
+    return [math.exp(params.package_prior * (d.best_cosine - top)) * w for d, w in zip(usable, prior, strict=True)]
 
 
-def page_scores(score: np.ndarray, page: np.ndarray, title: np.ndarray, gain: np.ndarray, params: RankingParams
-                ) -> np.ndarray:
-    """Every candidate section's score with its page's evidence added.
+def page_scores(score: np.ndarray, page: np.ndarray, title: np.ndarray, gain: np.ndarray, params: RankingParams,
+                kind: np.ndarray | None = None) -> np.ndarray:
+    """Every candidate section's score with its page's evidence added, times its page's kind
+    weight (`kind`, per candidate: `reference.page_kind_weight` of its page).
 
     A page scores its best section, a share of its next ones (`next_sections`) and how much of
     the query its title and path carry (`title`, each candidate's page's `title_matcher`
@@ -152,7 +164,8 @@ def page_scores(score: np.ndarray, page: np.ndarray, title: np.ndarray, gain: np
     for k, weight in enumerate(params.next_sections, start=1):  # the 2nd's share, then the 3rd's added to it
         at = place == k
         extra[by_page[at]] += weight * ranked[at]  # (each page once: no repeated index)
-    return score + (extra[page] + params.title_weight * title) + gain  # type: ignore[no-any-return]
+    total = score + (extra[page] + params.title_weight * title) + gain
+    return total if kind is None else total * kind  # type: ignore[no-any-return]
 
 
 def more_pages(pkg: np.ndarray, page: np.ndarray, head: int, extra: int) -> np.ndarray:

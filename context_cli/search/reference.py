@@ -12,8 +12,11 @@ Each package comes as a dict of what the search knows of it before the final ord
 * `lex`: [(chunk id, BM25 score)], best first (ties by id); `dense`: [(chunk id, cosine z)];
 * `path`: chunk id -> its page's path (a candidate without one has no section and is dropped);
 * `title`: page path -> the share of the query's IDF its title and path carry;
+* `kind`: page path -> its kind's weight for this question (`page_kind_weight`; 1 when absent);
 * `gain`: chunk id -> what it gains for its own heading; `coverage`: chunk id -> its share of
-  the query's IDF; `weight`: the package's prior in a search over several.
+  the query's IDF; `weight`: the package's prior in a search over several;
+* `pinned`: the sections showing the entries an identifier question names, best first
+  (`package.identifiers.identifier_chunks`; none when absent).
 """
 
 from __future__ import annotations
@@ -23,6 +26,20 @@ from operator import itemgetter
 from typing import Any
 
 from .options import DEFAULT_PARAMS, RankingParams
+
+
+def identifier_first(lex: list[tuple[int, float]], gain: dict[int, float], pinned: list[int], params: RankingParams
+                     ) -> tuple[list[tuple[int, float]], dict[int, float]]:
+    """The sections an identifier question names count as BM25's best (its best score, in
+    front, in their order) and gain `identifier_weight` x (their count - their place)."""
+    if not pinned:
+        return lex, gain
+    top = lex[0][1] if lex else 1.0
+    lex = [(cid, top) for cid in pinned] + [(cid, score) for cid, score in lex if cid not in pinned]
+    gain = dict(gain)
+    for k, cid in enumerate(pinned):
+        gain[cid] = gain.get(cid, 0.0) + params.identifier_weight * (len(pinned) - k)
+    return lex, gain
 
 
 def fused_scores(lex: list[tuple[int, float]], dense: list[tuple[int, float]], params: RankingParams) -> dict[int, float]:
@@ -41,10 +58,22 @@ def fused_scores(lex: list[tuple[int, float]], dense: list[tuple[int, float]], p
     return fused
 
 
+def page_kind_weight(kind: str, asks_changes: bool, names_symbol: bool, params: RankingParams) -> float:
+    """What a page of this kind weighs for a question: release notes `changelog_weight` unless
+    the question asks about versions or changes, an API reference page `reference_weight`
+    unless it names a symbol; any other page 1."""
+    if kind == "changelog" and not asks_changes:
+        return params.changelog_weight
+    if kind == "reference" and not names_symbol:
+        return params.reference_weight
+    return 1.0
+
+
 def with_page_evidence(fused: dict[int, float], path: dict[int, str], title: dict[str, float], gain: dict[int, float],
-                       params: RankingParams) -> list[tuple[int, float]]:
+                       params: RankingParams, kind: dict[str, float] | None = None) -> list[tuple[int, float]]:
     """Each section's score plus its page's bonus (a share of the page's 2nd and 3rd best
-    sections, and its title match) and its heading gain, best first."""
+    sections, and its title match) and its heading gain, times its page's kind weight, best
+    first."""
     pages: dict[str, list[float]] = {}
     for cid, score in fused.items():
         pages.setdefault(path.get(cid, ""), []).append(score)
@@ -53,7 +82,9 @@ def with_page_evidence(fused: dict[int, float], path: dict[int, str], title: dic
         scores.sort(reverse=True)
         extra = sum(w * s for w, s in zip(params.next_sections, scores[1:], strict=False))
         bonus[p] = extra + params.title_weight * title.get(p, 0.0)
-    out = [(cid, score + bonus[path.get(cid, "")] + gain.get(cid, 0.0)) for cid, score in fused.items()]
+    kind = kind or {}
+    out = [(cid, (score + bonus[path.get(cid, "")] + gain.get(cid, 0.0)) * kind.get(path.get(cid, ""), 1.0))
+           for cid, score in fused.items()]
     out.sort(key=itemgetter(1), reverse=True)
     return out
 
@@ -85,11 +116,12 @@ def reference_rank(packages: list[dict[str, Any]], cap: int, head: int, several:
     score that is not finite counts 0; ties by package, then chunk id."""
     ranked: list[tuple[int, int, float]] = []
     for p, pk in enumerate(packages):
-        fused = fused_scores(pk["lex"], pk["dense"], params)
+        lex, gain = identifier_first(pk["lex"], pk["gain"], pk.get("pinned", []), params)
+        fused = fused_scores(lex, pk["dense"], params)
         if len(fused) > cap:
             fused = dict(sorted(fused.items(), key=itemgetter(1), reverse=True)[:cap])
         path = {cid: pk["path"][cid] for cid in fused if cid in pk["path"]}
-        ordered = judged(with_page_evidence(fused, path, pk["title"], pk["gain"], params), path, head, params)
+        ordered = judged(with_page_evidence(fused, path, pk["title"], gain, params, pk.get("kind")), path, head, params)
         scored = [(cid, score) for cid, score in sorted(ordered) if cid in path]
         if several:
             best: dict[str, float] = {}

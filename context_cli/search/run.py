@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..store.store import Installed
     from .dense import DenseHits
     from .lexical import LexicalHits
+    from .quality import MixedHits
     from .query import Query
     from .searcher import PackageSearcher
 
@@ -38,8 +39,10 @@ class PackageQuery:
     searcher: PackageSearcher
     query: Query
     label: str  # the package's name@version
+    named: bool = False  # the question names the package (`Query.names_library`)
+    pinned: list[int] = field(default_factory=list)  # the sections of the entries an identifier question names
     lexical: LexicalHits | None = None  # `scoring.score_lexical`
-    dense: DenseHits | None = None  # `scoring.start_dense` (None: searched lexically)
+    dense: DenseHits | MixedHits | None = None  # `scoring.start_dense` (None: searched lexically)
     mode: str | None = None  # hybrid | lexical | dense | skipped, once known
 
 
@@ -59,7 +62,8 @@ class SearchRun:
 
     @classmethod
     def of(cls, searchers: Iterable[PackageSearcher], query: Query) -> SearchRun:
-        return cls([PackageQuery(p, s, query.without_library(s.name), s.label) for p, s in enumerate(searchers)])
+        return cls([PackageQuery(p, s, query.without_library(s.name), s.label, query.names_library(s.name))
+                    for p, s in enumerate(searchers)])
 
     @classmethod
     def open(cls, installed: Iterable[Installed], query: Query, warm: bool = False) -> SearchRun:
@@ -101,6 +105,8 @@ class SearchRun:
         note = pq.searcher.note
         if pq.dense is None and note and mode != "lexical":
             self.note(f"{pq.label}: {note}", pq)
+        if pq.searcher.quality_note and mode != "lexical":
+            self.note(f"{pq.label}: {pq.searcher.quality_note}", pq)
 
     def note_docs_cover(self, labels: set[str]) -> None:
         """Note, for each package among `labels` (those the answer draws from) whose docs are not

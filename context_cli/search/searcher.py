@@ -8,13 +8,14 @@ mtime, so a reinstalled package is reopened). A server also makes each package w
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ..document import Chunk
 from ..errors import InvalidPackage, ModelUnavailable
@@ -26,12 +27,14 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..embed.model import Embedder
+    from ..embed.quality import TextEmbedder
     from ..store.store import Installed
     from .bm25 import Bm25Index, Posting
     from .dense import VectorIndex
     from .lexical import LexicalHits, Postings
     from .query import Query
     from .sections import SectionTable
+    from .spelling import Vocabulary
 
 
 # A bad row of our BM25 index met at search time: that package falls back to FTS5.
@@ -52,9 +55,11 @@ class PackageSearcher:
     pkg: Package
     lock: threading.RLock = field(default_factory=threading.RLock)
     note: str | None = None  # why this package is searched lexically only
+    quality_note: str | None = None  # why its quality vectors are not used (it carries them)
     _vectors: VectorIndex | None = None
     _model: Embedder | None = None
     _dense_checked: bool = False
+    _quality: tuple[TextEmbedder, VectorIndex] | Literal[False] | None = None  # (None: not loaded yet)
     _postings: Postings | None = None
     _bm25: Bm25Index | None = None
     _bm25_checked: bool = False
@@ -65,6 +70,9 @@ class PackageSearcher:
     _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
     _heading_tokens: dict[int, tuple[frozenset[str], bool]] = field(default_factory=dict)
     _page_tokens: dict[str, int] = field(default_factory=dict)
+    _page_kinds: Mapping[str, str] | None = None
+    _mean_tokens: float | None = None
+    _vocabulary: dict[str, Vocabulary] = field(default_factory=dict)  # by first letter
 
     @property
     def label(self) -> str:
@@ -302,6 +310,53 @@ class PackageSearcher:
                     self._index_failed()
                     return cids
 
+    def page_kinds(self) -> Mapping[str, str]:
+        """Path -> kind of each page that is not a guide (release notes, API reference), read
+        once per process; none for a package without our pages table, or one that cannot be
+        read (its pages are then all weighed as guides)."""
+        if self._page_kinds is None:
+            with self.lock:
+                try:
+                    self._page_kinds = {p.doc_path: p.kind for p in self.pkg.pages() if p.kind != "guide"}
+                except PackageTooSlow:
+                    raise
+                except (InvalidPackage, sqlite3.Error):
+                    self._page_kinds = {}
+        return self._page_kinds
+
+    def vocabulary(self, first: str) -> Vocabulary | None:
+        """The package's terms that start with the letter `first` and their section counts,
+        for spelling corrections (`spelling.Vocabulary`: a correction keeps the first letter),
+        read once per letter and process from our BM25 index's terms (0.9 ms and 433 terms for
+        Django's "p"; all 6,792 would take 20 ms); None without our index."""
+        with self.lock:
+            if first not in self._vocabulary and self.bm25 is not None:
+                from .spelling import Vocabulary
+
+                with self.pkg.deadline():
+                    rows = self.pkg.db.execute("SELECT term, df FROM bm25_terms WHERE term >= ? AND term < ?",
+                                               (first, chr(ord(first) + 1))).fetchall()
+                self._vocabulary[first] = Vocabulary.of((t, df) for t, df in rows if isinstance(t, str)
+                                                        and isinstance(df, int))
+            return self._vocabulary.get(first)
+
+    def mean_section_tokens(self) -> float | None:
+        """Tokens of the package's mean section, read once per process (our packages' covering
+        index answers it without reading a section; 0.2 ms on Django's 2,941); None when the
+        package cannot say (the package prior then leaves its vocabulary out)."""
+        if self._mean_tokens is None:
+            with self.lock:
+                try:
+                    with self.pkg.deadline():
+                        total, count = self.pkg.db.execute("SELECT total(tokens), count(*) FROM chunks").fetchone()
+                    mean = float(total) / count if count else 0.0
+                    self._mean_tokens = mean if 0 < mean < math.inf else 0.0
+                except PackageTooSlow:
+                    raise
+                except (InvalidPackage, sqlite3.Error):
+                    self._mean_tokens = 0.0
+        return self._mean_tokens or None
+
     def texts(self, ids: list[int]) -> list[tuple[int, Chunk]]:
         """(chunk id, section) for these ids, in id order."""
         with self.lock:
@@ -340,6 +395,34 @@ class PackageSearcher:
         if self._model is None or self._vectors is None:
             return None
         return self._model, self._vectors
+
+    def quality(self) -> tuple[TextEmbedder, VectorIndex] | None:
+        """The package's quality set (docs/quality-vectors.md) and the model that embeds
+        queries for it, when it carries one this machine can use; else None, with
+        `quality_note` saying why when it carries one. Loaded once: onnxruntime is imported
+        only for a package that carries the set."""
+        if self._quality is None:
+            with self.lock:
+                if self._quality is None:
+                    self._quality = self._load_quality() or False
+        return self._quality or None
+
+    def use_static(self, why: str) -> None:
+        """Its quality set failed a query (an endpoint that stopped answering): the static
+        vectors alone from now on, with `quality_note` saying why."""
+        with self.lock:
+            self.quality_note = f"{why}; searched with the static vectors"
+            self._quality = False
+
+    def _load_quality(self) -> tuple[TextEmbedder, VectorIndex] | None:
+        pkg = self.pkg
+        if not (pkg.has_quality or any(k.startswith("quality_") for k in pkg.meta)):
+            return None
+        from ..package.quality import load_quality
+        from .dense import VectorIndex
+
+        found, self.quality_note = load_quality(pkg)
+        return (found.model, VectorIndex.of(found.ids, found.matrix)) if found is not None else None
 
     def _load_dense(self) -> None:
         meta = self.pkg.meta

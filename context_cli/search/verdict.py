@@ -98,7 +98,11 @@ def nothing_matched(run: SearchRun) -> bool:
         if pq.lexical is None or not pq.query.terms or len(pq.lexical.missing) < len(pq.query.terms):
             return False
         missing.extend(pq.lexical.missing)
-    dense = [pq.dense for pq in live if pq.dense is not None and pq.dense.usable]
+    from .quality import MixedHits
+
+    # (A package with quality vectors: its static side, on which the floor was measured.)
+    one = [d.static if isinstance(d, MixedHits) else d for d in (pq.dense for pq in live) if d is not None]
+    dense = [d for d in one if d.usable]
     if not live or (dense and not at_noise_floor(dense)):
         return False
     where = live[0].label if len(live) == 1 else f"the {len(live)} packages searched"

@@ -81,7 +81,7 @@ def search(topic: str | None, libs: tuple[str, ...], budget: int, limit: int, fm
 def echo_json(data: object, *, pretty: bool) -> None:
     """An answer's JSON: indented for a person (a terminal, or `pretty`); piped, it is for a
     program, one line without indentation (12 % smaller on a real answer)."""
-    terminal = sys.stdout is not None and sys.stdout.isatty()  # (None: started with stdout closed)
+    terminal = sys.stdout is not None and sys.stdout.isatty()  # a stream closed at start is None
     click.echo(json_safe(dumps(data, indent=2 if pretty or terminal else None)))
 
 
