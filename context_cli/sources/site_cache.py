@@ -115,7 +115,7 @@ class PageCache:
 
         data = {"builder": __version__, **asdict(entry)}
         try:
-            write_text(self._file(entry.url, rendering), json.dumps(data, ensure_ascii=False))
+            write_text(self._file(entry.url, rendering), json.dumps(data, ensure_ascii=False), durable=False)
         except OSError:
             pass  # a cache that cannot be written only costs the next add some time
 
