@@ -454,8 +454,12 @@ def test_ctrl_c_during_an_install_exits_130_and_says_nothing_was_installed(home,
 
     with fake_registry(pkg, stalled) as fake:
         env = {**os.environ, "CONTEXT_HOME": str(home), "CONTEXT_REGISTRY_URL": fake.url}
+        # A shell without job control starts background jobs with SIGINT ignored, and children
+        # inherit that (Python then installs no KeyboardInterrupt handler): a CI runner's
+        # suite, or one started with `&`, would send a Ctrl-C that nothing hears.
         proc = subprocess.Popen([sys.executable, "-m", "context_cli", "install", "npm/zod"], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 30
         while not any(p.endswith("/download") for _, p in fake.requests) and time.monotonic() < deadline:
             time.sleep(0.02)
