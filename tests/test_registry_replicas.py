@@ -119,7 +119,9 @@ def test_replica_killed_mid_upload_leaves_nothing(shared, tmp_path, s3_server, b
         with socket.create_connection(("127.0.0.1", a.port)) as s:
             s.sendall((f"POST {url} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\n"
                        f"Content-Length: {len(body)}\r\n\r\n").encode() + body[: len(body) // 2])
-            time.sleep(0.5)
+            deadline = time.monotonic() + 20  # a loaded host may take seconds to start the write
+            while not any((data / "tmp").glob("*")) and time.monotonic() < deadline:
+                time.sleep(0.05)
             a.kill()
         assert list((data / "tmp").iterdir())  # the partial upload of the dead process...
         assert_error(requests.get(b.url + url, timeout=5), 404)
