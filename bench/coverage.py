@@ -1,7 +1,7 @@
 """Issue 28's coverage bench: where each dependency's docs come from, before and after the
 docs-source ladder, and whether the gold page answers in the top three.
 
-    .venv/bin/python bench/coverage.py [--only NAME] [--apps] [--out bench/results/coverage.json]
+    .venv/bin/python bench/coverage.py [--only NAME] [--mode before|after] [--apps] [--out bench/results/coverage.json]
 
 `before` is what `context add pypi:/npm:` built until now: the released artefact's docs folder,
 else its README. `after` is the ladder (`context_cli/sources/docsources`). GitHub is not
@@ -117,12 +117,13 @@ def docs_class(readme_only: bool, symbols: int) -> str:
     return "api" if symbols else "readme"
 
 
-def run_packages(env: dict[str, str], work: Path, only: str | None) -> list[dict[str, Any]]:
+def run_packages(env: dict[str, str], work: Path, only: str | None,
+                 modes: tuple[str, ...] = ("before", "after")) -> list[dict[str, Any]]:
     rows = []
     for registry, name, version, _ in PACKAGES:
         if only and name not in only.split(","):
             continue
-        for mode in ("before", "after"):
+        for mode in modes:
             out = work / f"{registry}-{name.replace('/', '_')}-{mode}.db"
             cmd = [sys.executable, __file__, "--one", registry, name, version, mode, str(out)]
             try:
@@ -206,6 +207,8 @@ def main() -> None:
     ap.add_argument("--one", nargs=5)
     ap.add_argument("--only", help="comma-separated names; their rows replace those already in --out")
     ap.add_argument("--apps", action="store_true")
+    ap.add_argument("--mode", choices=("before", "after"),
+                    help="build one way only; the other way's rows already in --out are kept")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "coverage.json")
     args = ap.parse_args()
     if args.one:
@@ -222,8 +225,8 @@ def main() -> None:
         report["apps"] = [a for a in report.get("apps") or [] if args.only
                           and a["app"] not in {f["app"] for f in fresh_apps}] + fresh_apps
     else:
-        fresh = run_packages(env, work, args.only)
-        keep = [r for r in report.get("packages") or [] if args.only
+        fresh = run_packages(env, work, args.only, (args.mode,) if args.mode else ("before", "after"))
+        keep = [r for r in report.get("packages") or [] if (args.only or args.mode)
                 and (r["name"], r["mode"]) not in {(f["name"], f["mode"]) for f in fresh}]
         order = {n: i for i, (_, n, _, _) in enumerate(PACKAGES)}
         report["packages"] = sorted(keep + fresh, key=lambda r: (order[r["name"]], r["mode"]))

@@ -171,6 +171,15 @@ def test_mdx_components_imports_and_comments():
     assert "Note: Heads up" in doc.blocks[-1].text
 
 
+def test_md_rendered_as_mdx_loses_heading_id_comments():
+    # react.dev's pages are `.md` read as MDX: `{/*id*/}` are heading ids, not words
+    doc = md("# useState\n\n## Reference {/*reference*/}\n\n### Parameters {/*parameters*/}\n\n"
+             "Pass `initialState`; JSX comments look like `{/* note */}`. a {/* gone */} b\n")
+    assert headings(doc) == [(2, "Reference"), (3, "Parameters")]
+    assert "JSX comments look like `{/* note */}`. a  b" in body(doc)
+    assert "gone" not in body(doc)
+
+
 def test_mdx_inline_component_keeps_inner_text():
     doc = parse_markdown("a.mdx", "<Note>Use X</Note>\n\nSome <Badge text=\"new\" /> text.\n", mdx=True)
     assert body(doc) == "Use X\n\nSome text."

@@ -65,6 +65,18 @@ def test_no_tag_picks_newest_stable_and_says_so(repo: Path) -> None:
     assert not tmp.exists()
 
 
+def test_docs_path_at_the_root_checks_out_every_folder(repo: Path) -> None:
+    # commander's docs are its README plus docs/: a definition's docs_path "." is the whole
+    # tree, not the root's own files (which a cone-mode `sparse-checkout set .` would give)
+    fetched = fetch_source(url(repo), SourceOptions(tag="v2.0.0", path="."))
+    try:
+        assert "version 2.0.0" in (fetched.folder / "docs" / "index.md").read_text()
+        assert (fetched.folder / "src" / "big.py").is_file()
+        assert (fetched.folder / "pyproject.toml").is_file()
+    finally:
+        fetched.cleanup()
+
+
 def test_tag_picks_that_version_and_builds_its_content(repo: Path, tmp_path: Path) -> None:
     fetched = fetch_source(url(repo), SourceOptions(tag="v1.0.0"))
     try:

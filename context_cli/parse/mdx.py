@@ -8,7 +8,8 @@ name a `ParamField`/`ResponseField` documents, the tab a `TabsContent` panel bel
 tables written as literals in props or exports (see jsliteral.py), exported `title` and
 `description`. HTML tables and multi-line `<hN>` headings go to markdown-it whole; live
 examples rendered from JSX (`<Example>{...}</Example>`) are left out. Plain `.md` files get
-the conservative part: Docusaurus-style ESM lines, capitalised components and `:::`.
+the conservative part: Docusaurus-style ESM lines, capitalised components, `:::` and one-line
+`{/* */}` comments.
 Code fences pass through untouched except for the dedent of their component.
 """
 
@@ -41,6 +42,7 @@ _PANEL = re.compile(r"""<(?=[A-Z])(?!\w*Trigger\b)\w*?Tabs?(?![a-z])\w*[^<>]*?\b
 _JSX_SPACE = re.compile(r"""\{\s*(?:"\s*"|'\s*')\s*\}""")  # `{" "}`
 _FRAGMENT = re.compile(r"\{\s*<>|</>\s*\}|</?>")  # `{<>text</>}`
 _INLINE_CODE = re.compile(r"(`+[^`]*`+)")
+_LINE_COMMENT = re.compile(r"\{/\*.*?\*/\}")
 _EXPORTED_ARRAY = re.compile(r"export\s+const\s+[\w$]+\s*=\s*\[")
 _EXPRESSION_BRACE = re.compile(r"\s*[{}]\s*$")
 _DEMO = re.compile(r"Example|Demo|Preview|Playground|Sandbox")  # components that render live UI
@@ -80,6 +82,8 @@ def preprocess(text: str, *, mdx: bool) -> str:
             continue
         if mdx:
             line, in_comment = _strip_comments(line, in_comment)
+        elif "{/*" in line:
+            line = _strip_line_comments(line)
         opened = _FENCE.match(line)
         if opened:
             if base is None:
@@ -342,6 +346,13 @@ def _strip_comments(line: str, in_comment: bool) -> tuple[str, bool]:
             line = line[start + 3:]
             in_comment = True
     return result, in_comment
+
+
+def _strip_line_comments(line: str) -> str:
+    """A `.md` page that its site renders as MDX (react.dev) writes heading ids as comments,
+    `## Parameters {/*parameters*/}`: one-line `{/* */}` outside inline code are removed."""
+    parts = _INLINE_CODE.split(line)
+    return "".join(p if i % 2 else _LINE_COMMENT.sub("", p) for i, p in enumerate(parts))
 
 
 def _is_esm(line: str, mdx: bool) -> bool:
