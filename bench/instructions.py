@@ -4,6 +4,7 @@ wall time on a shared machine is not (the same count twice, whatever else the ma
     python bench/instructions.py                       # ten 2,000-section packages, repeated questions
     python bench/instructions.py --pass first          # each question new to the packages
     python bench/instructions.py --home django         # the Django package alone
+    python bench/instructions.py --home six            # latency.py's six packages and batch questions
     python bench/instructions.py --root ../other-checkout   # the same for another checkout
 
 It runs itself under `valgrind --tool=callgrind` (Debian's valgrind) and collects only inside
@@ -31,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 
 # The home is built (or found) before valgrind starts: a build under callgrind takes an age.
 PREPARE = ("import sys; sys.path.insert(0, sys.argv[1]); import latency, build; "
-           "latency.ten_packages_home() if sys.argv[2] == 'ten' else build.django_home()")
+           "{'ten': latency.ten_packages_home, 'six': latency.six_packages_home}.get(sys.argv[2], build.django_home)()")
 
 
 def measure(root: Path, home: str, which: str, count: int) -> None:
@@ -42,6 +43,8 @@ def measure(root: Path, home: str, which: str, count: int) -> None:
 
     if home == "ten":
         questions, place = latency.questions(), latency.ten_packages_home()
+    elif home == "six":
+        questions, place = latency.batch_questions(), latency.six_packages_home()
     else:
         import build
         from django_topics import QUESTIONS
@@ -67,7 +70,7 @@ def measure(root: Path, home: str, which: str, count: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--pass", dest="which", choices=["first", "again"], default="again")
-    ap.add_argument("--home", choices=["ten", "django"], default="ten")
+    ap.add_argument("--home", choices=["ten", "six", "django"], default="ten")
     ap.add_argument("--questions", type=int, default=30)
     ap.add_argument("--root", type=Path, default=HERE.parent, help="the checkout whose search is counted")
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
@@ -87,7 +90,8 @@ def main() -> None:
     if done.returncode or not found:
         sys.exit(f"callgrind failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
     per = int(found.group(1)) / args.questions
-    what = "ten 2,000-section packages" if args.home == "ten" else "the Django package"
+    what = {"ten": "ten 2,000-section packages", "six": "six packages (Django and five of the ten)"}.get(
+        args.home, "the Django package")
     print(f"{what}, {args.which} pass, {args.questions} questions: {per / 1e6:.2f} M instructions a question "
           f"(search thread) [{args.root}]")
 

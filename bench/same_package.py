@@ -1,4 +1,4 @@
-"""Are two packages the same build? Chunks, pages, BM25 tables, FTS5 index and meta must be
+"""Are two packages the same build? Chunks, pages, BM25 tables and phrases, FTS5 index and meta must be
 equal row for row (meta less its build time), vectors equal or within one int8 step.
 
     python bench/same_package.py A.db B.db
@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 TABLES = {  # table -> its key column
-    "chunks": "id", "pages": "doc_path", "bm25_terms": "term", "bm25_lengths": "field",
+    "chunks": "id", "pages": "doc_path", "bm25_terms": "term", "bm25_lengths": "field", "bm25_phrases": "phrase",
     "chunks_fts_data": "id", "chunks_fts_idx": "segid, term", "chunks_fts_docsize": "id", "chunks_fts_config": "k",
 }
 

@@ -162,3 +162,27 @@ def test_vectors_of_missing_or_repeated_sections_are_harmless() -> None:
 def test_a_search_waits_for_its_product_to_begin() -> None:
     job = background.submit(lambda: sum(range(1000)))
     assert job.begun(5.0) and job() == sum(range(1000))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_each_packages_best_are_its_highest_scores_lowest_ids_first(seed) -> None:
+    """`score_packages` keeps, per package, its `limit` best sections above 0: highest score
+    first, ties by id. Rows mostly 0 with many ties at the cut (the case its partition of
+    matched scores only is for), and packages with fewer matches than the limit."""
+    from context_cli.search.bm25 import Posting
+
+    rng = np.random.default_rng(seed)
+    parts, want = [], []
+    for n in (40, 7, 300, 1):
+        ids = np.sort(rng.choice(np.arange(1, n + 1), size=rng.integers(0, n + 1), replace=False))
+        contrib = rng.choice([0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0], size=len(ids))  # few distinct scores: ties
+        parts.append((n, [Posting(ids=ids, contrib=contrib, df=len(ids))], [1.0]))
+        want.append(sorted((-s, int(i)) for i, s in zip(ids, contrib, strict=True)))
+    for limit in (1, 2, 5, 9, 50):
+        found = score_packages(parts, limit)
+        for k, best in enumerate(want):
+            mine = found.row == k
+            assert [(-s, i) for s, i in zip(found.score[mine].tolist(), found.cid[mine].tolist(), strict=True)] == \
+                best[:limit]
+        alone = score_packages(parts[2:3], limit)
+        assert [(-s, i) for s, i in zip(alone.score.tolist(), alone.cid.tolist(), strict=True)] == want[2][:limit]

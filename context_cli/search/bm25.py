@@ -425,19 +425,39 @@ def score_packages(parts: Sequence[tuple[int, Sequence[Posting | None], Sequence
     if limit <= 0:  # (with no score above 0, the steps below find none)
         none = np.zeros(0, dtype=np.int64)
         return PackageScores(none, none, np.zeros(0), matched)
+    positive = grid > 0.0
+    kth = _kth_best(grid, positive, limit)
     if len(parts) == 1:  # (one row: no rows to sort the best by)
         acc = grid[0]
-        kth = np.partition(acc, width - limit)[width - limit] if width > limit else 0.0
-        cid = (acc >= kth).nonzero()[0] if kth > 0 else acc.nonzero()[0]
+        cid = (positive[0] & (acc >= kth[0])).nonzero()[0]
         score = acc[cid]
         best = (-score).argsort(kind="stable")[:limit]  # (ids came ascending: ties keep the lowest first)
         return PackageScores(np.zeros(len(best), dtype=np.int64), cid[best], score[best], matched)
-    kth = np.partition(grid, width - limit, axis=1)[:, width - limit] if width > limit else np.zeros(len(parts))
     # (A flat nonzero, split into row and id, is the 2-D one's result at a third of its cost.)
-    row, cid = np.divmod(((grid > 0.0) & (grid >= kth[:, None])).ravel().nonzero()[0], width)
+    row, cid = np.divmod((positive & (grid >= kth[:, None])).ravel().nonzero()[0], width)
     score = grid[row, cid]
     o = np.lexsort((-score, row))  # (stable, and (row, cid) came sorted: ties keep the lowest ids first)
     row, cid, score = row[o], cid[o], score[o]
     first = np.searchsorted(row, np.arange(len(parts)))
     keep = np.arange(len(row)) - first[row] < limit
     return PackageScores(row[keep], cid[keep], score[keep], matched)
+
+
+def _kth_best(grid: np.ndarray, positive: np.ndarray, limit: int) -> np.ndarray:
+    """Each row's `limit`-th best score among its scores above 0 (`positive`), or 0 for a row
+    with fewer: a section is among the row's best when its score is above 0 and at least that.
+
+    Only a row's positive scores are partitioned: the rest are zeros, and numpy's partition
+    of an array of mostly equal values is slow (a 5,445-wide row, a tenth of it matched:
+    0.5 ms, against 0.04 ms for as many distinct values).
+    """
+    import numpy as np
+
+    kth = np.zeros(len(grid))
+    counts = positive.sum(axis=1)
+    for r in np.flatnonzero(counts >= limit).tolist():
+        found = grid[r][positive[r]]  # (a copy: partitioned in place)
+        k = len(found) - limit
+        found.partition(k)
+        kth[r] = found[k]
+    return kth

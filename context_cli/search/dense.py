@@ -60,7 +60,8 @@ class VectorIndex:
     def scores(self, query: np.ndarray) -> np.ndarray:
         return self.matrix @ query  # type: ignore[no-any-return]
 
-    def top_rows(self, scores: np.ndarray, k: int) -> np.ndarray:
+    @staticmethod
+    def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
         """Rows of the `k` best scores, best first."""
         import numpy as np
 
@@ -93,13 +94,10 @@ class VectorStack:
             start = end
         self.firsts = [i.first for i in indexes]  # (worked out once: a search reads them for every package)
         self._ids = [i.ids for i in indexes]
-        # `best_rows` lays the packages' scores out as the rows of one matrix, padded to the
-        # longest (None: all are as long, and a reshape does it).
+        # Packages of one size: `best_rows` lays their scores out as the rows of one matrix.
         sizes = [b - a for a, b in self.cuts]
         self.width = max(sizes, default=0)
-        self._pads: np.ndarray | None = None
-        if len(set(sizes)) > 1:
-            self._pads = np.concatenate([np.arange(n) + p * self.width for p, n in enumerate(sizes)])
+        self._even = len(set(sizes)) <= 1
 
     def best_rows(self, scores: np.ndarray, k: int) -> list[np.ndarray]:
         """Each package's rows of its `k` best `scores` (one per stacked row), best first: one
@@ -109,19 +107,24 @@ class VectorStack:
 
     def _best(self, scores: np.ndarray, k: int) -> np.ndarray:
         """(packages, min(k, width)): each package's best rows, best first (a package shorter
-        than `k` ends its row with pads' rows, past its own)."""
+        than `k` ends its row with zeros, past its own).
+
+        Packages of different sizes are partitioned one by one: laid out as one matrix, the
+        shorter ones' rows would end in equal pads, and numpy partitions many equal values
+        slowly (Django and five 2,000-section packages: 4.8 ms, against 0.2 ms one by one)."""
         import numpy as np
 
         n, width = len(self.cuts), self.width
         k = min(k, width)
         if not n or not k:
             return np.zeros((n, 0), dtype=np.int64)
-        if self._pads is None:
-            grid = scores.reshape(n, width)
-        else:
-            padded = np.full(n * width, -np.inf)
-            padded[self._pads] = scores
-            grid = padded.reshape(n, width)
+        if not self._even:
+            out = np.zeros((n, k), dtype=np.int64)
+            for p, (a, b) in enumerate(self.cuts):
+                best = VectorIndex.top_rows(scores[a:b], k)
+                out[p, :len(best)] = best
+            return out
+        grid = scores.reshape(n, width)
         part = np.argpartition(grid, width - k, axis=1)[:, width - k:]
         rows = np.arange(n)[:, None]  # (indexing as `take_along_axis` does, without its Python steps)
         return part[rows, np.argsort(-grid[rows, part], axis=1)]
