@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import pytest
 
 from context_cli.search.query import MAX_PHRASES, MAX_TERM_CHARS, MAX_TERMS, STOPWORDS, Query, uncontracted
 
