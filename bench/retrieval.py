@@ -13,6 +13,7 @@ set has section gold. See `GradedScores` for the definitions.
     python bench/retrieval.py --together --modes hybrid   # every set's questions over all packages
     python bench/retrieval.py --set crosslib             # a cross-library set, with and without its library
     python bench/retrieval.py --by-kind --param lexical_weight=0.6   # per intent too; another RankingParams value
+    python bench/retrieval.py --set django --dump ranks.jsonl   # each question's first pages and the gold's rank
 """
 
 from __future__ import annotations
@@ -158,11 +159,12 @@ def distinct_pages(ranked: list[Any], library: str | None = None) -> list[str]:
 
 
 def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str, others: list[Any] | None = None,
-             params: Any = None) -> tuple[Scores, dict[str, GradedScores], float]:
+             params: Any = None, dump: list[dict[str, Any]] | None = None) -> tuple[Scores, dict[str, GradedScores], float]:
     """The original scores, graded scores per group ("all", each style and each kind, as
     "kind:howto"), and p50 ms. With `others`, every question searches them too, as `get_docs`
     without a library does, and only `installed`'s pages and sections count as found.
-    `params`: the `RankingParams` to rank with (the defaults when None)."""
+    `params`: the `RankingParams` to rank with (the defaults when None). `dump`: each
+    question's ranking is appended to it (`ranking_record`)."""
     from context_cli.search.engine import rank
     from context_cli.search.options import DEFAULT_PARAMS
     from context_cli.search.searcher import open_searcher
@@ -201,16 +203,27 @@ def evaluate(installed: Any, questions: list[dict[str, Any]], mode: str, others:
         grades = q.get("grades") or {p: 2 for p in q["gold"]}
         sec_rank = next((i for i, c in enumerate(ranked, 1)
                          if own(c) and any(section_hits(c, g, plain_text=True) for g in gold_secs)), None)
+        all_pages = distinct_pages(ranked, library)
         for group in ("all", q.get("style"), q.get("kind") and f"kind:{q['kind']}"):
             if group:
-                graded.setdefault(group, GradedScores()).add(distinct_pages(ranked, library), grades, sec_rank,
-                                                             bool(gold_secs))
+                graded.setdefault(group, GradedScores()).add(all_pages, grades, sec_rank, bool(gold_secs))
+        if dump is not None:
+            dump.append(ranking_record(q, all_pages, grades))
     times.sort()
     return scores, graded, times[len(times) // 2] * 1000
 
 
-def evaluate_cross(questions: list[dict[str, Any]], installed: dict[str, Any], mode: str, params: Any = None
-                   ) -> dict[str, GradedScores]:
+def ranking_record(q: dict[str, Any], pages: list[str], grades: dict[str, int]) -> dict[str, Any]:
+    """One question's ranking as `--dump` writes it: its id, style, kind and text, the rank of
+    its first grade-2 page (None: not among the ranked pages) and the first 10 pages with
+    their grades (another library's page as `library\0path`)."""
+    first = next((i for i, p in enumerate(pages, 1) if grades.get(p) == 2), None)
+    return {"id": q.get("id"), "style": q.get("style"), "kind": q.get("kind"), "question": q["question"],
+            "gold_rank": first, "pages": [[p, grades.get(p, 0)] for p in pages[:10]]}
+
+
+def evaluate_cross(questions: list[dict[str, Any]], installed: dict[str, Any], mode: str, params: Any = None,
+                   dump: list[dict[str, Any]] | None = None) -> dict[str, GradedScores]:
     """A cross-library set's graded scores: each question asked of its own library's package alone
     ("with lib") and of all the set's packages at once ("without lib", as `get_docs` without a
     library), overall, per style, and split by whether the question names its library."""
@@ -220,7 +233,10 @@ def evaluate_cross(questions: list[dict[str, Any]], installed: dict[str, Any], m
         for named in (True, False):
             qs = [q for q in questions if q["lib"] == lib and q["names_lib"] == named]
             for where, pool in (("with lib", None), ("without lib", others)):
-                graded = evaluate(installed[lib], qs, mode, pool, params)[1] if qs else {}
+                found: list[dict[str, Any]] = []
+                graded = evaluate(installed[lib], qs, mode, pool, params, found)[1] if qs else {}
+                if dump is not None:
+                    dump += [{**r, "where": where} for r in found]
                 for group, v in graded.items():
                     keys = [where, f"{where} {'named' if named else 'unnamed'}"] if group == "all" else [f"{where} {group}"]
                     for key in keys:
@@ -268,6 +284,7 @@ def main() -> None:
     ap.add_argument("--by-kind", action="store_true", help="also print each kind of question (intent) apart")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                     help="rank with this RankingParams value instead of the default (repeatable)")
+    ap.add_argument("--dump", type=Path, help="write each question's ranking here (JSON lines: set, mode, gold rank, pages)")
     args = ap.parse_args()
     os.environ["CONTEXT_HOME"] = str(args.home or tempfile.mkdtemp(prefix="bench-home-"))
     sys.path.insert(0, str(ROOT))
@@ -282,13 +299,16 @@ def main() -> None:
     sets = {name: (load_questions(SETS[name][1]), packages[name]) for name in scored}
     results: dict[str, Any] = {}
     table: dict[tuple[str, str, str], dict[str, Any]] = {}
+    dumped: list[dict[str, Any]] = []
     for name, (questions, installed) in sets.items():
         others = [i for n, (_, i) in sets.items() if n != name] if args.together else None
         together = f", searched with {len(others)} other packages" if others else ""
         print(f"\n{name}: {len(questions)} questions{together}")
         print(f"{'mode':<10} {'page MRR':<8} {'R@1   R@5   R@10':<19}   {'sec MRR':<7} R@1   R@5   R@10")
         for mode in args.modes:
-            sc, graded, p50 = evaluate(installed, questions, mode, others, params)
+            found: list[dict[str, Any]] = []
+            sc, graded, p50 = evaluate(installed, questions, mode, others, params, found)
+            dumped += [{"set": name, "mode": mode, **r} for r in found]
             print(sc.row(mode) + f"   (p50 {p50:.1f} ms)")
             n, ns = max(sc.n, 1), sc.n_sec or None
             results[f"{name}/{mode}"] = {
@@ -303,7 +323,9 @@ def main() -> None:
         libs = {q["lib"]: packages[q["lib"]] for q in questions}
         print(f"\n{name}: {len(questions)} questions for {len(libs)} libraries, each asked with and without its library")
         for mode in args.modes:
-            graded = evaluate_cross(questions, libs, mode, params)
+            found = []
+            graded = evaluate_cross(questions, libs, mode, params, found)
+            dumped += [{"set": name, "mode": mode, **r} for r in found]
             results[f"{name}/{mode}"] = {"graded": {g: v.summary() for g, v in graded.items()}}
             for group, v in graded.items():
                 table[(name, group, mode)] = v.summary()
@@ -311,6 +333,8 @@ def main() -> None:
     print("\n" + markdown_table(dict(sorted(shown.items(), key=lambda kv: kv[0][:2]))))
     if args.json_out:
         args.json_out.write_text(json.dumps(results, indent=2))
+    if args.dump:
+        args.dump.write_text("".join(json.dumps(r) + "\n" for r in dumped))
 
 
 def ranking_params(settings: list[str]) -> Any:

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from context_cli.search.query import MAX_PHRASES, MAX_TERM_CHARS, MAX_TERMS, STOPWORDS, Query
+from context_cli.search.query import MAX_PHRASES, MAX_TERM_CHARS, MAX_TERMS, STOPWORDS, Query, uncontracted
 
 TOKEN = re.compile(r"[^\W_]+")
-PIECES = st.sampled_from(list("abcXYZ09_-.?!'\" éİ\u0301\u00a0日本") + ["max_tokens", "how ", "the ", "a" * 70])
+PIECES = st.sampled_from(list("abcXYZ09_-.?!'\" éİ\u0301\u00a0日本")
+                         + ["max_tokens", "how ", "the ", "a" * 70, "what's", "don't", "I'm", "e.g.", "’s"])
 TEXT = st.lists(PIECES, max_size=40).map("".join) | st.text(max_size=80)
 
 
 @settings(max_examples=400, deadline=None)
 @given(TEXT)
 def test_a_query_holds_the_tokenizers_words_terms_and_phrases(text: str) -> None:
-    q = Query.of(text)
+    q, text = Query.of(text), uncontracted(text)
     words = [t.lower() for t in TOKEN.findall(text) if len(t) <= MAX_TERM_CHARS]
     assert list(q.words) == words
     kept = [t for t in words if t not in STOPWORDS] or words
@@ -41,3 +43,19 @@ def test_vs_is_not_searched_in_a_comparison() -> None:
     assert Query.of("select_related versus prefetch_related").terms == ("select", "related", "prefetch")
     assert Query.of("VS Code extension settings").terms == ("vs", "code", "extension", "settings")
     assert Query.of("vs").terms == ("vs",)
+
+
+@pytest.mark.parametrize("text, terms, phrases", [
+    ("what's the difference between x and y", ("difference", "x", "y"), ()),
+    ("why doesn't my hook run", ("hook", "run"), ()),
+    ("I can't connect, it won't start", ("connect", "start"), ()),
+    ("what’s a session? i.e. where it's kept", ("session", "kept"), ()),
+    ("Claude's tools", ("claude", "s", "tools"), (("claude", "s"),)),  # a possessive is a name's
+    ("foo.e.g bar", ("foo", "e", "g", "bar"), (("foo", "e", "g"),)),  # not "e.g." alone
+])
+def test_a_contraction_is_searched_as_the_words_it_stands_for(text: str, terms: tuple[str, ...],
+                                                                 phrases: tuple[tuple[str, ...], ...]) -> None:
+    """"what's" is what and s to the tokenizer: the fragment s (and t of "don't") matched every
+    "it's" of the docs. The question is searched as the words the contractions stand for."""
+    q = Query.of(text)
+    assert (q.terms, q.phrases) == (terms, phrases)

@@ -27,7 +27,7 @@ from context_cli.search.reference import reference_rank as oracle
 def with_evidence(c: Candidates, packages: list[dict], params: RankingParams = DEFAULT_PARAMS) -> Candidates:
     """The candidates with the evidence the drawn packages give (as `attach_evidence` fills it
     from real ones): pages numbered within each package, then across them."""
-    page, found, gain, coverage, paths, title, kind = [], [], [], [], [], [], []
+    page, found, gain, coverage, paths, title, kind, close = [], [], [], [], [], [], [], []
     for p, pk in enumerate(packages):
         number: dict[str, int] = {}
         pinned = identifier_gains(c.chunk_ids_of(p), pk.get("pinned", []), params.identifier_weight)
@@ -39,10 +39,11 @@ def with_evidence(c: Candidates, packages: list[dict], params: RankingParams = D
         paths += list(number)
         title += [pk["title"].get(path, 0.0) for path in number]
         kind += [pk.get("kind", {}).get(path, 1.0) for path in number]
+        close += [pk.get("closeness", {}).get(path, 0.0) for path in number]
     return replace(c, page=np.array(page, dtype=np.int64), in_package=np.array(found, dtype=bool),
                    chars=np.zeros(len(page), dtype=np.int64), coverage=np.array(coverage, dtype=np.float64),
                    heading_gain=np.array(gain, dtype=np.float64), paths=paths, title_match=np.array(title),
-                   page_weight=np.array(kind, dtype=np.float64))
+                   page_weight=np.array(kind, dtype=np.float64), closeness=np.array(close, dtype=np.float64))
 
 
 def arrays(packages: list[dict], cap: int, head: int, several: bool, params: RankingParams = DEFAULT_PARAMS
@@ -76,6 +77,7 @@ def package(draw: st.DrawFn) -> dict:
     return {"lex": lex, "dense": dense, "path": path,
             "title": {p: draw(st.sampled_from([0.0, 0.25, 1.0])) for p in paths},
             "kind": {p: draw(st.sampled_from([1.0, 1.0, 0.5, 0.0])) for p in paths},
+            "closeness": {p: draw(st.sampled_from([0.0, 0.0, 1 / 3, 1.0])) for p in paths},
             "gain": {c: draw(st.sampled_from([0.0, 0.0, 0.3, 1.5])) for c in every},
             "coverage": {c: draw(st.sampled_from([0.0, 0.1235, 0.5, 0.6665, 1.0])) for c in every},
             "weight": draw(st.sampled_from([1.0, 0.5, math.exp(-0.3)])), "pinned": pinned}
@@ -92,7 +94,8 @@ def test_the_arrays_rank_exactly_as_the_rules(packages: list[dict], cap: int, he
 
 PARAMS = st.builds(RankingParams, lexical_weight=st.sampled_from([0.0, 0.3, 0.7, 1.0]), z_cap=st.sampled_from([1.0, 6.0]),
                    next_sections=st.sampled_from([(), (0.25,), (0.25, 0.1), (0.5, 0.2, 0.1)]),
-                   title_weight=st.sampled_from([0.0, 0.4, 2.0]), more_pages=st.integers(0, 12),
+                   title_weight=st.sampled_from([0.0, 0.4, 2.0]), page_closeness_weight=st.sampled_from([0.0, 0.4, 3.0]),
+                   more_pages=st.integers(0, 12),
                    identifier_weight=st.sampled_from([0.0, 10.0]))
 
 

@@ -50,6 +50,7 @@ class Candidates:
     paths: list[str] = field(default_factory=list)  # per page
     title_match: np.ndarray = field(default=None)  # type: ignore[arg-type]  # float64 per page (`evidence.title_matcher`)
     page_weight: np.ndarray | None = None  # float64 per page: its kind's weight (`reference.page_kind_weight`)
+    closeness: np.ndarray | None = None  # float64 per page: how close it is as a whole (`closeness.closeness`)
 
     def chunk_ids_of(self, p: int) -> np.ndarray:
         """Package `p`'s candidates' chunk ids."""
@@ -164,32 +165,42 @@ def fuse_rankings(rankings: Sequence[Rankings], packages: Sequence[Any], cap: in
 def attach_evidence(c: Candidates, run: SearchRun, params: RankingParams) -> Candidates:
     """The candidates with what their packages say of them: each package's section table
     (`PackageSearcher.section_table`: all its sections when warm, these when cold), heading
-    gains, title matcher and pages' kinds, then every candidate's page and size looked up at
-    once. The rows of a package that fails are left out (it is dropped from the run)."""
+    gains, title matcher, pages' kinds and pages' closeness, then every candidate's page and
+    size looked up at once. The rows of a package that fails are left out (it is dropped from
+    the run)."""
     import numpy as np
 
+    from .closeness import closeness, page_rows
     from .evidence import title_matcher
     from .reference import page_kind_weight
     from .sections import no_sections, section_tables
 
     gain = np.zeros(len(c.chunk_id))
-    tables, matchers, kinds = [], [], []
+    tables, matchers, kinds, near = [], [], [], []
     for p, pq in enumerate(c.packages):
         a, b = c.bounds[p], c.bounds[p + 1]
-        table, match, kind = no_sections(), None, {}
+        table, match, kind, rows = no_sections(), None, {}, None
         with run.guard(pq):
             table = pq.searcher.section_table(c.chunk_id[a:b])
             _heading_gains(pq.searcher, pq.query, c.chunk_id[a:b], gain[a:b], params)
             if pq.pinned:
                 gain[a:b] += identifier_gains(c.chunk_id[a:b], pq.pinned, params.identifier_weight)
             kind = pq.searcher.page_kinds()
+            if params.page_closeness_weight and pq.dense is not None:
+                rows = page_rows(pq.searcher.page_spans(), pq.dense)
             match = title_matcher(pq.lexical.idf, pq.query.stems.per_term)
         tables.append(table if match is not None else no_sections())
         matchers.append(match)
         kinds.append(kind)
+        near.append(rows)
     every = section_tables(tables)
+    values, starts = closeness([rows for rows in near if rows is not None], params.z_cap)  # (all packages at once)
+    begins = iter(starts)
+    near_pages = [None if rows is None else (rows[0].at, next(begins)) for rows in near]
     page, found, chars = every.lookup(c.package, c.chunk_id)
-    title, weight = np.zeros(len(every.paths)), np.ones(len(every.paths))
+    title, weight, near_page = np.zeros(len(every.paths)), np.ones(len(every.paths)), np.zeros(len(every.paths))
+    close_pages: list[int] = []
+    close_rows: list[int] = []
     tokens, owner, paths = every.tokens, every.owner, every.paths
     for at in set(page.tolist()):
         match = matchers[owner[at]]
@@ -199,8 +210,12 @@ def attach_evidence(c: Candidates, run: SearchRun, params: RankingParams) -> Can
         if found_kinds and (kind := found_kinds.get(paths[at])) is not None:  # (a package of guides only, a guide)
             q = c.packages[owner[at]].query
             weight[at] = page_kind_weight(kind, q.asks_changes, q.names_symbol, params)
+        if (pages := near_pages[owner[at]]) is not None and (k := pages[0].get(paths[at])) is not None:
+            close_pages.append(at)
+            close_rows.append(pages[1] + k)
+    near_page[close_pages] = values[close_rows]
     out = replace(c, page=page, in_package=found, chars=chars, coverage=_coverage(c), heading_gain=gain,
-                  paths=every.paths, title_match=title, page_weight=weight)
+                  paths=every.paths, title_match=title, page_weight=weight, closeness=near_page)
     failed = [p for p, match in enumerate(matchers) if match is None]
     return out if not failed else _without(out, failed)
 

@@ -237,6 +237,14 @@ class DenseHits:
         ids = rows + self.first if self.first is not None else self.index.ids[rows]
         return ids, self.stats.z(rows)
 
+    def row_deviations(self) -> tuple[np.ndarray, int] | None:
+        """Every row's cosine deviation from the mean and the chunk id of row 0: a row's
+        section is that id plus the row (None: no z-scores, or rows that are not one run of
+        ids). For what depends on every section, as a page's mean (`closeness`)."""
+        if not self.usable or self.first is None:
+            return None
+        return self.stats.dev, self.first
+
     def z_of(self, cid: int) -> float | None:
         """The section's z (None: it has no vector, or there are no z-scores)."""
         if not self.usable:

@@ -33,6 +33,10 @@ class RankingParams:
     # Page evidence (`rank.page_scores`; chosen with bench/retrieval.py on the tuning sets).
     next_sections: tuple[float, ...] = (0.25, 0.1)  # weights of a page's 2nd and 3rd best sections
     title_weight: float = 0.4  # weight of the share of the query's IDF its title and path carry
+    # ... and of how close the page as a whole is (`closeness.closeness`: its sections' mean
+    # cosine deviation as a z among the package's pages, capped at `z_cap`; bench/retrieval.py,
+    # question-style Hit@1 on the tuning sets 0.605 with none, 0.625 at 0.3 and 0.5, 0.632 at 0.4).
+    page_closeness_weight: float = 0.4
     # A section whose own heading is exactly the query's terms gains this (the django set;
     # no effect on anthropic, click or flask), and `definition_weight` for a "what is X" query.
     heading_weight: float = 0.3

@@ -52,6 +52,9 @@ class MixedHits:
     def z_of(self, cid: int) -> float | None:
         return self.static.z_of(cid)
 
+    def row_deviations(self) -> tuple[np.ndarray, int] | None:
+        return self.static.row_deviations()
+
 
 def _z(hits: DenseHits, ids: np.ndarray) -> np.ndarray:
     """Each section's z-score among this model's cosines (0 where it has no vector, or the

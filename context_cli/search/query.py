@@ -45,6 +45,14 @@ _CHANGE_PHRASES = re.compile(r"\b(?:what (?:s |has |have )?changed|breaking chan
 _VERSION = re.compile(r"\d\.\d")
 _EDGE = "\"'.,;:?!()[]{}<>"
 
+# A contraction is a function word and a fragment the tokenizer splits apart ("what's" ->
+# what, s; "don't" -> don, t): both were searched, the fragments matched every "it's" and
+# "isn't" of the docs, and the pair was searched as a phrase. They are read as the words they
+# stand for (`uncontracted`); a possessive ("Claude's") is a name's and stays. "e.g." and "i.e."
+# are dropped. Spelt without the apostrophe ("whats", "dont") they are stopwords.
+_CONTRACTION = re.compile(r"\b(?:(what|that|it|there|here|let|who|where|how|he|she)['’]s|(\w+?)n['’]t|(\w+)['’](?:m|d|ve|ll|re)"
+                          r"|(?<!\.)(e\.g|i\.e)\b\.?)(?!\w)", re.IGNORECASE)
+_NOT_BASES = {"ca": "can", "wo": "will", "sha": "shall"}
 _VS = frozenset({"vs", "versus"})
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being
@@ -56,6 +64,8 @@ under until up very was we were what when where which while who whom why will wi
 your yours yourself use using used want way get gets make need needs example examples
 just really also able actually instead kind thing things something anything everything somehow
 always still already lot lots bunch stuff please possible proper properly correct correctly
+whats dont doesnt didnt isnt arent wasnt werent hasnt havent hadnt cant wont couldnt shouldnt
+wouldnt im ive
 """.split())
 
 
@@ -89,6 +99,20 @@ def _compares(text: str) -> bool:
     from .intent import comparison
 
     return comparison(text) is not None
+
+
+def uncontracted(text: str) -> str:
+    """The text with its contractions as the words they stand for ("what's" -> what, "don't"
+    -> do, "can't" -> can, "I'm" -> I) and "e.g."/"i.e." dropped: what is searched of it."""
+    if "'" not in text and "’" not in text and ".g" not in text and ".e" not in text:  # (most questions)
+        return text
+    return _CONTRACTION.sub(_base, text)
+
+
+def _base(m: re.Match[str]) -> str:
+    if m.group(2) is not None:
+        return _NOT_BASES.get(m.group(2).lower(), m.group(2))
+    return m.group(1) or m.group(3) or ""
 
 
 def phrases(text: str) -> list[tuple[str, ...]]:
@@ -169,9 +193,10 @@ class Query:
     @classmethod
     def of(cls, text: str) -> Query:
         """The question in `text` as it is (no checks: `parse` is for what a user typed)."""
-        stripped, tokens = text.strip(), _TOKEN.findall(text)
+        stripped, plain = text.strip(), uncontracted(text)
+        tokens = _TOKEN.findall(plain)
         every = _words(tokens)
-        return cls(text=text, words=tuple(every), terms=tuple(_terms(every, text)), phrases=tuple(phrases(text)),
+        return cls(text=text, words=tuple(every), terms=tuple(_terms(every, text)), phrases=tuple(phrases(plain)),
                    identifier=stripped if _IDENTIFIER.match(stripped) else None,
                    asks_definition=_DEFINITION.search(text) is not None, tokens=frozenset(map(str.lower, tokens)))
 

@@ -12,7 +12,7 @@ A section's final score, in a search over packages P (`Candidates` holds its inp
     final   = total x cross_package_factor(page, package)           (`cross_package_factor`; only when |P| > 1)
 
     fused   = w_lex x bm25 / best bm25 + w_dense x min(max(z, 0), z_cap) / z_cap   (`candidates.fuse`)
-    page_bonus(page) = 0.25 x its 2nd best fused + 0.1 x its 3rd + 0.4 x its title match
+    page_bonus(page) = 0.25 x its 2nd best fused + 0.1 x its 3rd + 0.4 x its title match + 0.4 x its closeness
     kind_weight(page) = 0.5 for release notes unless the question asks about changes, else 1
     cross_package_factor = (0.5 + 0.5 x round(best coverage on the page, 3)) x package_prior(package)
     package_prior = exp(3 x (the package's best cosine - the best package's))      (`package_priors`)
@@ -51,7 +51,8 @@ def rank_candidates(c: Candidates, priors: Sequence[float] | None, head: int, pa
     pkg, cid, page = c.package, c.chunk_id, c.page
     groups = len(c.packages)
     total = page_scores(c.fused, page, c.title_match[page], c.heading_gain, params,
-                        c.page_weight[page] if c.page_weight is not None else None)
+                        c.page_weight[page] if c.page_weight is not None else None,
+                        c.closeness[page] if c.closeness is not None else None)
     # Each package's best first (ties: the order found), then the judged of those.
     best = stable_group_order(pkg, (-total).argsort(kind="stable"), groups)
     chosen = best[more_pages(pkg[best], page[best], head, params.more_pages)]
@@ -142,15 +143,16 @@ def package_priors(packages: Sequence[PackageQuery], searched: int, params: Rank
 
 
 def page_scores(score: np.ndarray, page: np.ndarray, title: np.ndarray, gain: np.ndarray, params: RankingParams,
-                kind: np.ndarray | None = None) -> np.ndarray:
+                kind: np.ndarray | None = None, closeness: np.ndarray | None = None) -> np.ndarray:
     """Every candidate section's score with its page's evidence added, times its page's kind
     weight (`kind`, per candidate: `reference.page_kind_weight` of its page).
 
-    A page scores its best section, a share of its next ones (`next_sections`) and how much of
+    A page scores its best section, a share of its next ones (`next_sections`), how much of
     the query its title and path carry (`title`, each candidate's page's `title_matcher`
-    value); each section keeps its own score plus what its page offers beyond its best
-    section, so a section of a page about the topic rises above a stray mention while
-    sections of different pages stay comparable. `gain` is what each section gains for its
+    value) and how close the page is as a whole (`closeness`, each candidate's page's
+    `closeness.closeness`; none when None); each section keeps its own score plus what
+    its page offers beyond its best section, so a section of a page about the topic rises
+    above a stray mention while sections of different pages stay comparable. `gain` is what each section gains for its
     own heading (`heading_matcher`). All arrays are per candidate; `page` numbers the pages
     from 0 (a page of one package is one number).
     """
@@ -164,7 +166,10 @@ def page_scores(score: np.ndarray, page: np.ndarray, title: np.ndarray, gain: np
     for k, weight in enumerate(params.next_sections, start=1):  # the 2nd's share, then the 3rd's added to it
         at = place == k
         extra[by_page[at]] += weight * ranked[at]  # (each page once: no repeated index)
-    total = score + (extra[page] + params.title_weight * title) + gain
+    bonus = extra[page] + params.title_weight * title
+    if closeness is not None:
+        bonus += params.page_closeness_weight * closeness
+    total = score + bonus + gain
     return total if kind is None else total * kind  # type: ignore[no-any-return]
 
 

@@ -12,6 +12,7 @@ Each package comes as a dict of what the search knows of it before the final ord
 * `lex`: [(chunk id, BM25 score)], best first (ties by id); `dense`: [(chunk id, cosine z)];
 * `path`: chunk id -> its page's path (a candidate without one has no section and is dropped);
 * `title`: page path -> the share of the query's IDF its title and path carry;
+* `closeness`: page path -> how close the page is as a whole (`closeness.closeness`; 0 when absent);
 * `kind`: page path -> its kind's weight for this question (`page_kind_weight`; 1 when absent);
 * `gain`: chunk id -> what it gains for its own heading; `coverage`: chunk id -> its share of
   the query's IDF; `weight`: the package's prior in a search over several;
@@ -70,10 +71,11 @@ def page_kind_weight(kind: str, asks_changes: bool, names_symbol: bool, params: 
 
 
 def with_page_evidence(fused: dict[int, float], path: dict[int, str], title: dict[str, float], gain: dict[int, float],
-                       params: RankingParams, kind: dict[str, float] | None = None) -> list[tuple[int, float]]:
+                       params: RankingParams, kind: dict[str, float] | None = None,
+                       closeness: dict[str, float] | None = None) -> list[tuple[int, float]]:
     """Each section's score plus its page's bonus (a share of the page's 2nd and 3rd best
-    sections, and its title match) and its heading gain, times its page's kind weight, best
-    first."""
+    sections, its title match and its closeness) and its heading gain, times its page's kind
+    weight, best first."""
     pages: dict[str, list[float]] = {}
     for cid, score in fused.items():
         pages.setdefault(path.get(cid, ""), []).append(score)
@@ -82,6 +84,8 @@ def with_page_evidence(fused: dict[int, float], path: dict[int, str], title: dic
         scores.sort(reverse=True)
         extra = sum(w * s for w, s in zip(params.next_sections, scores[1:], strict=False))
         bonus[p] = extra + params.title_weight * title.get(p, 0.0)
+        if closeness is not None:
+            bonus[p] += params.page_closeness_weight * closeness.get(p, 0.0)
     kind = kind or {}
     out = [(cid, (score + bonus[path.get(cid, "")] + gain.get(cid, 0.0)) * kind.get(path.get(cid, ""), 1.0))
            for cid, score in fused.items()]
@@ -121,7 +125,8 @@ def reference_rank(packages: list[dict[str, Any]], cap: int, head: int, several:
         if len(fused) > cap:
             fused = dict(sorted(fused.items(), key=itemgetter(1), reverse=True)[:cap])
         path = {cid: pk["path"][cid] for cid in fused if cid in pk["path"]}
-        ordered = judged(with_page_evidence(fused, path, pk["title"], gain, params, pk.get("kind")), path, head, params)
+        ordered = judged(with_page_evidence(fused, path, pk["title"], gain, params, pk.get("kind"), pk.get("closeness")),
+                         path, head, params)
         scored = [(cid, score) for cid, score in sorted(ordered) if cid in path]
         if several:
             best: dict[str, float] = {}

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..embed.quality import TextEmbedder
     from ..store.store import Installed
     from .bm25 import Bm25Index, Posting
+    from .closeness import PageSpans
     from .dense import VectorIndex
     from .lexical import LexicalHits, Postings
     from .query import Query
@@ -72,6 +73,7 @@ class PackageSearcher:
     _page_tokens: dict[str, int] = field(default_factory=dict)
     _page_kinds: Mapping[str, str] | None = None
     _mean_tokens: float | None = None
+    _spans: PageSpans | Literal[False] | None = None  # (None: not read yet; False: none)
     _vocabulary: dict[str, Vocabulary] = field(default_factory=dict)  # by first letter
 
     @property
@@ -339,6 +341,25 @@ class PackageSearcher:
                 self._vocabulary[first] = Vocabulary.of((t, df) for t, df in rows if isinstance(t, str)
                                                         and isinstance(df, int))
             return self._vocabulary.get(first)
+
+    def page_spans(self) -> PageSpans | None:
+        """Each page's run of chunk ids (`closeness.PageSpans`), read once per process from our
+        packages' covering index, one row a page; None when the package cannot say, or a
+        page's sections are not one run of ids (its pages then have no closeness)."""
+        if self._spans is None:
+            with self.lock:
+                from .closeness import PageSpans
+
+                try:
+                    with self.pkg.deadline():
+                        rows = self.pkg.db.execute("SELECT doc_path, min(id), max(id), count(*) FROM chunks "
+                                                   "GROUP BY doc_path").fetchall()
+                    self._spans = PageSpans.of(rows) or False
+                except PackageTooSlow:
+                    raise
+                except (InvalidPackage, sqlite3.Error):
+                    self._spans = False
+        return self._spans or None
 
     def mean_section_tokens(self) -> float | None:
         """Tokens of the package's mean section, read once per process (our packages' covering

@@ -144,6 +144,23 @@ def nan_vectors(path: Path) -> Path:
     return path
 
 
+def pages_out_of_order(path: Path) -> Path:
+    """Vectors, and pages that are not runs of chunk ids: two pages' sections interleaved and
+    a third page's moved far past every vector (what `closeness.PageSpans` reads)."""
+    import numpy as np
+
+    from context_cli.embed.model import shipped_model_name
+
+    sections = [(f"p{k % 2}.md", "Interleaved", f"Streaming {k}", f"evil streaming cancellation part {k}")
+                for k in range(6)] + [("far.md", "Far", "Cancel", "cancellation streaming far away")]
+    chunks = [Chunk(doc_path=p, doc_title=d, section_title=s, content=c, tokens=estimate_tokens(c),
+                    has_code=False) for p, d, s, c in sections]
+    vectors = np.random.default_rng(7).standard_normal((len(chunks), 256)).astype(np.float32)
+    write_package(path, {"name": "evil", "version": "1.0.0", "embedding_model": shipped_model_name()},
+                  chunks, vectors=vectors)
+    return edit(path, "UPDATE chunks SET id = 4611686018427387904 WHERE doc_path = 'far.md'")
+
+
 def newline_name(path: Path) -> Path:
     """#10: the name `react\\n` passes a `$`-anchored pattern and displays as "react"."""
     base_package(path, name="react")
@@ -340,6 +357,7 @@ REFUSED: dict[str, Generator] = {
 
 # Tricks that may be installed or refused; either way every search stays healthy.
 TOLERATED: dict[str, Generator] = {
+    "pages_out_of_order": pages_out_of_order,
     "with_trigger": with_trigger,
     "nested_json_meta": nested_json_meta,
     "surrogate_text": surrogate_text,
