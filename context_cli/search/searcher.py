@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from ..document import Chunk
 from ..errors import InvalidPackage, ModelUnavailable
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 # A bad row of our BM25 index met at search time: that package falls back to FTS5.
 INDEX_FAULTS = (MalformedIndex, sqlite3.Error, ValueError, IndexError)
+T = TypeVar("T")
 
 
 @dataclass
@@ -317,13 +318,9 @@ class PackageSearcher:
         once per process; none for a package without our pages table, or one that cannot be
         read (its pages are then all weighed as guides)."""
         if self._page_kinds is None:
-            with self.lock:
-                try:
-                    self._page_kinds = {p.doc_path: p.kind for p in self.pkg.pages() if p.kind != "guide"}
-                except PackageTooSlow:
-                    raise
-                except (InvalidPackage, sqlite3.Error):
-                    self._page_kinds = {}
+            none: dict[str, str] = {}
+            self._page_kinds = self._read_or(
+                lambda: {p.doc_path: p.kind for p in self.pkg.pages() if p.kind != "guide"}, none)
         return self._page_kinds
 
     def vocabulary(self, first: str) -> Vocabulary | None:
@@ -347,36 +344,41 @@ class PackageSearcher:
         packages' covering index, one row a page; None when the package cannot say, or a
         page's sections are not one run of ids (its pages then have no closeness)."""
         if self._spans is None:
-            with self.lock:
-                from .closeness import PageSpans
-
-                try:
-                    with self.pkg.deadline():
-                        rows = self.pkg.db.execute("SELECT doc_path, min(id), max(id), count(*) FROM chunks "
-                                                   "GROUP BY doc_path").fetchall()
-                    self._spans = PageSpans.of(rows) or False
-                except PackageTooSlow:
-                    raise
-                except (InvalidPackage, sqlite3.Error):
-                    self._spans = False
+            self._spans = self._read_or(self._read_spans, False)
         return self._spans or None
+
+    def _read_spans(self) -> PageSpans | Literal[False]:
+        from .closeness import PageSpans
+
+        with self.pkg.deadline():
+            rows = self.pkg.db.execute("SELECT doc_path, min(id), max(id), count(*) FROM chunks "
+                                       "GROUP BY doc_path").fetchall()
+        return PageSpans.of(rows) or False
 
     def mean_section_tokens(self) -> float | None:
         """Tokens of the package's mean section, read once per process (our packages' covering
         index answers it without reading a section; 0.2 ms on Django's 2,941); None when the
         package cannot say (the package prior then leaves its vocabulary out)."""
         if self._mean_tokens is None:
-            with self.lock:
-                try:
-                    with self.pkg.deadline():
-                        total, count = self.pkg.db.execute("SELECT total(tokens), count(*) FROM chunks").fetchone()
-                    mean = float(total) / count if count else 0.0
-                    self._mean_tokens = mean if 0 < mean < math.inf else 0.0
-                except PackageTooSlow:
-                    raise
-                except (InvalidPackage, sqlite3.Error):
-                    self._mean_tokens = 0.0
+            self._mean_tokens = self._read_or(self._read_mean_tokens, 0.0)
         return self._mean_tokens or None
+
+    def _read_mean_tokens(self) -> float:
+        with self.pkg.deadline():
+            total, count = self.pkg.db.execute("SELECT total(tokens), count(*) FROM chunks").fetchone()
+        mean = float(total) / count if count else 0.0
+        return mean if 0 < mean < math.inf else 0.0
+
+    def _read_or(self, read: Callable[[], T], fallback: T) -> T:
+        """`read()` under the lock, or `fallback` where the package cannot answer it (a damaged
+        or foreign one); a package too slow still ends this search (`run.guard`)."""
+        with self.lock:
+            try:
+                return read()
+            except PackageTooSlow:
+                raise
+            except (InvalidPackage, sqlite3.Error):
+                return fallback
 
     def texts(self, ids: list[int]) -> list[tuple[int, Chunk]]:
         """(chunk id, section) for these ids, in id order."""
