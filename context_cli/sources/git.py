@@ -345,11 +345,9 @@ def _narrow(dest: Path, docs_path: str | None, near: str | None, whole: bool, *,
     if not (dest / ".git" / "info" / "sparse-checkout").exists():
         return docs_path or _docs_tree(dest, near)
     target = docs_path.strip("/") if docs_path else _docs_tree(dest, near)
-    if target == ".":  # the root: a cone-mode `set .` would check out its top-level files only
-        run_git(["-C", str(dest), "sparse-checkout", "disable"], timeout=CLONE_TIMEOUT, what=shown)
-    elif target:
+    if target and target != ".":
         run_git(["-C", str(dest), "sparse-checkout", "set", target], timeout=CLONE_TIMEOUT, what=shown)
-    elif whole:
+    elif target == "." or whole:  # (the root: a cone-mode `set .` would check out its top-level files only)
         run_git(["-C", str(dest), "sparse-checkout", "disable"], timeout=CLONE_TIMEOUT, what=shown)
     return docs_path or target
 
