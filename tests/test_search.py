@@ -92,6 +92,14 @@ def test_pack_budget_never_broken_by_merging():
     assert sum(c.tokens for c in pack(ranked, budget=300, limit=10)) <= 300
 
 
+def test_pack_keeps_the_merges_that_fit_when_one_would_overflow():
+    # Each merge adds a "## S.." heading (2 tokens); the budget leaves room for one of them.
+    ranked = [cand(1, 99), cand(2, 99), cand(5, 99, "b.md"), cand(6, 99, "b.md")]
+    chosen = pack(ranked, budget=398, limit=10)
+    assert [c.section_title for c in chosen] == ["S1 + S2", "S5", "S6"]
+    assert sum(c.tokens for c in chosen) <= 398
+
+
 def test_lexical_package_says_so(lib):
     answer = search("pipeline", [lib], SearchOptions(mode="hybrid"))
     assert answer["searched"] == {"mylib@1.0.0": "lexical"}

@@ -77,9 +77,7 @@ def pack(ranked: Sequence[Candidate], budget: int, limit: int) -> list[Candidate
     ranks = choose(range(len(sized)), budget, limit, size=lambda k: sized[k].tokens, page=page, shrink=shrink)
     ranks = strengthen(ranks, [c.verdict for c in sized], budget, size=lambda k: sized[k].tokens, page=page)
     chosen = [sized[k] for k in ranks]
-    merged = merge_neighbours(chosen)
-    # Merging adds a heading line per absorbed section; never let that break the budget.
-    return merged if sum(c.tokens for c in merged) <= budget else chosen
+    return merge_neighbours(chosen, room=budget - sum(c.tokens for c in chosen))
 
 
 def plan(ranking: Ranking, query: Query, budget: int, limit: int) -> list[int] | None:
@@ -253,8 +251,11 @@ def _close_fence(text: str) -> str:
     return text + "\n```" if fences % 2 else text
 
 
-def merge_neighbours(chosen: list[Candidate]) -> list[Candidate]:
-    """Merge chosen sections that are consecutive in the same page, keeping the best rank."""
+def merge_neighbours(chosen: list[Candidate], room: int) -> list[Candidate]:
+    """Merge chosen sections that are consecutive in the same page, keeping the best rank.
+
+    A merge adds a heading line per absorbed section: one that would take more than the
+    `room` left in the budget is not made (its sections stay apart), the others still are."""
     by_key = {(c.library, c.chunk_id): c for c in chosen}
     absorbed: set[tuple[str, int]] = set()
     out = []
@@ -262,27 +263,36 @@ def merge_neighbours(chosen: list[Candidate]) -> list[Candidate]:
         key = (cand.library, cand.chunk_id)
         if key in absorbed:
             continue
-        merged = cand
-        # Extend backwards and forwards through chosen neighbours of the same page.
-        lo = cand.chunk_id
-        while (cand.library, lo - 1) in by_key and (cand.library, lo - 1) not in absorbed \
-                and by_key[(cand.library, lo - 1)].doc_path == cand.doc_path:
-            lo -= 1
-        hi = cand.chunk_id
-        while (cand.library, hi + 1) in by_key and (cand.library, hi + 1) not in absorbed \
-                and by_key[(cand.library, hi + 1)].doc_path == cand.doc_path:
-            hi += 1
-        if lo != hi:
-            parts = [by_key[(cand.library, i)] for i in range(lo, hi + 1)]
-            absorbed.update((cand.library, i) for i in range(lo, hi + 1))
+        parts = _run(cand, by_key, absorbed)
+        if len(parts) > 1:
             content = "\n\n".join(_with_heading(p, i > 0) for i, p in enumerate(parts))
             merged = replace(
-                cand, chunk_id=lo, content=content, tokens=estimate_tokens(content),
+                cand, chunk_id=parts[0].chunk_id, content=content, tokens=estimate_tokens(content),
                 section_title=" + ".join(p.section_title for p in parts),
                 score=max(p.score for p in parts),
             )
-        out.append(merged)
+            extra = merged.tokens - sum(p.tokens for p in parts)
+            if extra <= room:
+                room -= extra
+                absorbed.update((p.library, p.chunk_id) for p in parts)
+                cand = merged
+        out.append(cand)
     return out
+
+
+def _run(cand: Candidate, by_key: dict[tuple[str, int], Candidate],
+         absorbed: set[tuple[str, int]]) -> list[Candidate]:
+    """The chosen sections of `cand`'s page next to it on either side, not yet merged, in page order."""
+    def free(i: int) -> bool:
+        other = by_key.get((cand.library, i))
+        return other is not None and (cand.library, i) not in absorbed and other.doc_path == cand.doc_path
+
+    lo = hi = cand.chunk_id
+    while free(lo - 1):
+        lo -= 1
+    while free(hi + 1):
+        hi += 1
+    return [by_key[(cand.library, i)] for i in range(lo, hi + 1)]
 
 
 def _with_heading(c: Candidate, heading: bool) -> str:
