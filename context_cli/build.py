@@ -38,6 +38,7 @@ from .package.schema import PageRecord
 from .package.vectors import QualitySet
 from .package.writer import content_hash, fill_package, write_package
 from .parse.includes import may_include
+from .parse.ref_titles import RefTitles
 from .sources.base import Fetched
 from .sources.folder import Discovered, discover, links_note
 
@@ -294,16 +295,18 @@ def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | No
     if found is None:
         _add_documents(out, fetched.documents or (), prev, model)
         return out
-    files = []  # (rel, data, digest, old page or None)
+    pages = []  # (rel, data) of the files that could be read
     for file in found.files:
-        rel = file.relative_to(found.root).as_posix()
         try:
-            data = file.read_bytes()
+            pages.append((file.relative_to(found.root).as_posix(), file.read_bytes()))
         except OSError:
             out.skipped += 1
-            continue
+    refs = RefTitles.of_pages(pages)
+    files = []  # (rel, data, digest, old page or None)
+    for rel, data in pages:
         if expander is not None:
             data = expander.expand(rel, data)
+        data = refs.titled(data)
         digest = content_hash(data)
         # A page that includes other files is always rebuilt: what it includes may have changed.
         files.append((rel, data, digest, prev.take(rel, digest) if prev and not may_include(data) else None))

@@ -1,0 +1,123 @@
+"""Bare Sphinx cross-references shown as their section's title, as Sphinx renders them.
+
+`:ref:`password-validation`` (reST) or {ref}`password-validation` (MyST) names a label, and
+Sphinx shows the title of the section the label stands before: "Password validation". Our
+parsers read one page at a time and would show the label itself, a slug the reader never
+sees in the rendered docs (434 such references in Django 5.1's docs). The labels are the
+tree's, so the builder reads them from every page first (`RefTitles.of_pages`) and then writes
+each bare reference of a page as the titled form `:ref:`Password validation
+<password-validation>``, which every parser already shows as its title (`titled`). The
+rewrite is part of the page's bytes, so a page whose referenced title changed is rebuilt
+like any changed page.
+
+A label found before no heading (a figure, a table, a label in another project) keeps its
+bare reference, shown as the label, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# `.. _label:` (reST; the label may be quoted in backquotes) and `(label)=` (MyST).
+_RST_LABEL = re.compile(r"\.\. _(`[^`]+`|[^:`\s][^:]*):\s*$")
+_MYST_LABEL = re.compile(r"\(([^()\s]+)\)=\s*$")
+_MYST_HEADING = re.compile(r"#{1,6}\s+(.+?)\s*#*\s*$")
+_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}\s*$")
+# A bare reference: no `title <label>` form, nothing that would end the role inside.
+_BARE_REF = re.compile(rb"(:ref:|\{ref\})`([^`<>\n]+)`")
+# Inline markup a title may carry, which a role's text cannot: roles, backquotes, emphasis.
+_ROLE_PREFIX = re.compile(r"(?::[\w.+-]+:|\{[\w.+-]+\})(?=`)")
+_MARKUP = re.compile(r"`+|\*+|\\(?=\S)")
+_MAX_TITLE = 200
+
+
+class RefTitles:
+    """The tree's section labels and the titles they stand before (label lower-cased, as
+    Sphinx compares them)."""
+
+    def __init__(self, titles: dict[str, str]) -> None:
+        self.titles = titles
+
+    @classmethod
+    def of_pages(cls, pages: Iterable[tuple[str, bytes]]) -> RefTitles:
+        """The labels of every reST (`.rst`, `.txt`) and Markdown page of a tree."""
+        titles: dict[str, str] = {}
+        for rel, data in pages:
+            suffix = rel.rsplit(".", 1)[-1].lower() if "." in rel else ""
+            if suffix in ("rst", "txt") and b".. _" in data:
+                titles.update(_rst_labels(data.decode("utf-8", "replace")))
+            elif suffix in ("md", "markdown") and b")=" in data:
+                titles.update(_myst_labels(data.decode("utf-8", "replace")))
+        return cls(titles)
+
+    def titled(self, data: bytes) -> bytes:
+        """`data` with each bare reference to a known label written with its title."""
+        if not self.titles or (b":ref:`" not in data and b"{ref}`" not in data):
+            return data
+
+        def title(m: re.Match[bytes]) -> bytes:
+            label = m.group(2).decode("utf-8", "replace").strip()
+            found = self.titles.get(label.lower())
+            if found is None:
+                return m.group(0)
+            return m.group(1) + b"`" + found.encode() + b" <" + m.group(2) + b">`"
+
+        return _BARE_REF.sub(title, data)
+
+
+def _rst_labels(text: str) -> dict[str, str]:
+    """The labels of a reST page that stand before a section title (stacked labels share it)."""
+    lines = text.splitlines()
+    out: dict[str, str] = {}
+    pending: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _RST_LABEL.match(lines[i])
+        if m:
+            pending.append(m.group(1).strip("`"))
+            i += 1
+            continue
+        if pending and lines[i].strip():
+            found = _rst_title(lines, i)
+            if found:
+                out.update((label.lower(), found) for label in pending)
+            pending = []
+        i += 1
+    return out
+
+
+def _rst_title(lines: list[str], i: int) -> str | None:
+    """The section title that starts at line `i` (with or without an overline), or None."""
+    line = lines[i]
+    if _ADORNMENT.match(line) and i + 2 < len(lines) and _ADORNMENT.match(lines[i + 2]) \
+            and lines[i + 1].strip() and not _ADORNMENT.match(lines[i + 1]):
+        return _clean(lines[i + 1])
+    if i + 1 < len(lines) and _ADORNMENT.match(lines[i + 1]) and not line.startswith((" ", "\t", "..")) \
+            and not _ADORNMENT.match(line):
+        return _clean(line)
+    return None
+
+
+def _myst_labels(text: str) -> dict[str, str]:
+    """The `(label)=` targets of a MyST page that stand before a heading."""
+    out: dict[str, str] = {}
+    pending: list[str] = []
+    for line in text.splitlines():
+        m = _MYST_LABEL.match(line)
+        if m:
+            pending.append(m.group(1))
+        elif line.strip():
+            heading = _MYST_HEADING.match(line) if pending else None
+            found = _clean(heading.group(1)) if heading else None
+            if found:
+                out.update((label.lower(), found) for label in pending)
+            pending = []
+    return out
+
+
+def _clean(title: str) -> str | None:
+    """A title as a role's text can hold it: its inline markup dropped, one line, bounded."""
+    shown = " ".join(_MARKUP.sub("", _ROLE_PREFIX.sub("", title)).split())
+    shown = shown.replace("<", "").replace(">", "")
+    return shown if shown and len(shown) <= _MAX_TITLE else None
