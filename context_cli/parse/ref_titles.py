@@ -30,6 +30,7 @@ _BARE_REF = re.compile(rb"(:ref:|\{ref\})`([^`<>\n]+)`")
 _ROLE_PREFIX = re.compile(r"(?::[\w.+-]+:|\{[\w.+-]+\})(?=`)")
 _MARKUP = re.compile(r"`+|\*+|\\(?=\S)")
 _MAX_TITLE = 200
+MIN_GROWTH = 64 << 10  # bytes titles may add to any page, however small
 
 
 class RefTitles:
@@ -56,12 +57,17 @@ class RefTitles:
         if not self.titles or (b":ref:`" not in data and b"{ref}`" not in data):
             return data
 
+        room = max(len(data), MIN_GROWTH)  # a page of a million tiny references grows at most 2x
+
         def title(m: re.Match[bytes]) -> bytes:
+            nonlocal room
             label = m.group(2).decode("utf-8", "replace").strip()
             found = self.titles.get(label.lower())
-            if found is None:
+            shown = m.group(1) + b"`" + found.encode() + b" <" + m.group(2) + b">`" if found else m.group(0)
+            if len(shown) - len(m.group(0)) > room:
                 return m.group(0)
-            return m.group(1) + b"`" + found.encode() + b" <" + m.group(2) + b">`"
+            room -= len(shown) - len(m.group(0))
+            return shown
 
         return _BARE_REF.sub(title, data)
 

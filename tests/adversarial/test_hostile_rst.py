@@ -44,3 +44,14 @@ def test_hostile_rst_reads_or_fails_as_one_parse_error(text: str) -> None:
         slow = BlockBuilder()
         render_docutils(text, slow)
         assert fast.finish() == slow.finish()
+
+
+def test_bare_references_grow_a_page_at_most_twice() -> None:
+    from context_cli.parse.ref_titles import MIN_GROWTH, RefTitles
+
+    refs = RefTitles.of_pages([("t.rst", b".. _a:\n\n" + b"T" * 190 + b"\n" + b"=" * 190 + b"\n")])
+    page = b":ref:`a` " * 200_000  # 1.8 MB of references to a 190-character title
+    start = time.perf_counter()
+    out = refs.titled(page)
+    assert len(page) < len(out) <= 2 * len(page) and time.perf_counter() - start < 20
+    assert len(refs.titled(b":ref:`a` " * 1000)) <= 9000 + MIN_GROWTH
