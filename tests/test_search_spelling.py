@@ -119,6 +119,22 @@ def test_a_search_adds_the_correction_beside_the_word_and_says_so(tmp_path: Path
     assert not any("also searched" in n for n in notes)  # "parallelism": an English word, meant as typed
 
 
+def test_one_correction_in_several_packages_is_one_note_naming_them(tmp_path: Path) -> None:
+    import context_cli as cx
+    from context_cli.search.engine import answer
+
+    packages = []
+    for name in ("p", "q"):
+        docs = tmp_path / name
+        docs.mkdir()
+        for page in ("queues", "limits", "tasks"):
+            (docs / f"{page}.md").write_text(f"# {page.title()}\n\n## Parallel {page}\n\nSome {page} of {name} run "
+                                             "in parallel.\n", "utf-8")
+        packages.append(cx.build(docs, tmp_path / f"{name}.db", name=name, version="1.0.0", embed=False))
+    notes = [n for n in answer("a parralel pool", packages).notes if "also searched" in n]
+    assert notes == ["p@1.0.0, q@1.0.0: also searched for 'parallel' (for 'parralel')"]
+
+
 def test_corrections_only_for_words_the_package_lacks() -> None:
     from context_cli.search.query import Query
     from context_cli.search.spelling import corrections

@@ -53,7 +53,7 @@ class SearchRun:
 
     packages: list[PackageQuery]
     phase: int = RANKING
-    _notes: list[tuple[int, int, str]] = field(default_factory=list)  # (phase, package position, note)
+    _notes: list[tuple[int, int, str, str | None]] = field(default_factory=list)  # (phase, position, note, about)
     _skipped: list[tuple[int, int, InvalidPackage]] = field(default_factory=list)
     _guards: list[_Guard] = field(default_factory=list)
 
@@ -104,9 +104,9 @@ class SearchRun:
         pq.mode = "hybrid" if pq.dense is not None and mode != "dense" else "dense" if pq.dense is not None else "lexical"
         note = pq.searcher.note
         if pq.dense is None and note and mode != "lexical":
-            self.note(f"{pq.label}: {note}", pq)
+            self.note_about(pq, note)
         if pq.searcher.quality_note and mode != "lexical":
-            self.note(f"{pq.label}: {pq.searcher.quality_note}", pq)
+            self.note_about(pq, pq.searcher.quality_note)
 
     def note_docs_cover(self, labels: set[str]) -> None:
         """Note, for each package among `labels` (those the answer draws from) whose docs are not
@@ -118,13 +118,30 @@ class SearchRun:
                 self.note(note, pq)
 
     def note(self, text: str, pq: PackageQuery | None = None) -> None:
-        self._notes.append((self.phase, pq.position if pq is not None else -1, text))
+        self._notes.append((self.phase, pq.position if pq is not None else -1, text, None))
+
+    def note_about(self, pq: PackageQuery, text: str) -> None:
+        """A note said of package `pq` ("name@version: text"). Packages with the same note
+        share one line that names them all: a misspelling corrected in every one of twelve
+        packages is one note, not twelve."""
+        self._notes.append((self.phase, pq.position, text, pq.label))
 
     @property
     def notes(self) -> list[str]:
         """The notes, package by package in the packages' order; those of packages skipped
-        while the pack's text was read come last."""
-        return [text for _, _, text in sorted(self._notes, key=lambda x: x[:2])]
+        while the pack's text was read come last. A note said of several packages comes
+        where its first package's would."""
+        lines: list[tuple[list[str], str]] = []
+        said: dict[str, list[str]] = {}  # note -> the packages it is said of
+        for _, _, text, label in sorted(self._notes, key=lambda x: x[:2]):
+            if label is None:
+                lines.append(([], text))
+            elif text in said:
+                said[text].append(label)
+            else:
+                said[text] = [label]
+                lines.append((said[text], text))
+        return [f"{', '.join(labels)}: {text}" if labels else text for labels, text in lines]
 
     @property
     def modes(self) -> dict[str, str]:

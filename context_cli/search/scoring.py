@@ -51,8 +51,7 @@ def score_lexical(run: SearchRun, mode: str, pool: int) -> None:
         with run.guard(pq):
             if found is not None and (fixes := corrections(pq.query, found[1], pq.searcher.vocabulary, held)):
                 pq.query = pq.query.with_words([fix for _, fix in fixes])  # (beside the words they correct)
-                run.note(f"{pq.label}: also searched for " + ", ".join(f"{fix!r} (for {word!r})" for word, fix in fixes),
-                         pq)
+                run.note_about(pq, "also searched for " + ", ".join(f"{fix!r} (for {word!r})" for word, fix in fixes))
                 found = pq.searcher.bm25_postings(pq.query, with_phrases=mode != "dense")
             if found is not None:
                 ours.append((pq, *found))
