@@ -6,6 +6,8 @@ wall time on a shared machine is not (the same count twice, whatever else the ma
     python bench/instructions.py --home django         # the Django package alone
     python bench/instructions.py --home six            # latency.py's six packages and batch questions
     python bench/instructions.py --root ../other-checkout   # the same for another checkout
+    python bench/instructions.py --cold                # a whole cold `context query` process
+    python bench/instructions.py --cold --command "import numpy"   # what one import costs
 
 It runs itself under `valgrind --tool=callgrind` (Debian's valgrind) and collects only inside
 the measured searches: they are consumed by a `collections.deque`, and `--toggle-collect`
@@ -13,6 +15,12 @@ counts what runs inside `deque_extend`. Loading the packages, the warm-up and th
 thread's matrix product are left out; the count is the search thread's work, what a
 question waits for when the product runs beside it. Questions are the anthropic eval set's
 (the ten-package home) or `django_topics.QUESTIONS`; the first five warm up.
+
+`--cold` counts everything instead, from the interpreter's start to its exit: a fresh
+`context query django@5.1.4 QUESTION` on the Django home (after one untimed query, which
+writes what the home remembers of the model), both threads, with the checkout's bytecode
+compiled as an installed wheel's is. `--command CODE` counts `python -c CODE` the same way,
+for one import's share (less `--command pass`, Python's own start).
 """
 
 from __future__ import annotations
@@ -67,14 +75,44 @@ def measure(root: Path, home: str, which: str, count: int) -> None:
     collections.deque(itertools.starmap(search, ((q, packages, served) for q in measured)), maxlen=0)
 
 
+def cold(root: Path, code: str | None, question: str) -> int:
+    """Instructions of one whole process: `context query` on the Django home, or `python -c code`."""
+    import compileall
+
+    compileall.compile_dir(str(root / "context_cli"), quiet=1)
+    place = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import build; "
+                            "print(build.django_home())", str(root)],
+                           check=True, cwd=HERE, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    env = {**os.environ, "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1", "CONTEXT_HOME": place,
+           "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": str(root)}
+    args = ["-c", code] if code is not None else ["-m", "context_cli", "query", "django@5.1.4", question]
+    subprocess.run([sys.executable, *args], env=env, check=True, capture_output=True, cwd=root)
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, *args],
+                          env=env, capture_output=True, text=True, cwd=root)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode or not found:
+        sys.exit(f"callgrind failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+    return int(found.group(1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--pass", dest="which", choices=["first", "again"], default="again")
     ap.add_argument("--home", choices=["ten", "six", "django"], default="ten")
     ap.add_argument("--questions", type=int, default=30)
     ap.add_argument("--root", type=Path, default=HERE.parent, help="the checkout whose search is counted")
+    ap.add_argument("--cold", action="store_true", help="count a whole cold `context query` process")
+    ap.add_argument("--command", help="with --cold: count `python -c COMMAND` instead")
+    ap.add_argument("--question", default="how do I add a custom template filter", help="with --cold")
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not installed (Debian: apt-get install valgrind)")
+    if args.cold:
+        total = cold(args.root.resolve(), args.command, args.question)
+        what = f"python -c {args.command!r}" if args.command is not None else f"cold query {args.question!r}"
+        print(f"{what}: {total / 1e6:.1f} M instructions (whole process) [{args.root}]")
+        return
     if args.inside:
         measure(args.root.resolve(), args.home, args.which, args.questions)
         return
@@ -83,8 +121,6 @@ def main() -> None:
            "--callgrind-out-file=/dev/null", sys.executable, __file__, "--inside", "--pass", args.which,
            "--home", args.home, "--questions", str(args.questions), "--root", str(args.root)]
     env = {**os.environ, "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1"}
-    if shutil.which("valgrind") is None:
-        sys.exit("valgrind is not installed (Debian: apt-get install valgrind)")
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     found = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode or not found:

@@ -12,7 +12,7 @@ For both tools, alternating run by run (or call by call), it times:
    pair (the two builds of a pair ran back to back, under the same load). `--baseline DIR`
    adds another checkout of ours (`ours@base`) to each round, for before/after in one run;
 2. cold `query django@5.1.4 "<question>"`, a fresh process per run (after one untimed query in
-   the home), over run_all's questions: p50;
+   the home), over run_all's questions: p50; `--baseline`'s checkout takes its turn too;
 3. warm `get_docs` over stdio with the real MCP client (both servers up at once, called in
    turn), two-word topics and full questions from django_topics.py: p50 and p95, and how many
    calls returned no sections (the peer ANDs every word of a topic, so a full question often
@@ -58,7 +58,7 @@ from typing import Any
 
 import anyio
 import bench_mcp
-from common import DJANGO, ROOT, Summary, bench_env, cache_dir, context_cmd, docs_tree
+from common import DJANGO, ROOT, Summary, bench_env, cache_dir, context_cmd, docs_tree, pace_ms
 from django_topics import QUESTIONS, TWO_WORDS
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -212,8 +212,10 @@ async def _paired_get_docs(tools: list[Tool], homes: dict[str, Path], topic_sets
 
 
 def cold_queries(tools: list[Tool], homes: dict[str, Path], runs: int) -> dict[str, tuple[Summary, int]]:
-    """Cold `query` seconds per tool, alternating, cycling through QUESTIONS: {tool: (summary, empty)}."""
-    compileall.compile_dir(str(ROOT / "context_cli"), quiet=1)  # as an installed wheel has it
+    """Cold `query` seconds per tool, alternating, cycling through QUESTIONS: {tool: (summary, empty)}.
+    With `--baseline`, the other checkout takes its turn too (before and after in one run)."""
+    for root in {ROOT, *(t.cwd for t in tools if t.cwd is not None)}:  # as an installed wheel has it
+        compileall.compile_dir(str(root / "context_cli"), quiet=1)
     for tool in tools:  # untimed: ours' first query writes what the home remembers of the model
         timed(tool.query(QUESTIONS[0]), tool.env(homes[tool.name]), tool.cwd)
     times: dict[str, list[float]] = {t.name: [] for t in tools}
@@ -302,7 +304,7 @@ def main() -> None:
     builders = tools + ([baseline(args.baseline.resolve())] if args.baseline else [])
     cpu_sets = args.cpus or ["all", "0"]
     tree = rst_tree(docs_tree(DJANGO))
-    load_before = os.getloadavg()
+    load_before, pace_before = os.getloadavg(), pace_ms()
     started = time.perf_counter()
 
     def say(step: str) -> None:
@@ -317,7 +319,7 @@ def main() -> None:
         sizes = {name: p.stat().st_size / 1e6 for name, p in last.items()}
         if not args.build_only:
             say(f"cold query {args.query_runs}x per tool")
-            cold = cold_queries(tools, homes, max(10, args.query_runs))
+            cold = cold_queries(builders, homes, max(10, args.query_runs))
             say(f"get_docs over stdio, {args.calls} calls per tool and kind")
             kinds = {"2-word topics": TWO_WORDS, "full questions": QUESTIONS}
             mcp = anyio.run(_paired_get_docs, tools, homes, kinds, max(100, args.calls))
@@ -333,6 +335,8 @@ def main() -> None:
                     f"{cold[o][0].p50:.3f} s ({cold[o][0].spread('s', '.3f')})",
                     f"{cold[t][0].p50:.3f} s ({cold[t][0].spread('s', '.3f')})", cold[o][0].p50 / cold[t][0].p50,
                     "≤ 0.25×")]
+        rows += [row(f"cold `query`, {n}", f"{cold[n][0].p50:.3f} s ({cold[n][0].spread('s', '.3f')})",
+                     f"{cold[t][0].p50:.3f} s", cold[n][0].p50 / cold[t][0].p50, "≤ 0.25×") for n in cold if n not in (o, t)]
         for kind in kinds:
             s = {n: Summary.of([c.ms for c in mcp[n][kind]]) for n in (o, t)}
             rows.append(row(f"MCP `get_docs` warm, stdio, {kind}", *(f"{s[n].p50:.2f} ms (p95 {s[n].p95:.2f}; "
@@ -344,7 +348,8 @@ def main() -> None:
             print(f"get_docs {kind}: " + "; ".join(f"{n} {answers(mcp[n][kind])}" for n in (o, t)))
     load_after = os.getloadavg()
     print(f"load average (1/5/15 min): {' '.join(f'{x:.2f}' for x in load_before)} before, "
-          f"{' '.join(f'{x:.2f}' for x in load_after)} after; {time.perf_counter() - started:.0f} s in all")
+          f"{' '.join(f'{x:.2f}' for x in load_after)} after; host pace (common.pace_ms) {pace_before:.2f} ms "
+          f"before, {pace_ms():.2f} ms after; {time.perf_counter() - started:.0f} s in all")
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ def test_a_query_imports_none_of_what_only_other_commands_need(home: Path) -> No
     assert {"numpy", "click", "context_cli.search.engine", "context_cli.sync.scope"} <= modules  # real imports seen
     for needless in ("packaging", "packaging.version",  # versions are compared only between several candidates
                      "shutil", "bz2", "lzma",  # installing copies files, a query does not
+                     "difflib",  # only a "not installed" message suggests names
                      "context_cli.sync.docslock", "context_cli.sync.model",  # no docs.lock here to read
                      "click.shell_completion", "mcp", "requests", "docutils", "hashlib", "logging",
                      "concurrent.futures", "tempfile", "context_cli.remote.client", "context_cli.parse"):

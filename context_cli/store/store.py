@@ -12,7 +12,6 @@ from a registry server is not silently replaced by a local file or build.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import sqlite3
@@ -98,6 +97,8 @@ class Spec:
 
 def not_installed_message(spec: Spec, installed: Iterable[Installed]) -> str:
     """"X is not installed", with the installed names closest to it when there are any."""
+    import difflib
+
     names = sorted({i.id.name for i in installed})
     close = difflib.get_close_matches(spec.name, names, n=3, cutoff=0.7)
     if spec.version and spec.name in names:
