@@ -60,6 +60,8 @@ def test_a_question_names_a_library_as_without_library_reads_it() -> None:
     assert Query.of("dark mode in tailwind").names_library("tailwindcss")
     assert not Query.of("tail recursion").names_library("tailwindcss")
     assert Query.of("django: the admin").names_library("django")
+    assert Query.of("tanstack query: prefetch on the server").names_library("tanstack-query")
+    assert not Query.of("react query: prefetch on the server").names_library("@tanstack/react-query")
 
 
 def test_a_question_goes_to_the_package_whose_words_it_uses(tmp_path: Path) -> None:
