@@ -15,6 +15,11 @@ from context_cli.search.query import Query
     ("how to use django forms", "django", "how to use forms"),
     ("install flask", "flask", "install"),
     ("react query cache", "@tanstack/react-query", "react query cache"),  # not the whole name, not a prefix
+    ("tanstack query with the app router", "tanstack-query", "with the app router"),  # a name written as words
+    ("deploy next.js on vercel", "nextjs", "deploy on vercel"),
+    ("theme with styled components", "styled-components", "theme with"),
+    ("use the vue router api", "vue-router", "use the api"),
+    ("use the router of vue", "vue-router", "use the router of vue"),  # (not in a row)
     ("tailwind", "tailwindcss", "tailwind"),  # nothing else would be left
     ("tail of a list", "tailwindcss", "tail of a list"),  # too short to be the name
 ])

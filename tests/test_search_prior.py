@@ -60,6 +60,8 @@ def test_a_question_names_a_library_as_without_library_reads_it() -> None:
     assert Query.of("dark mode in tailwind").names_library("tailwindcss")
     assert not Query.of("tail recursion").names_library("tailwindcss")
     assert Query.of("django: the admin").names_library("django")
+    assert Query.of("tanstack query: prefetch on the server").names_library("tanstack-query")
+    assert not Query.of("react query: prefetch on the server").names_library("@tanstack/react-query")
 
 
 def test_a_question_goes_to_the_package_whose_words_it_uses(tmp_path: Path) -> None:
@@ -82,3 +84,25 @@ def test_a_question_goes_to_the_package_whose_words_it_uses(tmp_path: Path) -> N
         assert ranked[0].library == library, question
     ranked, _, _ = rank(settings, both, "lexical", off)
     assert ranked[0].library == "anthropic@1.0.0"
+
+
+def test_a_split_identifier_counts_as_the_packages_words(tmp_path: Path) -> None:
+    """`send_file` is searched as send and file and as the phrase of the two: both packages
+    hold the words, only one the name. The phrase's section counts weigh in the prior beside
+    the words' (without them the package of many files and sends came first)."""
+    alpha, beta = tmp_path / "alpha", tmp_path / "beta"
+    alpha.mkdir()
+    beta.mkdir()
+    (alpha / "files.md").write_text("# Files\n\n## Sending\n\nTo send a large file, open the file and send it in "
+                                    "parts; every file you send is read once.\n\n## Streams\n\nA stream sends what "
+                                    "you write to it, file by file.\n", "utf-8")
+    (alpha / "other.md").write_text("# Other\n\n## Send\n\nSend mail with the mailer. Files attach to a message.\n",
+                                    "utf-8")
+    (beta / "helpers.md").write_text("# Helpers\n\n## send_file\n\nCall send_file(path) to stream a file from disk as "
+                                     "the response.\n\n## Redirects\n\nredirect(url) answers with a redirect.\n", "utf-8")
+    (beta / "views.md").write_text("# Views\n\n## Returning\n\nA view returns a response: text, JSON or a template.\n",
+                                   "utf-8")
+    both = [open_searcher(cx.build(folder, tmp_path / f"{folder.name}.db", name=folder.name, version="1.0.0",
+                                   embed=False)) for folder in (alpha, beta)]
+    ranked, _, _ = rank("stream a file to the client with send_file", both, "lexical")
+    assert (ranked[0].library, ranked[0].doc_path) == ("beta@1.0.0", "helpers.md")

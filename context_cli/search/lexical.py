@@ -38,7 +38,7 @@ class LexicalHits:
     missing: list[str]
     matched_idf: Callable[[np.ndarray], np.ndarray]  # chunk ids -> their matched IDF
     scored: tuple[PackageScores, int] | None = None  # where `matched_idf` comes from: row k of packages scored together
-    df: Mapping[str, int] = field(default_factory=dict)  # query term -> sections holding it
+    df: Mapping[str, int] = field(default_factory=dict)  # query term (and phrase, ours) -> sections holding it
     sections: int = 1
 
     def coverage(self, ids: np.ndarray) -> np.ndarray:

@@ -10,7 +10,9 @@ the question's terms up in each package (no extra read):
   section, against the packages' mean, averaged over the terms every package was asked; a
   term no package has says nothing). Per token, because a package of long sections holds
   every word in more of them: per section, the packages of long pages (Flask's) drew the
-  questions of the others.
+  questions of the others. The question's phrases count as terms (a split identifier's or
+  hyphenated word's parts in a row, `send_file`, `built-in`): two packages may both hold
+  send and file, and only one `send_file`.
 
 `log_weights` gives each package a log-weight; `rank.package_priors` turns them into factors
 (the best package 1.0) beside the cosine prior. A third piece, each package's dense centroid,
@@ -29,7 +31,7 @@ SMOOTH = 0.5  # added to each term's section count
 def log_weights(named: Sequence[bool], df: Sequence[Mapping[str, int]], sections: Sequence[int],
                 lengths: Sequence[float] | None, name_weight: float, vocabulary_weight: float) -> list[float]:
     """Each package's log-weight: `name_weight` if the question names it, plus
-    `vocabulary_weight` x the mean, over the terms every package was asked (`df`: term ->
+    `vocabulary_weight` x the mean, over the terms (and phrases) every package was asked (`df`: term ->
     sections holding it, of `sections`), of log((df + SMOOTH) / (sections + 1) / its mean
     section's tokens) less the packages' mean. Without every package's `lengths`, the name only."""
     out = [name_weight if said else 0.0 for said in named]

@@ -205,13 +205,22 @@ class Query:
         tailwind" over `tailwindcss`): every page of a library's docs is about it, so its name
         only pulls in the pages that repeat it most (installation and framework guides). A word
         counts as the name when it is the whole name or a prefix of at least half of it and 4
-        letters (separators ignored: `tailwind`, `next` for nextjs; not `tail`); the question is
-        kept whole when nothing else would be left."""
-        forms = _name_forms(name)
-        if forms.isdisjoint(self.tokens):  # the common case, once per package searched
+        letters (separators ignored: `tailwind`, `next` for nextjs; not `tail`), or two or three
+        tokens in a row are together (`tanstack query` for tanstack-query, `next.js`, `styled
+        components`); the question is kept whole when nothing else would be left."""
+        if not self.names_library(name):  # the common case, once per package searched
             return self
-        kept = " ".join(w for w in _WORD.findall(self.text)
-                        if not all(t.lower() in forms for t in _TOKEN.findall(w) or [w]))
+        forms = _name_forms(name)
+        words = [[t.lower() for t in _TOKEN.findall(w)] for w in _WORD.findall(self.text)]
+        flat = [t for w in words for t in w]
+        named = {k for k, t in enumerate(flat) if t in forms}
+        named.update(k + i for k, n in _runs(len(flat)) if "".join(flat[k:k + n]) in forms for i in range(n))
+        left, at = [], 0
+        for word, tokens in zip(_WORD.findall(self.text), words, strict=True):
+            if not tokens or not all(k in named for k in range(at, at + len(tokens))):
+                left.append(word)
+            at += len(tokens)
+        kept = " ".join(left)
         if not terms(kept):
             return self
         return replace(Query.of(kept), identifier=self.identifier, asks_definition=self.asks_definition,
@@ -225,7 +234,23 @@ class Query:
 
     def names_library(self, name: str) -> bool:
         """Does the question name the library `name` (as `without_library` reads a name)?"""
-        return not _name_forms(name).isdisjoint(self.tokens)
+        forms = _name_forms(name)
+        if not forms.isdisjoint(self.tokens):
+            return True
+        head = _name_head(name)  # (most questions lack it, and then no run is made)
+        return bool(head) and head in self._squashed and not forms.isdisjoint(self._joined_tokens)
+
+    @cached_property
+    def _squashed(self) -> str:
+        """The question's tokens, lower-cased, joined into one string."""
+        return "".join(_TOKEN.findall(self.text.lower()))
+
+    @cached_property
+    def _joined_tokens(self) -> frozenset[str]:
+        """Each run of two or three of the question's tokens, joined and lower-cased
+        (`tanstackquery`): a name written as several words."""
+        flat = _TOKEN.findall(self.text.lower())
+        return frozenset("".join(flat[k:k + n]) for k, n in _runs(len(flat)))
 
     def fts_match(self) -> str | None:
         """The FTS5 MATCH expression: every term and phrase quoted, OR-ed (None: no terms)."""
@@ -249,6 +274,11 @@ class Query:
         per_term = {t: frozenset(tokens[t]) for t in self.terms}
         return Stems(per_term=MappingProxyType(per_term), every=frozenset(chain.from_iterable(map(tokens.__getitem__, self.words))),
                      terms=frozenset(chain.from_iterable(per_term.values())))
+
+
+def _runs(tokens: int) -> list[tuple[int, int]]:
+    """(first, count) of each run of two or three of so many tokens."""
+    return [(k, n) for n in (2, 3) for k in range(tokens - n + 1)]
 
 
 def _as_code(word: str) -> bool:
@@ -281,3 +311,9 @@ def _name_forms(name: str) -> frozenset[str]:
         return frozenset()
     least = max(4, (len(whole) + 1) // 2)
     return frozenset((whole, *(whole[:k] for k in range(least, len(whole)))))
+
+
+@lru_cache(maxsize=1024)
+def _name_head(name: str) -> str:
+    """The shortest word that names a library, which every other starts with ("" for none)."""
+    return min(_name_forms(name), key=len, default="")

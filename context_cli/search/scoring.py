@@ -59,15 +59,17 @@ def score_lexical(run: SearchRun, mode: str, pool: int) -> None:
                 pq.lexical = pq.searcher.fts_hits(pq.query, pool if mode != "dense" else 0)
     if not ours:
         return
-    dfs = [[u.df if u is not None else 0 for u in units[:len(pq.query.terms)]] for pq, _, units in ours]
+    every = [[u.df if u is not None else 0 for u in units] for _, _, units in ours]
+    dfs = [df[:len(pq.query.terms)] for (pq, _, _), df in zip(ours, every, strict=True)]
     weights = [term_weights(n, pq.query.terms, df) for (pq, n, _), df in zip(ours, dfs, strict=True)]
     scores = score_packages([(n, units, list(idf.values())) for (_, n, units), (idf, _) in zip(ours, weights, strict=True)],
                             pool if mode != "dense" else 0)
     bounds = scores.row.searchsorted(range(len(ours) + 1)).tolist()
-    for k, ((pq, n, _), (idf, missing), df) in enumerate(zip(ours, weights, dfs, strict=True)):
+    for k, ((pq, n, _), (idf, missing), df) in enumerate(zip(ours, weights, every, strict=True)):
         a, b = bounds[k], bounds[k + 1]
+        units = [*pq.query.terms, *(" ".join(p) for p in pq.query.phrases)][:len(df)]
         pq.lexical = LexicalHits(scores.cid[a:b], scores.score[a:b], idf, missing, scores.matched_idf_of(k), (scores, k),
-                                 dict(zip(pq.query.terms, df, strict=True)), n)
+                                 dict(zip(units, df, strict=True)), n)
 
 
 def pin_identifiers(run: SearchRun, text: str) -> None:
