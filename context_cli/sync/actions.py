@@ -154,7 +154,9 @@ def build_docs(store: Store, registry: str, name: str, version: str, earlier: li
     resolved = resolve(registry, name, version, earlier=before)
     fetched = resolved.fetched
     ref = fetched.meta.get("docs_ref")
-    if resolved.step in ("artefact", "readme") or fetched.source_type in ("pypi", "npm"):
+    if resolved.step == "runtime":  # another library's docs: what was read, never this package's spec
+        source = ref or fetched.source_url
+    elif resolved.step in ("artefact", "readme") or fetched.source_type in ("pypi", "npm"):
         source = artefact_spec(registry, name, version)
     else:
         source = fetched.source_url + (f"#{ref}" if ref else "")
