@@ -10,7 +10,7 @@ them itself and hands its reasons in as `earlier`):
    that library and release; a runtime library with no more than a README is no answer here;
 3. `repository`: the source repository at this version's exact tag (the definition's
    `repository` and tag pattern first, else the index metadata's), the docs tree located by
-   `tree.best_tree`;
+   `tree.best_tree`, and refused when most of its pages are stubs (`tree.thin_pages`);
 4. `artefact`: the released sdist or tarball's own docs folder (a wheel's, for a PyPI release
    without an sdist; wheels rarely ship one);
 5. `site`: the docs site the definition or else the metadata names (`site.fetch_docs_site`):
@@ -220,6 +220,7 @@ class _Run:
         from ..git import fetch_git, list_tags
         from .guard import check_public
         from .metadata import Repository, normalise, repository_of
+        from .tree import STUB_BYTES, thin_pages
 
         reasons: list[str] = []
         repo = None
@@ -246,6 +247,13 @@ class _Run:
             return None
         opts = SourceOptions(tag=tag, near=repo.directory, untrusted=True, require_docs=True)
         fetched = fetch_git(repo.url, opts)
+        if fetched.folder is not None and fetched.docs_path:
+            pages, stubs = thin_pages(fetched.folder / fetched.docs_path)
+            if 2 * stubs > pages:
+                fetched.cleanup()
+                self.fail("repository", f"the docs tree {fetched.docs_path}/ at tag {tag} is mostly stubs "
+                          f"({stubs} of {pages} pages under {STUB_BYTES} bytes)")
+                return None
         fetched.notes.append(f"docs tree {fetched.docs_path}/ of {fetched.source_url} at tag {tag}")
         fetched.meta["docs_ref"] = tag
         return fetched
