@@ -64,7 +64,7 @@ def test_an_at_types_package_gets_its_librarys_docs_at_the_tracked_release(world
     _types_package(world, "@types/readme-only")
     got = resolve("npm", "@types/readme-only", "1.0.3")
     try:
-        assert got.step == "runtime" and not got.readme_only
+        assert got.step == "runtime" and not got.readme_only, got.tried()
         fetched = got.fetched
         assert (fetched.registry, fetched.name, fetched.version) == ("npm", "@types/readme-only", "1.0.3")
         assert fetched.meta["docs_version"] == "readme-only@1.0.0"
