@@ -25,15 +25,19 @@ def test_maintainers_pages_are_no_docs_tree():
     assert best_tree(both) == "docs"
 
 
-def test_thin_pages_counts_pages_under_the_stub_size(tmp_path: Path):
+def test_thin_pages_counts_the_short_pages_that_only_point_elsewhere(tmp_path: Path):
     (tmp_path / "en").mkdir()
     for name in ("a.md", "b.md", "c.md"):
         (tmp_path / "en" / name).write_text(MOVED)
     (tmp_path / "README-fr.md").write_text("# Day\n\n" + "Une bibliothèque. " * 40)
+    # day.js.org's own pages are this short, and they are pages
+    (tmp_path / "as-json.md").write_text("---\ntitle: As JSON\n---\n\nTo serialize as an ISO 8601 string.\n\n"
+                                         "```js\ndayjs('2019-01-25').toJSON() // see https://tc39.es\n```\n")
+    (tmp_path / "display.md").write_text("# Display\n\nOnce parsing is done, you need some way to display it.\n")
     (tmp_path / "index.js").write_text("x")  # no doc page
-    (tmp_path / "big.md").symlink_to("/dev/zero")  # sized, never followed or read
+    (tmp_path / "big.md").symlink_to("/dev/zero")  # never followed or read
     assert len(MOVED) < STUB_BYTES
-    assert thin_pages(tmp_path) == (5, 4)
+    assert thin_pages(tmp_path) == (7, 3)
 
 
 def _repository(world: World, name: str, pages: dict[str, str]) -> None:
@@ -65,7 +69,7 @@ def test_a_docs_tree_of_stubs_is_refused_and_the_readme_stands(world: World):
     got = resolve("npm", "stubbed", "1.0.0")
     got.fetched.cleanup()
     assert got.step == "readme" and got.readme_only
-    assert "repository: the docs tree docs/ at tag v1.0.0 is mostly stubs (9 of 10 pages under 200 bytes)" in got.tried()
+    assert "repository: the docs tree docs/ at tag v1.0.0 is mostly stubs (9 of 10 pages point elsewhere)" in got.tried()
 
 
 def test_a_docs_tree_with_some_short_pages_is_still_docs(world: World):

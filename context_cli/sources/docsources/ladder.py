@@ -220,7 +220,7 @@ class _Run:
         from ..git import fetch_git, list_tags
         from .guard import check_public
         from .metadata import Repository, normalise, repository_of
-        from .tree import STUB_BYTES, thin_pages
+        from .tree import thin_pages
 
         reasons: list[str] = []
         repo = None
@@ -252,7 +252,7 @@ class _Run:
             if 2 * stubs > pages:
                 fetched.cleanup()
                 self.fail("repository", f"the docs tree {fetched.docs_path}/ at tag {tag} is mostly stubs "
-                          f"({stubs} of {pages} pages under {STUB_BYTES} bytes)")
+                          f"({stubs} of {pages} pages point elsewhere)")
                 return None
         fetched.notes.append(f"docs tree {fetched.docs_path}/ of {fetched.source_url} at tag {tag}")
         fetched.meta["docs_ref"] = tag

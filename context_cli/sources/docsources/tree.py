@@ -8,14 +8,15 @@ folder is scored by the documentation pages under it, read from the tree listing
 blob-less clone lists every path without fetching a file).
 
 The listing cannot tell a page from a stub, so once the tree is checked out `thin_pages` reads
-the sizes: dayjs's `docs/` at `v1.11.19` is 24 pages of 80 bytes ("moved to day.js.org") beside
-its translated READMEs, which is no documentation. Pages for the project's maintainers
+its small pages: dayjs's `docs/` at `v1.11.19` is 24 pages of 80 bytes ("The documents are moved
+to https://day.js.org") beside its translated READMEs, which is no documentation. Pages for the project's maintainers
 (`docs/dev/`: pystache 0.6.0's release tooling) are not counted as a tree's pages at all.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
@@ -28,8 +29,8 @@ NOT_DOCS = frozenset({"node_modules", "test", "tests", "__tests__", "fixtures", 
 FOR_MAINTAINERS = frozenset({"dev", "development", "contributing", "maintainers", "maintaining", "releasing"})
 MAX_DEPTH = 3
 MIN_PAGES = 1
-STUB_BYTES = 200  # a page under this holds a title and a link at most
-MAX_SIZED = 20_000  # pages whose sizes are read; a tree past this is no stub folder
+STUB_BYTES = 200  # a page under this may hold a title and a link at most
+MAX_SIZED = 20_000  # pages looked at; a tree past this is no stub folder
 
 
 def best_tree(paths: Iterable[str], *, near: str | None = None,
@@ -78,8 +79,10 @@ def _candidates(path: PurePosixPath, near: PurePosixPath | None) -> list[str]:
 
 
 def thin_pages(root: Path, suffixes: Iterable[str] | None = None) -> tuple[int, int]:
-    """(pages, stubs) of the checked-out docs tree at `root`: doc pages, and those under
-    `STUB_BYTES`. Sizes come from `lstat` (links are not followed, nothing is read)."""
+    """(pages, stubs) of the checked-out docs tree at `root`. A stub is a page under
+    `STUB_BYTES` that only points elsewhere: a link and no code (dayjs's "The documents are moved
+    to https://day.js.org"); a short page with a snippet (day.js.org's own `as-json.md`, 142 bytes)
+    or a sentence and no link is a page. Links are not followed; only files that small are read."""
     if suffixes is None:
         from ..folder import DOC_SUFFIXES
 
@@ -89,14 +92,21 @@ def thin_pages(root: Path, suffixes: Iterable[str] | None = None) -> tuple[int, 
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in files:
-            if not name.lower().endswith(wanted):
-                continue
-            try:
-                size = os.lstat(os.path.join(folder, name)).st_size
-            except OSError:
-                continue
-            pages += 1
-            stubs += size < STUB_BYTES
-            if pages >= MAX_SIZED:
-                return pages, stubs
+            if name.lower().endswith(wanted):
+                pages += 1
+                stubs += _points_elsewhere(os.path.join(folder, name))
+                if pages >= MAX_SIZED:
+                    return pages, stubs
     return pages, stubs
+
+
+def _points_elsewhere(path: str) -> bool:
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size >= STUB_BYTES:
+            return False
+        with open(path, "rb") as f:
+            text = f.read(STUB_BYTES)
+    except OSError:
+        return False
+    return b"://" in text and b"`" not in text
