@@ -49,8 +49,11 @@ def environment(work: Path) -> dict[str, str]:
         owner, name = folder.name.split("+", 1)
         repo = folder / "repo"
         if repo.is_dir():
+            # GitHub reads owner and name in any case (flask-migrate's metadata names
+            # miguelgrinberg/flask-migrate, the repository is Flask-Migrate); git's insteadOf does not.
+            spellings = dict.fromkeys((f"{owner}/{name}", f"{owner}/{name}".lower()))
             lines.append(f'[url "{repo.as_uri()}"]')
-            lines += [f"\tinsteadOf = https://github.com/{owner}/{name}{tail}" for tail in (".git", "")]
+            lines += [f"\tinsteadOf = https://github.com/{path}{tail}" for path in spellings for tail in (".git", "")]
     config = work / "gitconfig"
     config.write_text("\n".join(lines) + "\n")
     defs = [str(ROOT / "registry" / "packages.yaml")]
