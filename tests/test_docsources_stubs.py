@@ -13,6 +13,8 @@ from click.testing import CliRunner
 from helpers import targz
 from sync_fixtures import World, world, world_parts  # noqa: F401 - fixtures
 
+from context_cli.api import open as open_package
+from context_cli.api import search
 from context_cli.sources.docsources.ladder import resolve
 from context_cli.sources.docsources.stubs import Runtime, runtime_of, tracked_release
 from context_cli.store.store import Store
@@ -121,3 +123,6 @@ def test_sync_builds_stubs_under_their_own_name_and_says_whose_docs(world: World
         assert {c[0] for c in pkg.db.execute("SELECT doc_path FROM chunks")} == {"docs/guide.md", "index.d.ts"}
     info = CliRunner().invoke(cli, ["info", "npm/@types/readme-only@1.0.3"], catch_exceptions=False)
     assert "runtime: @types/readme-only@1.0.3: these docs cover readme-only@1.0.0" in info.output
+    [inst] = [i for i in Store().installed() if i.id.qualified == "npm/@types/readme-only@1.0.3"]
+    found = search("how do I parse text into a tree", [open_package(inst.path)])  # an answer says it too
+    assert found.results and any("these docs cover readme-only@1.0.0" in n for n in found.notes), found.notes
