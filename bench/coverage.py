@@ -262,8 +262,12 @@ def summarise(report: dict[str, Any]) -> None:
         total = sum(a["total"] for a in apps)
         docs = sum(a["docs"] for a in apps)
         api = sum(a["api"] for a in apps)
+        # Type-only packages (@types/*, types-*) given their runtime library's docs, counted apart
+        # so that the figure without them can be read too.
+        runtime = sum(d["step"] == "runtime" and d["docs"] == "docs" for a in apps for d in a["deps"])
         print(f"apps: docs {docs}/{total} ({pct(docs, total)}), docs + api {docs + api}/{total} "
-              f"({pct(docs + api, total)})")
+              f"({pct(docs + api, total)}); of the docs, {runtime} are type-only packages' runtime library "
+              f"(without them {docs - runtime}/{total}, {pct(docs - runtime, total)})")
 
 
 def pct(part: int, whole: int) -> str:
