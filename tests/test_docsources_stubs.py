@@ -38,6 +38,19 @@ def test_stubs_names_map_to_their_runtime_library(registry: str, name: str, vers
     assert runtime_of(registry, name, version) == runtime
 
 
+def test_a_readme_only_stubs_package_is_retried_once_its_library_has_a_definition(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from context_cli.sources.docsources.catalogue import ENV
+    from context_cli.sync.actions import has_definition
+
+    catalogue = tmp_path / "packages.yaml"
+    catalogue.write_text("npm:\n  - name: widget\n    source: {type: npm}\n"
+                         "pip:\n  - name: requests\n    source: {type: pypi}\n")
+    monkeypatch.setenv(ENV, str(catalogue))
+    assert has_definition("npm", "@types/widget") and has_definition("pip", "types-requests")
+    assert not has_definition("npm", "@types/gadget") and not has_definition("npm", "@types/..")
+
+
 def test_the_newest_release_of_the_tracked_series_is_taken():
     doc = {"versions": {v: {} for v in ("19.1.9", "19.2.0", "19.2.3", "19.2.10-rc.1", "19.20.0", "2.19.0", "19.3.0")}}
     assert tracked_release("npm", doc, Runtime("react", "19.2")) == "19.2.3"

@@ -40,14 +40,20 @@ class Runtime:
 def runtime_of(registry: str, name: str, version: str) -> Runtime | None:
     """The runtime library of a stubs package at `version`, or None when `name` is no stubs
     package (or maps onto no plain package name, or its version tracks no release series)."""
+    mapped = runtime_name(registry, name)
+    m = _TRACKED.match(version)
+    if mapped is None or m is None:
+        return None
+    return Runtime(mapped, f"{int(m.group(1))}.{int(m.group(2))}")
+
+
+def runtime_name(registry: str, name: str) -> str | None:
+    """The runtime library's name of a stubs package; None when `name` is none, or maps onto
+    no plain package name of its registry, or onto a stubs name again."""
     mapped = _mapped(registry, name)
     if mapped is None or len(mapped) > MAX_NAME or _mapped(registry, mapped) is not None:
         return None
-    pattern = _NPM_NAME if registry == "npm" else _PEP508_NAME
-    m = _TRACKED.match(version)
-    if not pattern.match(mapped) or m is None:
-        return None
-    return Runtime(mapped, f"{int(m.group(1))}.{int(m.group(2))}")
+    return mapped if (_NPM_NAME if registry == "npm" else _PEP508_NAME).match(mapped) else None
 
 
 def _mapped(registry: str, name: str) -> str | None:
