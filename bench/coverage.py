@@ -49,8 +49,11 @@ def environment(work: Path) -> dict[str, str]:
         owner, name = folder.name.split("+", 1)
         repo = folder / "repo"
         if repo.is_dir():
+            # GitHub reads owner and name in any case (flask-migrate's metadata names
+            # miguelgrinberg/flask-migrate, the repository is Flask-Migrate); git's insteadOf does not.
+            spellings = dict.fromkeys((f"{owner}/{name}", f"{owner}/{name}".lower()))
             lines.append(f'[url "{repo.as_uri()}"]')
-            lines += [f"\tinsteadOf = https://github.com/{owner}/{name}{tail}" for tail in (".git", "")]
+            lines += [f"\tinsteadOf = https://github.com/{path}{tail}" for path in spellings for tail in (".git", "")]
     config = work / "gitconfig"
     config.write_text("\n".join(lines) + "\n")
     defs = [str(ROOT / "registry" / "packages.yaml")]
@@ -259,8 +262,12 @@ def summarise(report: dict[str, Any]) -> None:
         total = sum(a["total"] for a in apps)
         docs = sum(a["docs"] for a in apps)
         api = sum(a["api"] for a in apps)
+        # Type-only packages (@types/*, types-*) given their runtime library's docs, counted apart
+        # so that the figure without them can be read too.
+        runtime = sum(d["step"] == "runtime" and d["docs"] == "docs" for a in apps for d in a["deps"])
         print(f"apps: docs {docs}/{total} ({pct(docs, total)}), docs + api {docs + api}/{total} "
-              f"({pct(docs + api, total)})")
+              f"({pct(docs + api, total)}); of the docs, {runtime} are type-only packages' runtime library "
+              f"(without them {docs - runtime}/{total}, {pct(docs - runtime, total)})")
 
 
 def pct(part: int, whole: int) -> str:

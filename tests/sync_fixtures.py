@@ -97,6 +97,11 @@ def _fill_index(index: Index, repo: Path) -> None:
                                         "meta": {"links": {"GitHub": f"{FORGE}/readme-only"}}})
 
 
+# A page is more than a title and a line (the ladder refuses a docs tree of stubs).
+MORE = ("\nEach call reads the whole input first, so a file that is still being written is read again "
+        "later. Errors name the line and the column where the input stopped making sense.\n")
+
+
 def _make_repo(root: Path) -> Path:
     repo = root / "readme-only"
     git(root, "init", "-q", "-b", "main", str(repo))
@@ -104,7 +109,7 @@ def _make_repo(root: Path) -> Path:
     (repo / "README.md").write_text("# readme-only\n")
     (repo / "package.json").write_text('{"name": "readme-only"}')
     (repo / "docs" / "guide.md").write_text("# Guide\n\n## Parsing\n\nCall `parse(text)` to get a tree; "
-                                            "version 1.0.0 of the guide.\n")
+                                            "version 1.0.0 of the guide.\n" + MORE)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "docs")
     git(repo, "tag", "v1.0.0")
@@ -113,7 +118,7 @@ def _make_repo(root: Path) -> Path:
     (mono / "packages" / "widgets" / "docs").mkdir(parents=True)
     (mono / "packages" / "widgets" / "package.json").write_text('{"name": "@acme/widgets"}')
     (mono / "packages" / "widgets" / "docs" / "usage.md").write_text(
-        "# Widgets\n\n## Rendering\n\nCall `render(widget)` to draw a widget; version 2.0.0.\n")
+        "# Widgets\n\n## Rendering\n\nCall `render(widget)` to draw a widget; version 2.0.0.\n" + MORE)
     (mono / "README.md").write_text("# acme monorepo\n")
     git(mono, "add", "-A")
     git(mono, "commit", "-q", "-m", "widgets")

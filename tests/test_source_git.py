@@ -187,6 +187,42 @@ def test_a_server_missing_a_docs_file_is_said_as_such(tmp_path: Path, monkeypatc
     assert "None" not in str(e.value)
 
 
+def test_a_docs_trees_media_are_never_fetched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Screenshots and recordings are no pages: a trimmed mirror that lacks one (vitest's demo
+    GIF, cva's 4K wallpaper) still gives the docs; a folder named like a glob is read literally."""
+    work = tmp_path / "work"
+    (work / "docs" / "public").mkdir(parents=True)
+    (work / "docs" / "[lang]").mkdir()
+    (work / "docs" / "index.md").write_text(page("1.0.0"))
+    (work / "docs" / "[lang]" / "guide.md").write_text(page("1.0.0"))
+    (work / "docs" / "public" / "demo.GIF").write_bytes(b"GIF89a" * 100)
+    (work / "docs" / "public" / "logo.svg").write_text("<svg/>")
+    (work / "dlang").mkdir()  # what an unescaped `d[lang]`-style glob would also take
+    (work / "dlang" / "x.md").write_text("# x\n")
+    (work / "README.md").write_text("# widgets\n")
+    git(tmp_path, "init", "-q", "-b", "main", str(work))
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "docs")
+    server = tmp_path / "server.git"
+    git(tmp_path, "init", "-q", "--bare", str(server))
+    git(work, "push", "-q", str(server), "main")
+    blob = git(work, "rev-parse", "HEAD:docs/public/demo.GIF").strip()
+    (server / "objects" / blob[:2] / blob[2:]).unlink()
+    config = tmp_path / "gitconfig"
+    config.write_text("[uploadpack]\n\tallowFilter = true\n\tallowAnySHA1InWant = true\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    for path in ("docs", "docs/[lang]"):
+        fetched = fetch_source(url(server), SourceOptions(tag="main", path=path))
+        try:
+            files = {p.relative_to(fetched.folder).as_posix() for p in fetched.folder.rglob("*")
+                     if p.is_file() and ".git" not in p.parts}
+            assert "README.md" in files and "docs/[lang]/guide.md" in files and "dlang/x.md" not in files
+            assert "docs/public/demo.GIF" not in files
+            assert ("docs/public/logo.svg" in files) == (path == "docs")
+        finally:
+            fetched.cleanup()
+
+
 def test_folder_that_is_not_a_repo(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()

@@ -319,7 +319,10 @@ def check_out(dest: Path, folders: list[str]) -> None:
     """Add `folders` to a sparse checkout made by `fetch_git` (their files are fetched from
     its remote under the rules it was cloned with); a full checkout has them already."""
     if folders and (dest / ".git" / "info" / "sparse-checkout").exists():
-        run_git(["-C", str(dest), "sparse-checkout", "add", "--", *folders], timeout=CLONE_TIMEOUT, what=str(dest))
+        cone = run_git(["-C", str(dest), "config", "--default", "true", "--get", "core.sparseCheckoutCone"],
+                       timeout=60, what=str(dest)).strip() == "true"
+        patterns = folders if cone else [f"/{_literal(f.strip('/'))}/" for f in folders]
+        run_git(["-C", str(dest), "sparse-checkout", "add", *patterns], timeout=CLONE_TIMEOUT, what=str(dest))
 
 
 def _keep_guard(dest: Path, guard: list[str]) -> None:
@@ -346,10 +349,33 @@ def _narrow(dest: Path, docs_path: str | None, near: str | None, whole: bool, *,
         return docs_path or _docs_tree(dest, near)
     target = docs_path.strip("/") if docs_path else _docs_tree(dest, near)
     if target and target != ".":
-        run_git(["-C", str(dest), "sparse-checkout", "set", target], timeout=CLONE_TIMEOUT, what=shown)
+        run_git(["-C", str(dest), "sparse-checkout", "set", *_docs_patterns(target)], timeout=CLONE_TIMEOUT,
+                what=shown)
     elif target == "." or whole:  # (the root: a cone-mode `set .` would check out its top-level files only)
         run_git(["-C", str(dest), "sparse-checkout", "disable"], timeout=CLONE_TIMEOUT, what=shown)
     return docs_path or target
+
+
+# Files of a docs tree that no parser reads (screenshots, recordings, fonts, archives): never
+# fetched. A 4K wallpaper or a demo GIF costs more than the tree's every page (vitest's
+# `docs/public/on-task-update.gif`, cva's `docs/latest/public/assets/img/wallpaper-4k.png`).
+MEDIA = ("png", "jpg", "jpeg", "gif", "webp", "avif", "bmp", "ico", "tif", "tiff", "psd", "mp4", "webm",
+         "mov", "avi", "mp3", "wav", "ogg", "woff", "woff2", "ttf", "otf", "eot", "pdf", "zip", "gz")
+
+
+def _docs_patterns(target: str) -> list[str]:
+    """`sparse-checkout set` arguments for the docs tree `target` and the top-level files, its
+    media left out (non-cone patterns, in gitignore syntax: the last match wins); a name that
+    patterns cannot say literally (a line break) keeps the cone-mode set of the whole tree."""
+    if any(c in target for c in "\n\r"):
+        return [target]
+    folder = "/" + _literal(target) + "/"
+    return ["--no-cone", "/*", "!/*/", folder, *(f"!{folder}**/*.{e}" for ext in MEDIA for e in (ext, ext.upper()))]
+
+
+def _literal(path: str) -> str:
+    """`path` as a gitignore pattern matching itself only (`docs/[lang]` has a glob in it)."""
+    return re.sub(r"([\\*?\[\]!# ])", r"\\\1", path)
 
 
 def _docs_tree(dest: Path, near: str | None) -> str | None:

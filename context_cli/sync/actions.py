@@ -154,7 +154,9 @@ def build_docs(store: Store, registry: str, name: str, version: str, earlier: li
     resolved = resolve(registry, name, version, earlier=before)
     fetched = resolved.fetched
     ref = fetched.meta.get("docs_ref")
-    if resolved.step in ("artefact", "readme") or fetched.source_type in ("pypi", "npm"):
+    if resolved.step == "runtime":  # another library's docs: what was read, never this package's spec
+        source = ref or fetched.source_url
+    elif resolved.step in ("artefact", "readme") or fetched.source_type in ("pypi", "npm"):
         source = artefact_spec(registry, name, version)
     else:
         source = fetched.source_url + (f"#{ref}" if ref else "")
@@ -171,11 +173,16 @@ def build_docs(store: Store, registry: str, name: str, version: str, earlier: li
 
 
 def has_definition(registry: str, name: str) -> bool:
-    """Whether the catalogue holds a definition for the package (a README-only build is then
-    worth trying again)."""
+    """Whether the catalogue holds a definition for the package, or for the runtime library of
+    a stubs package (`@types/react`: react's); a README-only build is then worth trying again."""
     from ..sources.docsources.catalogue import load_catalogue
+    from ..sources.docsources.stubs import runtime_name
 
-    return load_catalogue().find(registry, name) is not None
+    catalogue = load_catalogue()
+    if catalogue.find(registry, name) is not None:
+        return True
+    runtime = runtime_name(registry, name)
+    return runtime is not None and catalogue.find(registry, runtime) is not None
 
 
 def symbol_count(path: Path) -> int:

@@ -5,15 +5,18 @@ them itself and hands its reasons in as `earlier`):
 
 1. `definition`: a catalogue definition (ours or Neuledge's): its git or zip source at the
    range's tag, or its artefact source with its docs path and exclusions;
-2. `repository`: the source repository at this version's exact tag (the definition's
+2. `runtime`: for a type-only package (`@types/react`, `types-requests`), the runtime library's
+   docs through these same steps, at the release the stubs track (`stubs.py`), labelled with
+   that library and release; a runtime library with no more than a README is no answer here;
+3. `repository`: the source repository at this version's exact tag (the definition's
    `repository` and tag pattern first, else the index metadata's), the docs tree located by
-   `tree.best_tree`;
-3. `artefact`: the released sdist or tarball's own docs folder (a wheel's, for a PyPI release
+   `tree.best_tree`, and refused when most of its pages are stubs (`tree.thin_pages`);
+4. `artefact`: the released sdist or tarball's own docs folder (a wheel's, for a PyPI release
    without an sdist; wheels rarely ship one);
-4. `site`: the docs site the definition or else the metadata names (`site.fetch_docs_site`):
+5. `site`: the docs site the definition or else the metadata names (`site.fetch_docs_site`):
    its llms.txt / llms-full.txt / `.md` pages or crawl, for the exact version; the site as it
    is now only where the definition allows it, labelled `latest`;
-5. `readme`: the artefact's README (a wheel's is the long description in its METADATA), or an
+6. `readme`: the artefact's README (a wheel's is the long description in its METADATA), or an
    artefact with neither docs folder nor README; the builder adds the API reference read from
    the code where it can, and the caller labels that `api`.
 
@@ -30,7 +33,7 @@ from typing import Any
 from ...errors import ContextError, SourceError
 from ..base import Fetched, SourceOptions
 
-STEPS = ("definition", "repository", "artefact", "site", "readme")
+STEPS = ("definition", "runtime", "repository", "artefact", "site", "readme")
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ class _Run:
 
     def step(self, step: str, definition: Any) -> Fetched | None:
         steps: dict[str, Callable[[Any], Fetched | None]] = {
-            "definition": self.from_definition, "repository": self.from_repository,
+            "definition": self.from_definition, "runtime": self.from_runtime, "repository": self.from_repository,
             "artefact": self.from_artefact, "site": self.from_site}
         try:
             return steps[step](definition)
@@ -181,10 +184,43 @@ class _Run:
             fetched.notes.append(f"docs from {fetched.source_url} (latest, not tagged per version)")
         return fetched
 
+    def from_runtime(self, definition: Any) -> Fetched | None:
+        from .metadata import index_doc
+        from .stubs import runtime_of, tracked_release
+
+        runtime = runtime_of(self.registry, self.name, self.version)
+        if runtime is None:
+            return None
+        release = tracked_release(self.registry, index_doc(self.registry, runtime.name), runtime)
+        if release is None:
+            self.fail("runtime", f"{runtime.name} has no release {runtime.series}.x")
+            return None
+        try:
+            inner = resolve(self.registry, runtime.name, release)
+        except NoDocs as e:
+            self.fail("runtime", str(e)[:600])
+            return None
+        fetched = inner.fetched
+        if inner.readme_only:
+            fetched.cleanup()
+            self.fail("runtime", f"{runtime.name} {release} has only a README")
+            return None
+        # Built under the stubs' own name and version; the label says whose docs these are.
+        covers = fetched.meta.get("docs_version") or release
+        ref = fetched.meta.get("docs_ref") or fetched.source_commit
+        read = fetched.source_url if not ref or ref == fetched.source_url or fetched.source_type in (
+            "pypi", "npm") else f"{fetched.source_url}#{ref}"
+        fetched.meta.update({"docs_version": f"{runtime.name}@{covers}", "docs_ref": read,
+                             "docs_source": "runtime"})
+        fetched.name, fetched.version, fetched.registry = self.name, self.version, self.registry
+        fetched.notes.append(f"the docs of {runtime.name} {release} ({inner.step}), whose types this is")
+        return fetched
+
     def from_repository(self, definition: Any) -> Fetched | None:
         from ..git import fetch_git, list_tags
         from .guard import check_public
         from .metadata import Repository, normalise, repository_of
+        from .tree import thin_pages
 
         reasons: list[str] = []
         repo = None
@@ -211,6 +247,13 @@ class _Run:
             return None
         opts = SourceOptions(tag=tag, near=repo.directory, untrusted=True, require_docs=True)
         fetched = fetch_git(repo.url, opts)
+        if fetched.folder is not None and fetched.docs_path:
+            pages, stubs = thin_pages(fetched.folder / fetched.docs_path)
+            if 2 * stubs > pages:
+                fetched.cleanup()
+                self.fail("repository", f"the docs tree {fetched.docs_path}/ at tag {tag} is mostly stubs "
+                          f"({stubs} of {pages} pages point elsewhere)")
+                return None
         fetched.notes.append(f"docs tree {fetched.docs_path}/ of {fetched.source_url} at tag {tag}")
         fetched.meta["docs_ref"] = tag
         return fetched
