@@ -22,6 +22,10 @@ from context_cli.search.query import Query
     ("use the router of vue", "vue-router", "use the router of vue"),  # (not in a row)
     ("tailwind", "tailwindcss", "tailwind"),  # nothing else would be left
     ("tail of a list", "tailwindcss", "tail of a list"),  # too short to be the name
+    ("return an http 404", "httpx", "return an http 404"),  # a prefix that is an English word
+    ("format a date", "date-fns", "format a date"),
+    ("the next page of results", "nextjs", "the next page of results"),
+    ("set httpx timeouts", "httpx", "set timeouts"),
 ])
 def test_without_library_name(query: str, name: str, words: str) -> None:
     assert Query.of(query).without_library(name).text == words

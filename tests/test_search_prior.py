@@ -59,6 +59,8 @@ def test_scores_are_centred_and_finite(dfs: list[int], query: list[str]) -> None
 def test_a_question_names_a_library_as_without_library_reads_it() -> None:
     assert Query.of("dark mode in tailwind").names_library("tailwindcss")
     assert not Query.of("tail recursion").names_library("tailwindcss")
+    assert not Query.of("return an HTTP 404 from a view").names_library("httpx")  # `http`: an English word
+    assert not Query.of("a fast startup").names_library("fastapi")
     assert Query.of("django: the admin").names_library("django")
     assert Query.of("tanstack query: prefetch on the server").names_library("tanstack-query")
     assert not Query.of("react query: prefetch on the server").names_library("@tanstack/react-query")

@@ -205,12 +205,13 @@ class Query:
         tailwind" over `tailwindcss`): every page of a library's docs is about it, so its name
         only pulls in the pages that repeat it most (installation and framework guides). A word
         counts as the name when it is the whole name or a prefix of at least half of it and 4
-        letters (separators ignored: `tailwind`, `next` for nextjs; not `tail`), or two or three
+        letters that is not an English word (separators ignored: `tailwind`; not `tail`, nor
+        `next` for nextjs or `http` for httpx), or two or three
         tokens in a row are together (`tanstack query` for tanstack-query, `next.js`, `styled
         components`); the question is kept whole when nothing else would be left."""
         if not self.names_library(name):  # the common case, once per package searched
             return self
-        forms = _name_forms(name)
+        forms = self._naming_forms(name)
         words = [[t.lower() for t in _TOKEN.findall(w)] for w in _WORD.findall(self.text)]
         flat = [t for w in words for t in w]
         named = {k for k, t in enumerate(flat) if t in forms}
@@ -234,11 +235,24 @@ class Query:
 
     def names_library(self, name: str) -> bool:
         """Does the question name the library `name` (as `without_library` reads a name)?"""
+        return bool(self._naming_forms(name))
+
+    def _naming_forms(self, name: str) -> frozenset[str]:
+        """The forms of `name` (`_name_forms`) that the question holds as a word or a run of
+        words and that name the library there: the whole name, or a shorter form that is not
+        an English word (`date` does not name date-fns, `http` not httpx, `fast` not fastapi;
+        `tailwind` names tailwindcss). English words are read only when such a form is found."""
         forms = _name_forms(name)
-        if not forms.isdisjoint(self.tokens):
-            return True
+        found = forms & self.tokens
         head = _name_head(name)  # (most questions lack it, and then no run is made)
-        return bool(head) and head in self._squashed and not forms.isdisjoint(self._joined_tokens)
+        if head and head in self._squashed:
+            found |= forms & self._joined_tokens
+        if not found:
+            return found
+        from .spelling import english_words
+
+        whole = max(forms, key=len)
+        return frozenset(f for f in found if f == whole or f not in english_words())
 
     @cached_property
     def _squashed(self) -> str:
