@@ -55,13 +55,15 @@ def test_each_role_shows_what_zzzeeksphinx_shows():
     assert ":attr:`Session.info <_orm.Session.info>`" in out
 
 
-def test_paramref_of_a_method_and_parentheses_in_the_target():
+def test_paramref_of_a_method_parentheses_and_a_dot_in_the_target():
     out = prefixes().titled(b":paramref:`_orm.Session.begin.nested` :func:`_orm.aliased()` "
-                            b":meth:`_orm.Query.join()` :class:`_orm.Mapper()` {py:class}`_sa.Table`").decode()
+                            b":meth:`_orm.Query.join()` :class:`_orm.Mapper()` {py:class}`_sa.Table` "
+                            b":class:`._orm.Session`").decode()
     assert ":paramref:`Session.begin.nested <_orm.Session.begin.nested>`" in out  # a method's parameter
     assert ":func:`aliased() <_orm.aliased()>`" in out and ":meth:`Query.join() <_orm.Query.join()>`" in out
     assert ":class:`_orm.Mapper()`" in out  # Sphinx keeps "()" in a class target: not one zzzeeksphinx maps
     assert "{py:class}`Table <_sa.Table>`" in out
+    assert ":class:`Session <._orm.Session>`" in out  # Sphinx drops the dot before zzzeeksphinx reads it
 
 
 def test_titled_tilde_relative_unmapped_and_other_roles_are_left_alone():

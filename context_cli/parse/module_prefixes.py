@@ -10,8 +10,10 @@ literal dict, read with `ast`, never executed) and writes each prefixed role as 
 
 zzzeeksphinx's rule (render_pydomains.py): meth, attr and paramref show the last two dotted parts
 (a paramref the last three when the third from last is capitalised, a method's parameter), func,
-obj, data, mod and class the last one; meth and func add "()". A role with a `~`, `.` or `!`, an
-explicit title, an unmapped prefix or no name after its prefix is left as it is.
+obj, data, mod and class the last one; meth and func add "()". A role with a `~` or `!`, an
+explicit title, an unmapped prefix or no name after its prefix is left as it is; a leading `.`
+(`:class:`._orm.Session``, Sphinx's "search from here") is not, as Sphinx drops it before
+zzzeeksphinx reads the target.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from .ref_titles import MIN_GROWTH
 
 # `:meth:`_orm.Session.execute`` (reST, `py:` domain optional) and {meth}`...` (MyST).
 _ROLE = re.compile(rb"(:(?:py:)?(meth|attr|paramref|func|obj|data|mod|class):|\{(?:py:)?(meth|attr|paramref|func|obj"
-                   rb"|data|mod|class)\})`([A-Za-z_]\w*)\.([\w.]*\w)(\(\))?`")
+                   rb"|data|mod|class)\})`\.?([A-Za-z_]\w*)\.([\w.]*\w)(\(\))?`")
 _MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _SETTING = "zzzeeksphinx_module_prefixes"
 MAX_CONF = 1 << 20  # bytes: a conf.py is a few kB (SQLAlchemy's 16 kB); more is not read
