@@ -119,3 +119,19 @@ def test_a_built_package_shows_the_names_the_rendered_docs_show(tmp_path: Path):
 def test_without_the_setting_the_roles_show_as_written(tmp_path: Path):
     text = built_text(tmp_path, "extensions = ['zzzeeksphinx']\n")["doc/build/orm/session_basics.rst"]
     assert "The `_orm.Session` runs `_orm.Session.execute()`" in text
+
+
+def test_a_rebuild_after_conf_py_names_the_prefixes_rebuilds_the_pages_that_use_them(tmp_path: Path):
+    root = sdist(tmp_path, "extensions = ['zzzeeksphinx']\n")
+    (root / "doc" / "build" / "plain.rst").write_text("Plain\n=====\n\nNo roles on this page at all.\n")
+    opts = BuildOptions(name="x", version="1.0.0", embed=False)
+    build(Fetched("folder", "sqlalchemy", folder=root), tmp_path / "a.db", opts)
+    (root / "doc" / "build" / "conf.py").write_text(CONF)
+    opts.previous = tmp_path / "a.db"
+    again = build(Fetched("folder", "sqlalchemy", folder=root), tmp_path / "b.db", opts)
+    assert again.reused_pages == 1  # plain.rst; both pages with prefixed roles are rebuilt
+    pkg = open_package(tmp_path / "b.db")
+    try:
+        assert "Start with `Session` here." in {c.doc_path: c.content for _, c in pkg.chunks()}["doc/build/orm/index.rst"]
+    finally:
+        pkg.close()
