@@ -38,6 +38,7 @@ from .package.schema import PageRecord
 from .package.vectors import QualitySet
 from .package.writer import content_hash, fill_package, write_package
 from .parse.includes import may_include
+from .parse.module_prefixes import ModulePrefixes
 from .parse.ref_titles import RefTitles
 from .sources.base import Fetched
 from .sources.folder import Discovered, discover, links_note
@@ -302,11 +303,12 @@ def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | No
         except OSError:
             out.skipped += 1
     refs = RefTitles.of_pages(pages)
+    prefixes = ModulePrefixes.of_tree(found.root, (rel for rel, _ in pages))
     files = []  # (rel, data, digest, old page or None)
     for rel, data in pages:
         if expander is not None:
             data = expander.expand(rel, data)
-        data = refs.titled(data)
+        data = prefixes.titled(refs.titled(data))
         digest = content_hash(data)
         # A page that includes other files is always rebuilt: what it includes may have changed.
         files.append((rel, data, digest, prev.take(rel, digest) if prev and not may_include(data) else None))

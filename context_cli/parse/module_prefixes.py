@@ -1,0 +1,116 @@
+"""Python roles with a short module prefix shown as zzzeeksphinx renders them.
+
+SQLAlchemy, Alembic, Mako and dogpile write `:class:`_orm.Session`` and `:meth:`_orm.Session.execute``;
+their conf.py maps each prefix to a module (`zzzeeksphinx_module_prefixes = {"_orm":
+"sqlalchemy.orm", ...}`) and the zzzeeksphinx extension shows the role as `Session` and
+`Session.execute()`. Our parsers read no conf.py and would show `_orm.Session`, a name the reader
+never sees. The builder reads the prefixes from the tree's conf.py (`ModulePrefixes.of_tree`: a
+literal dict, read with `ast`, never executed) and writes each prefixed role as its titled form,
+`:class:`Session <_orm.Session>``, which every parser shows as its title (`titled`).
+
+zzzeeksphinx's rule (render_pydomains.py): meth, attr and paramref show the last two dotted parts
+(a paramref the last three when the third from last is capitalised, a method's parameter), func,
+obj, data, mod and class the last one; meth and func add "()". A role with a `~` or `!`, an
+explicit title, an unmapped prefix or no name after its prefix is left as it is; a leading `.`
+(`:class:`._orm.Session``, Sphinx's "search from here") is not, as Sphinx drops it before
+zzzeeksphinx reads the target.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from .ref_titles import MIN_GROWTH
+
+# `:meth:`_orm.Session.execute`` (reST, `py:` domain optional) and {meth}`...` (MyST).
+_ROLE = re.compile(rb"(:(?:py:)?(meth|attr|paramref|func|obj|data|mod|class):|\{(?:py:)?(meth|attr|paramref|func|obj"
+                   rb"|data|mod|class)\})`\.?([A-Za-z_]\w*)\.([\w.]*\w)(\(\))?`")
+_MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_SETTING = "zzzeeksphinx_module_prefixes"
+MAX_CONF = 1 << 20  # bytes: a conf.py is a few kB (SQLAlchemy's 16 kB); more is not read
+_MAX_NAME = 200  # a prefix or module name longer than this is not one
+
+
+class ModulePrefixes:
+    """The tree's module prefixes (`_orm`) and the modules they stand for (`sqlalchemy.orm`)."""
+
+    def __init__(self, prefixes: dict[str, str]) -> None:
+        self.prefixes = prefixes
+
+    @classmethod
+    def of_tree(cls, root: Path, rels: Iterable[str]) -> ModulePrefixes:
+        """The prefixes of the conf.py in the pages' common folder or the nearest folder above it
+        inside `root`; none when there is no such file."""
+        folders = {posixpath.dirname(rel) for rel in rels}
+        if not folders:
+            return cls({})
+        folder = root / posixpath.commonpath(list(folders))
+        for d in (folder, *folder.parents):
+            conf = d / "conf.py"
+            if conf.is_file() and not conf.is_symlink():
+                return cls.of_conf(conf)
+            if d == root:
+                break
+        return cls({})
+
+    @classmethod
+    def of_conf(cls, conf: Path) -> ModulePrefixes:
+        """The literal dict conf.py assigns to `zzzeeksphinx_module_prefixes`; none when the
+        file is too large, unreadable, not Python, or the value is not a literal dict of names."""
+        try:
+            with conf.open("rb") as f:
+                source = f.read(MAX_CONF + 1)
+        except OSError:
+            return cls({})
+        return cls(_prefixes(source) if len(source) <= MAX_CONF and _SETTING.encode() in source else {})
+
+    def titled(self, data: bytes) -> bytes:
+        """`data` with each role whose target starts with a known prefix written with the title
+        zzzeeksphinx shows."""
+        if not self.prefixes:
+            return data
+
+        room = max(len(data), MIN_GROWTH)  # a title may name the module: a page grows at most 2x
+
+        def title(m: re.Match[bytes]) -> bytes:
+            nonlocal room
+            module, role = self.prefixes.get(m.group(4).decode()), (m.group(2) or m.group(3)).decode()
+            if module is None or (m.group(6) and role not in ("meth", "func")):  # Sphinx drops "()" from these
+                return m.group(0)
+            shown = _shown(role, [module, *m.group(5).decode().split(".")]).encode()
+            if len(shown) + 3 > room:
+                return m.group(0)
+            room -= len(shown) + 3
+            return m.group(1) + b"`" + shown + b" <" + m.group(0)[len(m.group(1)) + 1:-1] + b">`"
+
+        return _ROLE.sub(title, data)
+
+
+def _shown(role: str, tokens: list[str]) -> str:
+    """What zzzeeksphinx shows for a mapped target split at its dots (the module first)."""
+    if role in ("meth", "attr", "paramref"):
+        need = 3 if role == "paramref" and len(tokens) >= 3 and tokens[-3][:1].isupper() else 2
+        name = ".".join(tokens[-need:])
+    else:
+        name = tokens[-1]
+    return name + "()" if role in ("meth", "func") else name
+
+
+def _prefixes(source: bytes) -> dict[str, str]:
+    """The last top-level literal assignment of the setting in `source`, checked."""
+    try:
+        tree = ast.parse(source)
+        values = [node.value for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)
+                  and node.value is not None and any(isinstance(t, ast.Name) and t.id == _SETTING
+                                                     for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
+        value = ast.literal_eval(values[-1]) if values else None
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)
+            and len(k) <= _MAX_NAME and len(v) <= _MAX_NAME and k.isidentifier() and _MODULE.fullmatch(v)}
