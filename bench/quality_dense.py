@@ -92,8 +92,7 @@ def build_set(name: str, cache: Path) -> tuple[Any, dict[str, Any]]:
     from context_cli.home import packages_dir
     from context_cli.store.store import Store
 
-    label = f"{name}-eval"
-    done = next((i for i in Store(packages_dir()).installed() if i.id.name == label), None)
+    done = next((i for i in Store(packages_dir()).installed() if i.id.name == name), None)
     if done is not None and "quality_model" in done.meta:
         return done, {}
     cached = CachedEmbedder(load_quality_model(), cache / f"{name}.npz")
@@ -101,7 +100,7 @@ def build_set(name: str, cache: Path) -> tuple[Any, dict[str, Any]]:
     quality.build_embedder = lambda settings: cached  # type: ignore[assignment]  # the scout's cache
     try:
         t0 = time.perf_counter()
-        res = add_source(AddRequest(source=str(SETS[name][0]), name=label, version="1.0.0", quality=True))
+        res = add_source(AddRequest(source=str(SETS[name][0]), name=name, version="1.0.0", quality=True))
         seconds = time.perf_counter() - t0
     finally:
         quality.build_embedder = real

@@ -252,7 +252,10 @@ def build(name: str, corpus: Path, embed: bool) -> Any:
     from context_cli.adding import AddRequest, add_source
 
     t0 = time.perf_counter()
-    res = add_source(AddRequest(source=str(corpus), name=f"{name}-eval", version="1.0.0", embed=embed))
+    # Named as the library is (`django`, `tanstack-query`), so that what a question says of a
+    # library (`Query.names_library`) is read against real names; until 2026-12-07 they were
+    # `NAME-eval`, where every short form of a name was a prefix.
+    res = add_source(AddRequest(source=str(corpus), name=name, version="1.0.0", embed=embed))
     b = res.build
     assert b is not None, f"{corpus}: nothing was built"
     print(f"[{name}] built {b.chunks} sections from {b.pages} pages in "
@@ -380,7 +383,7 @@ def _built(name: str) -> Any:
     from context_cli.home import packages_dir
     from context_cli.store.store import Store
 
-    return next((i for i in Store(packages_dir()).installed() if i.id.name == f"{name}-eval"), None)
+    return next((i for i in Store(packages_dir()).installed() if i.id.name == name), None)
 
 
 if __name__ == "__main__":
