@@ -32,6 +32,11 @@ def test_add_pypi_release_gains_its_api(pypi, context_home: Path) -> None:  # no
         [(_, chunk)] = pkg.chunks([cid])
         # docs/signer.rst's `autoclass :members:` shows it, so that section is its home
         assert chunk.doc_path == "docs/signer.rst" and "Signer.sign(value: str | bytes)" in chunk.content
+        # no docstring: `:members:` passes it over, as Sphinx does, and its class's section is its home
+        [cid] = [c for s, c in pkg.symbols(["default_digest_method"]) if s.name.startswith("itsdangerous.signer.S")]
+        [(_, chunk)] = pkg.chunks([cid])
+        assert chunk.doc_path == "docs/signer.rst" and "\n`Signer(secret_key: str" in chunk.content
+        assert "`Signer.default_digest_method" not in chunk.content
 
 
 def test_packages_without_symbols_still_read(tmp_path: Path) -> None:
@@ -103,3 +108,4 @@ def test_a_page_worker_reads_the_api_while_the_others_parse(tmp_path: Path) -> N
         [(_, chunk)] = pkg.chunks([cid])
     assert greet.signature == "greet(name: str) -> str"
     assert chunk.doc_path == "docs/api.rst" and "Say hello to" in chunk.content
+
