@@ -63,3 +63,19 @@ def test_members_are_picked_as_sphinx_picks_them(expander) -> None:
     assert members("   :members: sign, default_digest_method") == {"sign", "default_digest_method"}
     assert members("") == set()
     assert fill.shown["itsdangerous.signer.Signer.default_digest_method"] == "docs/pick.rst"  # its class's page
+
+
+def test_a_docstrings_section_title_becomes_a_rubric() -> None:
+    """A title cannot stand inside a directive's body: SQLAlchemy's module docstrings have
+    them, and they sent the whole page to docutils' slow reader (and out of the text)."""
+    from context_cli.parse import rst_fast
+    from context_cli.parse.common import BlockBuilder
+    from context_cli.parse.rst import _Inline, _prepare
+
+    module = Symbol("pkg.ext", "module", doc="Extends it.\n\nSynopsis\n========\n\nUse it so.\n\n-----\nUsage\n-----\n\nSo.")
+    page = Expander([module]).expand("docs/ext.rst", b"Ext\n===\n\n.. automodule:: pkg.ext\n").decode()
+    assert ".. rubric:: Synopsis\n" in page and ".. rubric:: Usage\n" in page and "====" not in page.split("Ext\n===")[1]
+    _prepare(page)
+    rst_fast.render(page, BlockBuilder(), _Inline("docs/ext.rst", None))  # (raises Unsupported for a title inside)
+    text = "\n".join(b.text for b in parse_file("docs/ext.rst", page.encode()).blocks)
+    assert "Synopsis" in text and "Use it so." in text and "Usage" in text

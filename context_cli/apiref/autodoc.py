@@ -29,6 +29,7 @@ _OBJECT = re.compile(r"^([ \t]*)\.\.[ \t]+(?:py:)?(function|class|method|attribu
                      r"decorator|classmethod|staticmethod|module|currentmodule)::[ \t]*([\w.]+)", re.MULTILINE)
 _MKDOCS = re.compile(r"^([ \t]*):::[ \t]+([\w.]+)[ \t]*$", re.MULTILINE)
 _OPTION = re.compile(r"^[ \t]+:([\w-]+):(.*)$")
+_RULE = re.compile(r"^([=\-~^\"'`#*+:.])\1{2,}\s*$")  # a section title's underline (or overline)
 _TICK = re.compile(r"(?<![`\\])`([^`\n]+)`(?!`)")
 MAX_PAGE_BYTES = 4 * 1024 * 1024  # an expanded page stops growing here (its remaining directives stay bare)
 
@@ -244,15 +245,24 @@ def _without_signature(s: Symbol) -> Symbol:
 
 
 def _rst_text(markdown: str) -> str:
-    """The Markdown of an entry as reST: fences become code-block directives, `x` becomes ``x``."""
+    """The Markdown of an entry as reST: fences become code-block directives, `x` becomes ``x``,
+    and a section title a docstring kept (`Synopsis` over `====`, SQLAlchemy's module
+    docstrings have them) a rubric: a title cannot stand inside a directive, and it sent the
+    whole page to docutils' slow reader."""
     out: list[str] = []
     fenced = False
-    for line in markdown.split("\n"):
+    lines = markdown.split("\n")
+    for i, line in enumerate(lines):
         if line.startswith("```"):
             fenced = not fenced
             out += [f".. code-block:: {line[3:].strip() or 'text'}", ""] if fenced else [""]
         elif fenced:
             out.append("   " + line if line else "")
+        elif _RULE.match(line) and (i + 1 == len(lines) or not _RULE.match(lines[i + 1])) \
+                and out and out[-1].strip() and len(line) >= len(out[-1].strip()):
+            out[-1:] = [f".. rubric:: {out[-1].strip()}", ""]
+            if len(out) > 2 and _RULE.match(out[-3]):  # (an overline)
+                del out[-3]
         else:
             out.append(_TICK.sub(r"``\1``", line))
     return "\n".join(out)
