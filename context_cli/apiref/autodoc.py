@@ -29,7 +29,7 @@ _OBJECT = re.compile(r"^([ \t]*)\.\.[ \t]+(?:py:)?(function|class|method|attribu
                      r"decorator|classmethod|staticmethod|module|currentmodule)::[ \t]*([\w.]+)", re.MULTILINE)
 _MKDOCS = re.compile(r"^([ \t]*):::[ \t]+([\w.]+)[ \t]*$", re.MULTILINE)
 _OPTION = re.compile(r"^[ \t]+:([\w-]+):(.*)$")
-_RULE = re.compile(r"^([=\-~^\"'`#*+:.])\1{2,}\s*$")  # a section title's underline (or overline)
+_RULE = re.compile(r"^([=\-~^\"'`#*+])\1{2,}\s*$")  # a section title's underline (or overline)
 _TICK = re.compile(r"(?<![`\\])`([^`\n]+)`(?!`)")
 MAX_PAGE_BYTES = 4 * 1024 * 1024  # an expanded page stops growing here (its remaining directives stay bare)
 
