@@ -71,6 +71,7 @@ def test_a_stopword_that_starts_a_name_is_searched_joined_to_the_words_after_it(
     assert Query.of("is it in to").joined == ()  # stopwords alone join to nothing
     assert Query.of("what tokens are the new ones").joined == ()  # `the`, `what` start no name
     assert Query.of("is valid on click with router").joined == ("isvalid", "onclick", "withrouter")
+    assert Query.of("set state or create app").joined == ("setstate", "createapp")  # (no stopwords, but heads)
     assert Query.of("Claude's use").joined == ()  # a possessive's `s` joins to nothing
     assert "useeffect" not in Query.of("useeffect: use effect").joined  # a word of the question already
     assert Query.of("use 2 v3").joined == ()  # letters only

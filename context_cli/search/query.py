@@ -30,11 +30,13 @@ MAX_PHRASES = 8
 MAX_JOINED = 8  # adjacent words searched as one word too (`joined`)
 JOINED_WORDS = (2, 3)  # how many adjacent words are joined
 JOINED_LETTERS = 3  # the shortest word joined after the head
-# Stopwords that start names in code (`useEffect`, `getQueryData`, `makeQueryClient`,
-# `hasOwnProperty`, `isValid`, `onClick`, `forRoot`, `withRouter`, `fromJSON`, `beforeEach`,
-# `afterAll`); not `to`, `as`, `when`, `can`...: over the sets' 1,590 questions `to` alone
-# would join 256 times, for `toString` and the like.
-JOIN_HEADS = frozenset({"use", "get", "make", "has", "is", "on", "for", "with", "from", "before", "after"})
+# Words that start names in code (`useEffect`, `getQueryData`, `setState`, `createApp`,
+# `makeQueryClient`, `hasOwnProperty`, `isValid`, `onClick`, `forRoot`, `withRouter`,
+# `fromJSON`, `beforeEach`, `afterAll`), stopwords but `set` and `create`; not `to`, `as`,
+# `when`, `can`...: over the sets' 1,590 questions `to` alone would join 256 times, for
+# `toString` and the like.
+JOIN_HEADS = frozenset({"use", "get", "set", "create", "make", "has", "is", "on", "for", "with", "from", "before",
+                        "after"})
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _WORD = re.compile(r"\S+")
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$.:-]*[\w$]\Z")
@@ -136,11 +138,11 @@ def phrases(text: str) -> list[tuple[str, ...]]:
 
 
 def joined(words: list[str]) -> list[str]:
-    """A stopword that starts a name (JOIN_HEADS: `use`, `get`, `has`, `for`...) and the one or
-    two words after it, written as one word (`use effect` -> useeffect, `use layout effect`
-    -> uselayouteffect, `get query data` -> getquerydata): the tokenizer keeps a camelCase
-    name as one token, which the words apart never match, and the stopword is not searched
-    at all. The words after it are not stopwords, of letters and at least JOINED_LETTERS
+    """A word that starts names (JOIN_HEADS: `use`, `get`, `set`, `has`, `for`...) and the one
+    or two words after it, written as one word (`use effect` -> useeffect, `use layout
+    effect` -> uselayouteffect, `set query data` -> setquerydata): the tokenizer keeps a
+    camelCase name as one token, which the words apart never match (and `use`, a stopword,
+    is not searched at all). The words after it are not stopwords, of letters and at least JOINED_LETTERS
     ("Claude's" is no `claudes`), and not a word of the question already. Runs of content
     words alone are not joined: `exit code`, `test class`, `react query` then also matched
     `exitcode`, `testclass` and `reactquery`, names in examples rather than what was asked
