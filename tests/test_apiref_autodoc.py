@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,12 +11,19 @@ from apiref_fixtures import unpack_sdist
 from context_cli.apiref.autodoc import Expander
 from context_cli.apiref.python import extract_api
 from context_cli.parse import parse_file
+from context_cli.symbol import Symbol
 
 
 @pytest.fixture(scope="module")
-def expander(tmp_path_factory: pytest.TempPathFactory) -> tuple[Expander, Path]:
+def release(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Symbol], Path]:
     root = unpack_sdist("itsdangerous-2.2.0", tmp_path_factory.mktemp("sdist"))
-    return Expander(extract_api(root, registry="pip", name="itsdangerous", version="2.2.0").symbols), root
+    return extract_api(root, registry="pip", name="itsdangerous", version="2.2.0").symbols, root
+
+
+@pytest.fixture
+def expander(release: tuple[list[Symbol], Path]) -> tuple[Expander, Path]:
+    symbols, root = release
+    return Expander(symbols), root
 
 
 def test_autoclass_with_members_comes_out_whole(expander) -> None:
@@ -33,6 +41,41 @@ def test_mkdocstrings_block_and_unknown_targets(expander) -> None:
     fill, _ = expander
     page = b"# API\n\n::: itsdangerous.encoding\n\n::: nowhere.thing\n"
     text = fill.expand("docs/api.md", page).decode()
-    assert "### itsdangerous.encoding.want_bytes" in text and "want_bytes(s: str | bytes" in text
+    assert "### itsdangerous.encoding.base64_encode" in text and "base64_encode(string: str | bytes" in text
+    assert "want_bytes" not in text  # no docstring: mkdocstrings shows it only with `show_if_no_docstring`
     assert "::: nowhere.thing" in text  # not an entry: left as it is
     assert fill.expand("docs/other.md", b"# Plain\n") == b"# Plain\n"
+
+
+def test_members_are_picked_as_sphinx_picks_them(expander) -> None:
+    fill, _ = expander
+
+    def members(options: str) -> set[str]:
+        page = f".. autoclass:: itsdangerous.signer.Signer\n{options}\n".encode()
+        text = fill.expand("docs/pick.rst", page).decode()
+        return set(re.findall(r"^   \.\. py:\w+:: (?:[\w]+\.)*(\w+)", text, re.MULTILINE))
+
+    documented = {"secret_key", "derive_key", "get_signature", "sign", "verify_signature", "unsign", "validate"}
+    assert members("   :members:") == documented  # `default_digest_method` has no docstring
+    assert members("   :members:\n   :undoc-members:") == documented | {"default_digest_method",
+                                                                        "default_key_derivation"}
+    assert members("   :members:\n   :exclude-members: sign, unsign") == documented - {"sign", "unsign"}
+    assert members("   :members: sign, default_digest_method") == {"sign", "default_digest_method"}
+    assert members("") == set()
+    assert fill.shown["itsdangerous.signer.Signer.default_digest_method"] == "docs/pick.rst"  # its class's page
+
+
+def test_a_docstrings_section_title_becomes_a_rubric() -> None:
+    """A title cannot stand inside a directive's body: SQLAlchemy's module docstrings have
+    them, and they sent the whole page to docutils' slow reader (and out of the text)."""
+    from context_cli.parse import rst_fast
+    from context_cli.parse.common import BlockBuilder
+    from context_cli.parse.rst import _Inline, _prepare
+
+    module = Symbol("pkg.ext", "module", doc="Extends it.\n\nSynopsis\n========\n\nUse it so.\n\n-----\nUsage\n-----\n\nSo.")
+    page = Expander([module]).expand("docs/ext.rst", b"Ext\n===\n\n.. automodule:: pkg.ext\n").decode()
+    assert ".. rubric:: Synopsis\n" in page and ".. rubric:: Usage\n" in page and "====" not in page.split("Ext\n===")[1]
+    _prepare(page)
+    rst_fast.render(page, BlockBuilder(), _Inline("docs/ext.rst", None))  # (raises Unsupported for a title inside)
+    text = "\n".join(b.text for b in parse_file("docs/ext.rst", page.encode()).blocks)
+    assert "Synopsis" in text and "Use it so." in text and "Usage" in text

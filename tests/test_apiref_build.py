@@ -32,6 +32,11 @@ def test_add_pypi_release_gains_its_api(pypi, context_home: Path) -> None:  # no
         [(_, chunk)] = pkg.chunks([cid])
         # docs/signer.rst's `autoclass :members:` shows it, so that section is its home
         assert chunk.doc_path == "docs/signer.rst" and "Signer.sign(value: str | bytes)" in chunk.content
+        # no docstring: `:members:` passes it over, as Sphinx does, and its class's section is its home
+        [cid] = [c for s, c in pkg.symbols(["default_digest_method"]) if s.name.startswith("itsdangerous.signer.S")]
+        [(_, chunk)] = pkg.chunks([cid])
+        assert chunk.doc_path == "docs/signer.rst" and "\n`Signer(secret_key: str" in chunk.content
+        assert "`Signer.default_digest_method" not in chunk.content
 
 
 def test_packages_without_symbols_still_read(tmp_path: Path) -> None:
@@ -103,3 +108,37 @@ def test_a_page_worker_reads_the_api_while_the_others_parse(tmp_path: Path) -> N
         [(_, chunk)] = pkg.chunks([cid])
     assert greet.signature == "greet(name: str) -> str"
     assert chunk.doc_path == "docs/api.rst" and "Say hello to" in chunk.content
+
+
+def test_long_docstrings_are_stored_deflated_and_read_back(tmp_path: Path) -> None:
+    from context_cli.document import Chunk
+    from context_cli.package.writer import write_package
+    from context_cli.symbol import Symbol
+
+    long_doc = "Sign the value with the key. " * 40 + "Ω."
+    rows = [(Symbol("p.sign", "function", "sign(v)", long_doc), 1), (Symbol("p.x", "attribute", "x", "Short."), 1)]
+    path = write_package(tmp_path / "p.db", {"name": "p", "version": "1"},
+                         [Chunk("a.md", "A", "", "Some text about signing.", 6, False)], symbols=rows)
+    with sqlite3.connect(path) as db:
+        stored = dict(db.execute("SELECT name, length(doc) + coalesce(length(doc_zlib), 0) FROM symbols"))
+    assert stored["p.sign"] < len(long_doc) // 4 and stored["p.x"] == len("Short.")
+    with open_package(path) as pkg:
+        assert [s.doc for s, _ in pkg.symbols()] == [long_doc, "Short."]
+
+
+def test_packages_from_before_deflated_docstrings_still_read(tmp_path: Path) -> None:
+    from context_cli.document import Chunk
+    from context_cli.package.writer import write_package
+
+    path = write_package(tmp_path / "p.db", {"name": "p", "version": "1"},
+                         [Chunk("a.md", "A", "", "Some text about signing.", 6, False)], symbols=[])
+    with sqlite3.connect(path) as db:  # the table as packages had it before `doc_zlib`
+        db.execute("DROP TABLE symbols")
+        db.executescript("CREATE TABLE symbols (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tail TEXT NOT NULL,"
+                         " kind TEXT NOT NULL, signature TEXT NOT NULL DEFAULT '', doc TEXT NOT NULL DEFAULT '',"
+                         " deprecated TEXT, since TEXT, source TEXT NOT NULL DEFAULT '', line INTEGER NOT NULL"
+                         " DEFAULT 0, aliases TEXT NOT NULL DEFAULT '', chunk_id INTEGER);")
+        db.execute("INSERT INTO symbols(name, tail, kind, doc) VALUES ('p.sign', 'sign', 'function', ?)",
+                   ("A docstring stored as text. " * 20,))
+    with open_package(path) as pkg:
+        assert pkg.has_symbols and [s.doc for s, _ in pkg.symbols()] == ["A docstring stored as text. " * 20]

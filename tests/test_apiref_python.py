@@ -133,3 +133,23 @@ def test_class_attributes_are_annotated_documented_or_enum_members(tmp_path: Pat
     assert symbols["pkg.Feature.timeout"].signature == "Feature.timeout: float = 2.0"
     assert symbols["pkg.Feature.retries"].doc == "How often to try again."
     assert symbols["pkg.LIMIT"].doc == "The most there may be."
+
+
+def test_a_test_package_of_the_api_is_read_a_test_suite_is_not(tmp_path: Path) -> None:
+    """`django.test` and `numpy.testing` are API (helpers for the user's tests, no test
+    modules in them); `pkg/tests`, `pkg/sub/tests` (a Django app's `tests.py`) and
+    `numpy/testing/tests` are test suites, as is a top-level `tests/` package."""
+    body = 'def run() -> None:\n    """Run it."""\n'
+    root = write_tree(tmp_path, {
+        "pyproject.toml": "", "pkg/__init__.py": "",
+        "pkg/test/__init__.py": "from .client import Client\n", "pkg/test/client.py": "class Client:\n    '''A client.'''\n",
+        "pkg/testing/__init__.py": "", "pkg/testing/utils.py": body,
+        "pkg/testing/tests/__init__.py": "", "pkg/testing/tests/test_utils.py": body,
+        "pkg/tests/__init__.py": "", "pkg/tests/helpers.py": body, "pkg/tests/unit/test_core.py": body,
+        "pkg/sub/__init__.py": "", "pkg/sub/tests/__init__.py": "", "pkg/sub/tests/tests.py": body,
+        "pkg/sub/tests/models.py": body, "pkg/nopkg/testing/utils.py": body, "pkg/sub/testing/__init__.py": body,
+        "tests/__init__.py": "", "tests/helpers.py": body,
+    })
+    names = {s.name for s in extract_api(root, registry="pip", name="pkg", version="1").symbols}
+    assert {"pkg.test.client.Client", "pkg.testing.utils.run"} <= names
+    assert not {n for n in names if ".tests" in n or n.startswith("tests") or "sub.testing" in n}, names

@@ -487,3 +487,19 @@ def _swapped(ids: list[int]) -> tuple[int, bytes]:
 
     delta = np.diff(np.array([0, *ids], dtype=np.int64)).astype("<u2").tobytes()
     return len(ids), zlib.compress(delta + bytes([1, 2, 3] * len(ids))[: 3 * len(ids)])
+
+
+def test_adjacent_words_also_match_a_camelcase_name_in_body_text(tmp_path):
+    """`use effect` finds the section where `useEffect` is one token, first, through our index
+    and through FTS5 alike (the joined word is one more OR-ed unit)."""
+    sections = [("hooks.md", "Hooks", "Call useEffect to synchronize a component with an external system."),
+                ("effects.md", "Side effects", "An effect may use a timer; effects run after render."),
+                ("other.md", "Other", "Use the layout to place an effect in the page.")]
+    path = make_package(tmp_path / "p.db", sections=sections)
+    with open_package(path) as pkg:
+        index = bm25.Bm25Index.load(pkg.db, WEIGHTS)
+        for q in ("use effect", "useEffect hook", "how do I use effect", "use layout effect"):
+            _same_ranking(pkg.db, index, q)
+        assert lexical(pkg.db, Query.of("use effect"), 5, index)[0].tolist()[0] == 1
+        assert lexical(pkg.db, Query.of("use effect"), 5)[0].tolist()[0] == 1
+        assert Query.of("use effect").terms == ("effect",)  # what coverage and the verdict weigh is unchanged

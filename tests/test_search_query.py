@@ -59,3 +59,22 @@ def test_a_contraction_is_searched_as_the_words_it_stands_for(text: str, terms: 
     "it's" of the docs. The question is searched as the words the contractions stand for."""
     q = Query.of(text)
     assert (q.terms, q.phrases) == (terms, phrases)
+
+
+def test_a_stopword_that_starts_a_name_is_searched_joined_to_the_words_after_it() -> None:
+    from context_cli.search.query import MAX_JOINED, Query
+
+    assert Query.of("use effect").joined == ("useeffect",)
+    assert Query.of("use layout effect").joined == ("uselayout", "uselayouteffect")
+    assert Query.of("how do I get query data").joined == ("getquery", "getquerydata")
+    assert Query.of("exit code of a test class").joined == ()  # content words alone: their phrase is meant
+    assert Query.of("is it in to").joined == ()  # stopwords alone join to nothing
+    assert Query.of("what tokens are the new ones").joined == ()  # `the`, `what` start no name
+    assert Query.of("is valid on click with router").joined == ("isvalid", "onclick", "withrouter")
+    assert Query.of("set state or create app").joined == ("setstate", "createapp")  # (no stopwords, but heads)
+    assert Query.of("Claude's use").joined == ()  # a possessive's `s` joins to nothing
+    assert "useeffect" not in Query.of("useeffect: use effect").joined  # a word of the question already
+    assert Query.of("use 2 v3").joined == ()  # letters only
+    assert len(Query.of(" ".join(f"use {w}" for w in "alpha beta gamma delta epsilon zeta eta theta iota".split()))
+               .joined) == MAX_JOINED
+    assert Query.of("use effect").fts_match() == '"effect" OR "useeffect"'

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 
 from ..symbol import Symbol
 from .pages import entry_text
@@ -27,6 +28,8 @@ _CURRENT = re.compile(r"^[ \t]*\.\.[ \t]+(?:py:)?(?:current)?module::[ \t]*(\S+)
 _OBJECT = re.compile(r"^([ \t]*)\.\.[ \t]+(?:py:)?(function|class|method|attribute|data|exception|property|"
                      r"decorator|classmethod|staticmethod|module|currentmodule)::[ \t]*([\w.]+)", re.MULTILINE)
 _MKDOCS = re.compile(r"^([ \t]*):::[ \t]+([\w.]+)[ \t]*$", re.MULTILINE)
+_OPTION = re.compile(r"^[ \t]+:([\w-]+):(.*)$")
+_RULE = re.compile(r"^([=\-~^\"'`#*+])\1{2,}\s*$")  # a section title's underline (or overline)
 _TICK = re.compile(r"(?<![`\\])`([^`\n]+)`(?!`)")
 MAX_PAGE_BYTES = 4 * 1024 * 1024  # an expanded page stops growing here (its remaining directives stay bare)
 
@@ -88,6 +91,13 @@ class Expander:
     def _show(self, symbol: Symbol, rel: str) -> None:
         self._described.append((rel, symbol.name, None))
 
+    def _home(self, s: Symbol, rel: str) -> None:
+        """`s` and its members, passed over by a fill (no docstring), have the page they would
+        have been on as their home: the `symbols` table points there, not nowhere."""
+        self._show(s, rel)
+        for child in self.members(s):
+            self._home(child, rel)
+
     def _describe(self, rel: str, text: str) -> None:
         """Note the targets of the page's own Sphinx object directives (looked up in `shown`,
         once the entries are there); a directive indented under `.. class:: X` names a
@@ -129,21 +139,21 @@ class Expander:
             while end < len(lines) and (not lines[end].strip() or _width(lines[end]) > len(indent)):
                 end += 1
             block = lines[i + 1:end]
-            options = {o.strip().split(":")[1] for o in block if o.strip().startswith(":") and o.count(":") >= 2}
+            options = _options(block)
             symbol = self.find(target, module)
             if symbol is None:
                 out.extend(lines[i:end])
             else:
                 if kind == "module":
                     module = symbol.name
-                members = "members" in options or (kind == "module" and not options)
-                out.extend(self._rst_entry(symbol, indent, members, rel))
+                pick = _Pick.of(options) if "members" in options or (kind == "module" and not options) else None
+                out.extend(self._rst_entry(symbol, indent, pick, rel))
                 out.extend(x for x in block if x.strip() and not x.strip().startswith(":"))
                 out.append("")
             i = end
         return "\n".join(out)
 
-    def _rst_entry(self, s: Symbol, indent: str, members: bool, rel: str, depth: int = 0) -> list[str]:
+    def _rst_entry(self, s: Symbol, indent: str, pick: _Pick | None, rel: str, depth: int = 0) -> list[str]:
         self._show(s, rel)
         inner = indent + "   "
         signature = s.signature.split("\n") if s.signature else [s.name]
@@ -152,9 +162,12 @@ class Expander:
                *(inner + x for x in signature[1:]), ""]
         body = _rst_text(entry_text(_without_signature(s)))
         out += [inner + x if x else "" for x in body.split("\n")] + [""]
-        if members and depth < 3:
+        if pick is not None and depth < 3:
             for child in self.members(s):
-                out += self._rst_entry(child, inner, s.kind == "module", rel, depth + 1)
+                if pick.takes(child):
+                    out += self._rst_entry(child, inner, pick.inner() if s.kind == "module" else None, rel, depth + 1)
+                else:
+                    self._home(child, rel)
         return out
 
     # ---- Markdown (mkdocstrings) ------------------------------------------------------------
@@ -171,8 +184,56 @@ class Expander:
         out = [f"{'#' * min(level, 6)} {s.name}", entry_text(s)]
         if level < 5:
             for child in self.members(s):
-                out += self._md_entry(child, level + 1, rel)
+                if _documented(child):  # (mkdocstrings' `show_if_no_docstring` is off by default)
+                    out += self._md_entry(child, level + 1, rel)
+                else:
+                    self._home(child, rel)
         return out
+
+
+@dataclass(frozen=True)
+class _Pick:
+    """Which members a `:members:` directive fills, as Sphinx picks them: those named
+    (`:members: a, b`), else all with a docstring (`:undoc-members:` adds the rest), less
+    `:exclude-members:`. Entries without a docstring are what most of a filled page would
+    otherwise be: SQLAlchemy's `autodoc_default_options` sets `no-undoc-members`."""
+
+    names: tuple[str, ...] = ()
+    undoc: bool = False
+    exclude: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, options: dict[str, str]) -> _Pick:
+        return cls(names=_names(options.get("members", "")), undoc="undoc-members" in options,
+                   exclude=frozenset(_names(options.get("exclude-members", ""))))
+
+    def takes(self, s: Symbol) -> bool:
+        last = s.name.rsplit(".", 1)[-1]
+        if self.names:
+            return last in self.names
+        return last not in self.exclude and (self.undoc or _documented(s))
+
+    def inner(self) -> _Pick:
+        """The pick for a module member's own members (the names listed were the module's)."""
+        return _Pick(undoc=self.undoc, exclude=self.exclude)
+
+
+def _options(block: list[str]) -> dict[str, str]:
+    """A directive's `:name: value` options."""
+    out: dict[str, str] = {}
+    for line in block:
+        m = _OPTION.match(line)
+        if m:
+            out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+def _names(value: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in value.split(",") if n.strip())
+
+
+def _documented(s: Symbol) -> bool:
+    return bool(s.doc) or s.deprecated is not None
 
 
 def _width(line: str) -> int:
@@ -180,21 +241,28 @@ def _width(line: str) -> int:
 
 
 def _without_signature(s: Symbol) -> Symbol:
-    from dataclasses import replace
-
     return replace(s, signature="")
 
 
 def _rst_text(markdown: str) -> str:
-    """The Markdown of an entry as reST: fences become code-block directives, `x` becomes ``x``."""
+    """The Markdown of an entry as reST: fences become code-block directives, `x` becomes ``x``,
+    and a section title a docstring kept (`Synopsis` over `====`, SQLAlchemy's module
+    docstrings have them) a rubric: a title cannot stand inside a directive, and it sent the
+    whole page to docutils' slow reader."""
     out: list[str] = []
     fenced = False
-    for line in markdown.split("\n"):
+    lines = markdown.split("\n")
+    for i, line in enumerate(lines):
         if line.startswith("```"):
             fenced = not fenced
             out += [f".. code-block:: {line[3:].strip() or 'text'}", ""] if fenced else [""]
         elif fenced:
             out.append("   " + line if line else "")
+        elif _RULE.match(line) and (i + 1 == len(lines) or not _RULE.match(lines[i + 1])) \
+                and out and out[-1].strip() and len(line) >= len(out[-1].strip()):
+            out[-1:] = [f".. rubric:: {out[-1].strip()}", ""]
+            if len(out) > 2 and _RULE.match(out[-3]):  # (an overline)
+                del out[-3]
         else:
             out.append(_TICK.sub(r"``\1``", line))
     return "\n".join(out)

@@ -199,10 +199,12 @@ class _PageNames:
                 _note(self.named, m.group(1), cid)
 
     def find(self, s: Symbol) -> int | None:
-        """Where `s` (a member by its class and name) is defined, else named, else titled."""
+        """Where `s` (a member by its class and name) is defined, else named, else (a member
+        a `:members:` fill passed over: no docstring) where its class is defined, else titled."""
         parts = s.name.split(".")
-        key = ".".join(parts[-2:]) if s.kind in MEMBER_KINDS and len(parts) > 1 else parts[-1]
-        found = self.defined.get(key) or self.named.get(key)
+        member = s.kind in MEMBER_KINDS and len(parts) > 1
+        key = ".".join(parts[-2:]) if member else parts[-1]
+        found = self.defined.get(key) or self.named.get(key) or (self.defined.get(parts[-2]) if member else None)
         return found or next((cid for cid, c in self.chunks if parts[-1] in c.section_title), None)
 
 

@@ -31,6 +31,7 @@ SKIP_DIRS = frozenset({"tests", "test", "testing", "examples", "example", "docs"
                        "site-packages", "__pycache__"})
 SKIP_FILES = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py", "manage.py"})
 TEST_MODULES = frozenset({"test", "tests", "conftest"})
+TEST_DIRS = frozenset({"test", "tests", "testing"})  # a test suite, unless a package holds one of API (`_api_package`)
 MAX_FILE_BYTES = 5 * 1024 * 1024  # larger modules are generated tables, not API
 MAX_FILES = 5000
 MAX_TOTAL_BYTES = 200 * 1024 * 1024
@@ -109,12 +110,33 @@ def _walk(folder: Path, dotted: str, found: list[tuple[Path, str, bool]]) -> Non
     for name in sorted(entries):
         entry, stem, suffix = entries[name], *os.path.splitext(name)
         if entry.is_dir():
-            if name.isidentifier() and name not in SKIP_DIRS:
+            if name.isidentifier() and (name not in SKIP_DIRS or (dotted and name in TEST_DIRS
+                                                                  and _api_package(folder / name))):
                 _walk(folder / name, f"{dotted}.{name}" if dotted else name, found)
         elif suffix in (".py", ".pyi") and stem != "__init__" and stem.isidentifier() and entry.is_file() \
                 and not (suffix == ".py" and f"{stem}.pyi" in entries) and (dotted or name not in SKIP_FILES) \
                 and not _is_test_module(stem):
             found.append((folder / name, f"{dotted}.{stem}" if dotted else stem, False))
+
+
+def _api_package(folder: Path) -> bool:
+    """Is this `test`/`tests`/`testing` folder inside a package a subpackage of its API
+    (`django.test`, `numpy.testing`: helpers for the user's own tests) rather than the
+    project's test suite? A package (`__init__.py[i]` and a module) with no test module (`test_x.py`,
+    `x_test.py`, `tests.py`, `conftest.py`) in it or in the folders right under it (but
+    its own `tests/`)."""
+    try:
+        entries = [e for e in os.scandir(folder) if not e.is_symlink()]
+        modules = {os.path.splitext(e.name) for e in entries}
+        if not modules & {("__init__", ".py"), ("__init__", ".pyi")} or not any(
+                suffix in (".py", ".pyi") and stem != "__init__" for stem, suffix in modules):
+            return False
+        names = [e.name for e in entries]
+        for sub in (e for e in entries if e.is_dir() and e.name not in TEST_DIRS):  # (its own tests: numpy.testing's)
+            names += [e.name for e in os.scandir(sub.path)]
+    except OSError:
+        return False
+    return not any(_is_test_module(stem) for stem, suffix in map(os.path.splitext, names) if suffix in (".py", ".pyi"))
 
 
 def _is_test_module(stem: str) -> bool:

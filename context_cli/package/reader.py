@@ -21,7 +21,8 @@ from ..errors import InvalidPackage
 from . import vectors as vec
 from .deadline import DEFAULT_DEADLINE_S, LOAD_DEADLINE_S, PackageTooSlow, QueryGuard
 from .identity import InvalidIdentity, PackageId, check_identity
-from .schema import QUALITY_TABLE, PageRecord
+from .schema import QUALITY_TABLE, SYMBOL_DOC_ZLIB, SYMBOLS_TABLE, PageRecord
+from .symbol_docs import unpacked
 from .validate import MAX_VALUE_BYTES, check
 
 if TYPE_CHECKING:
@@ -193,9 +194,11 @@ class Package:
 
         if not self.has_symbols:
             return []
+        with self.deadline():
+            deflated = any(r[1] == SYMBOL_DOC_ZLIB for r in self.db.execute(f"PRAGMA table_info({SYMBOLS_TABLE})"))
         sql = ("SELECT " + ", ".join(_as_text(c) for c in ("name", "kind", "signature", "doc", "source", "aliases"))
                + ", CAST(deprecated AS TEXT), CAST(since AS TEXT), coalesce(CAST(line AS INTEGER), 0),"
-               " CAST(chunk_id AS INTEGER) FROM symbols")
+               f" CAST(chunk_id AS INTEGER), {SYMBOL_DOC_ZLIB if deflated else 'NULL'} FROM {SYMBOLS_TABLE}")
         params: list[str] = []
         if tails is not None:
             params = sorted(set(tails))
@@ -204,9 +207,9 @@ class Package:
             sql += f" WHERE tail IN ({','.join('?' * len(params))})"
         with self.deadline(DEFAULT_DEADLINE_S if tails is not None else LOAD_DEADLINE_S):
             rows = self.db.execute(sql + " ORDER BY id", params).fetchall()
-        return [(Symbol(name=n, kind=k, signature=sig, doc=doc, deprecated=dep, since=since, source=src, line=line,
-                        aliases=tuple(a for a in aliases.split("\n") if a)), cid)
-                for n, k, sig, doc, src, aliases, dep, since, line, cid in rows]
+        return [(Symbol(name=n, kind=k, signature=sig, doc=unpacked(doc, z, self.label), deprecated=dep, since=since,
+                        source=src, line=line, aliases=tuple(a for a in aliases.split("\n") if a)), cid)
+                for n, k, sig, doc, src, aliases, dep, since, line, cid, z in rows]
 
     def vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, (n, dim) float32 unit rows), ids ascending; MalformedVectors when they

@@ -58,17 +58,19 @@ QUALITY_META = ("quality_source", "quality_model", "quality_fingerprint", "quali
 # Ours, optional: the API as released (context_cli/apiref; docs/api-reference.md), one row per
 # public symbol, in packages built from a release's code. `tail` (the last dotted part, lower
 # case) is the key of unqualified look-ups; `aliases` holds the other public names, one a line;
-# `chunk_id` is the section that shows the entry. Meta `symbol_count` is its row count.
+# `chunk_id` is the section that shows the entry; `doc_zlib`, when not NULL, is the docstring
+# deflated (`doc` is then empty: package/symbol_docs.py). Meta `symbol_count` is its row count.
 SYMBOLS_TABLE = "symbols"
 SYMBOLS_DDL = """
 CREATE TABLE symbols (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tail TEXT NOT NULL, kind TEXT NOT NULL,
   signature TEXT NOT NULL DEFAULT '', doc TEXT NOT NULL DEFAULT '', deprecated TEXT, since TEXT,
   source TEXT NOT NULL DEFAULT '', line INTEGER NOT NULL DEFAULT 0, aliases TEXT NOT NULL DEFAULT '',
-  chunk_id INTEGER);
+  chunk_id INTEGER, doc_zlib BLOB);
 CREATE INDEX symbols_tail ON symbols(tail);
 """
 SYMBOL_COLUMNS = ("name", "tail", "kind", "signature", "doc", "deprecated", "since", "source", "line", "aliases",
-                  "chunk_id")
+                  "chunk_id")  # the columns read; `doc_zlib` is optional (packages before it lack it)
+SYMBOL_DOC_ZLIB = "doc_zlib"
 
 REQUIRED_CHUNK_COLUMNS = ("id", "doc_path", "doc_title", "section_title", "content", "tokens")
 REQUIRED_META = ("name", "version")

@@ -28,9 +28,11 @@ from .schema import (
     QUALITY_DDL,
     QUALITY_TABLE,
     SYMBOL_COLUMNS,
+    SYMBOL_DOC_ZLIB,
     SYMBOLS_DDL,
     PageRecord,
 )
+from .symbol_docs import packed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -185,7 +187,9 @@ def page_size(chunks: Sequence[Chunk]) -> int:
 
 def _write_symbols(db: sqlite3.Connection, symbols: SymbolRows) -> None:
     db.executescript(SYMBOLS_DDL)
+    columns = (*SYMBOL_COLUMNS, SYMBOL_DOC_ZLIB)
     db.executemany(
-        f"INSERT INTO symbols({', '.join(SYMBOL_COLUMNS)}) VALUES ({', '.join('?' * len(SYMBOL_COLUMNS))})",
-        ((s.name, s.name.rsplit(".", 1)[-1].lower(), s.kind, s.signature, s.doc, s.deprecated, s.since, s.source,
-          s.line, "\n".join(s.aliases), cid) for s, cid in symbols))
+        f"INSERT INTO symbols({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+        ((s.name, s.name.rsplit(".", 1)[-1].lower(), s.kind, s.signature, doc, s.deprecated, s.since, s.source,
+          s.line, "\n".join(s.aliases), cid, deflated)
+         for s, cid in symbols for doc, deflated in (packed(s.doc),)))

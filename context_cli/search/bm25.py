@@ -273,9 +273,10 @@ class Bm25Index:
 
     def units(self, query: Query, with_phrases: bool = True) -> list[Posting | None]:
         """Postings of each query unit: its terms (a term the index splits is a phrase), then
-        its phrases (none when not `with_phrases`)."""
+        its phrases and its joined words (none when not `with_phrases`)."""
         toks = query.unit_tokens
-        singles = [toks[w][0] for w in query.terms if len(toks[w]) == 1]
+        joined = [toks[w][0] for w in query.joined if len(toks[w]) == 1] if with_phrases else []
+        singles = [toks[w][0] for w in query.terms if len(toks[w]) == 1] + joined
         plist = self.postings(singles) if singles else {}
         out: list[Posting | None] = []
         for w in query.terms:  # (a word of several tokens is a phrase)
@@ -285,6 +286,7 @@ class Bm25Index:
             for p in query.phrases:
                 text = " ".join(p)
                 out.append(self.phrase(text, toks[text]) if toks[text] else None)
+            out += [plist[t] for t in joined]
         return out
 
     def search(self, query: Query, limit: int) -> tuple[np.ndarray, np.ndarray]:

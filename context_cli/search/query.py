@@ -27,6 +27,16 @@ from .options import MAX_QUERY_CHARS
 MAX_TERMS = 32
 MAX_TERM_CHARS = 64
 MAX_PHRASES = 8
+MAX_JOINED = 8  # adjacent words searched as one word too (`joined`)
+JOINED_WORDS = (2, 3)  # how many adjacent words are joined
+JOINED_LETTERS = 3  # the shortest word joined after the head
+# Words that start names in code (`useEffect`, `getQueryData`, `setState`, `createApp`,
+# `makeQueryClient`, `hasOwnProperty`, `isValid`, `onClick`, `forRoot`, `withRouter`,
+# `fromJSON`, `beforeEach`, `afterAll`), stopwords but `set` and `create`; not `to`, `as`,
+# `when`, `can`...: over the sets' 1,590 questions `to` alone would join 256 times, for
+# `toString` and the like.
+JOIN_HEADS = frozenset({"use", "get", "set", "create", "make", "has", "is", "on", "for", "with", "from", "before",
+                        "after"})
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _WORD = re.compile(r"\S+")
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$.:-]*[\w$]\Z")
@@ -127,6 +137,32 @@ def phrases(text: str) -> list[tuple[str, ...]]:
     return out[:MAX_PHRASES]
 
 
+def joined(words: list[str]) -> list[str]:
+    """A word that starts names (JOIN_HEADS: `use`, `get`, `set`, `has`, `for`...) and the one
+    or two words after it, written as one word (`use effect` -> useeffect, `use layout
+    effect` -> uselayouteffect, `set query data` -> setquerydata): the tokenizer keeps a
+    camelCase name as one token, which the words apart never match (and `use`, a stopword,
+    is not searched at all). The words after it are not stopwords, of letters and at least JOINED_LETTERS
+    ("Claude's" is no `claudes`), and not a word of the question already. Runs of content
+    words alone are not joined: `exit code`, `test class`, `react query` then also matched
+    `exitcode`, `testclass` and `reactquery`, names in examples rather than what was asked
+    (page MRR down up to 0.036 on a set, bench/retrieval.py); nor runs after `the`, `what`...
+    (`thetokens`: nearly eight a question, each a look-up in every package, for nothing)."""
+    out: list[str] = []
+    have = set(words)
+    for i, head in enumerate(words):
+        if head not in JOIN_HEADS:
+            continue
+        for n in JOINED_WORDS:
+            run = words[i + 1:i + n]
+            if len(run) < n - 1 or not all(w.isalpha() and len(w) >= JOINED_LETTERS and w not in STOPWORDS for w in run):
+                break
+            word = head + "".join(run)
+            if word not in have and len(word) <= MAX_TERM_CHARS:
+                out.append(word)
+    return list(dict.fromkeys(out))[:MAX_JOINED]
+
+
 def check_text(text: str, what: str) -> None:
     """Refuse text that is not valid Unicode (a lone surrogate from a JSON `\\ud800` escape):
     it cannot be encoded into any answer, so it gets one clear error instead."""
@@ -150,8 +186,9 @@ class Stems:
 class Query:
     """A question: its text and what the search reads of it.
 
-    `terms` are what BM25 ranks by, `phrases` the split identifiers it also looks for, and
-    `words` every word (stopwords too: a heading may hold nothing else). `identifier` (the
+    `terms` are what BM25 ranks by, `phrases` the split identifiers it also looks for,
+    `joined` adjacent words it also looks for as one word (`useeffect`), and `words` every
+    word (stopwords too: a heading may hold nothing else). `identifier` (the
     whole question is one, `max_tokens`), `asks_definition` ("what is X"), `asks_changes`
     (about versions or changes) and `names_symbol` (a word written as code) are what the
     question asks; they stay the whole question's in `without_library` and `with_words`.
@@ -163,6 +200,7 @@ class Query:
     phrases: tuple[tuple[str, ...], ...]
     identifier: str | None
     asks_definition: bool
+    joined: tuple[str, ...] = ()
     tokens: frozenset[str] = field(default=frozenset(), repr=False)  # every token, lower-cased (for library names)
     whole: str | None = field(default=None, repr=False)  # the whole question's text, where this is part of it
 
@@ -197,7 +235,7 @@ class Query:
         tokens = _TOKEN.findall(plain)
         every = _words(tokens)
         return cls(text=text, words=tuple(every), terms=tuple(_terms(every, text)), phrases=tuple(phrases(plain)),
-                   identifier=stripped if _IDENTIFIER.match(stripped) else None,
+                   joined=tuple(joined(every)), identifier=stripped if _IDENTIFIER.match(stripped) else None,
                    asks_definition=_DEFINITION.search(text) is not None, tokens=frozenset(map(str.lower, tokens)))
 
     def without_library(self, name: str) -> Query:
@@ -267,10 +305,12 @@ class Query:
         return frozenset("".join(flat[k:k + n]) for k, n in _runs(len(flat)))
 
     def fts_match(self) -> str | None:
-        """The FTS5 MATCH expression: every term and phrase quoted, OR-ed (None: no terms)."""
+        """The FTS5 MATCH expression: every term, phrase and joined word quoted, OR-ed (None:
+        no terms)."""
         if not self.terms:
             return None
-        return " OR ".join([*map(_quote, self.terms), *(_quote(" ".join(p)) for p in self.phrases)])
+        return " OR ".join([*map(_quote, self.terms), *(_quote(" ".join(p)) for p in self.phrases),
+                            *map(_quote, self.joined)])
 
     @cached_property
     def unit_tokens(self) -> Mapping[str, tuple[str, ...]]:
@@ -279,7 +319,7 @@ class Query:
         tokens is a phrase), and what titles and headings are matched against (`stems`)."""
         from ..package.bm25 import stemmer
 
-        return MappingProxyType(stemmer().tokens((*self.words, *(" ".join(p) for p in self.phrases))))
+        return MappingProxyType(stemmer().tokens((*self.words, *(" ".join(p) for p in self.phrases), *self.joined)))
 
     @cached_property
     def stems(self) -> Stems:

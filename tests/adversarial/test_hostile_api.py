@@ -4,7 +4,10 @@ time, and the good ones around it still give their entries. Nothing is imported 
 from __future__ import annotations
 
 import time
+import zlib
 from pathlib import Path
+
+import pytest
 
 from context_cli.apiref.python import extract_api
 
@@ -144,6 +147,27 @@ def test_hostile_identifier_queries_and_symbol_rows(tmp_path: Path) -> None:
                       "Ω_ω", "\u202egnp_exe", "SELECT * FROM symbols", "'; DROP TABLE symbols; --_x"):
             assert len(identifier_chunks(query, pkg)) <= MAX_IDENTIFIER_CHUNKS
         assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize("blob", [b"not deflated", zlib.compress(b"\xff\xfe not UTF-8"),
+                                  zlib.compress(b"A" * 4_000_000), zlib.compress(b"cut short")[:-4], "text, not a blob"])
+def test_damaged_deflated_docstrings_are_one_clear_error(tmp_path: Path, blob: bytes | str) -> None:
+    """A `doc_zlib` that is not a deflated UTF-8 docstring (garbage, a bomb of 4 MB, cut
+    short, text): `context api` gets one InvalidPackage line, within bounded memory."""
+    import sqlite3
+
+    from context_cli.document import Chunk
+    from context_cli.errors import InvalidPackage
+    from context_cli.package.reader import open_package
+    from context_cli.package.writer import write_package
+    from context_cli.symbol import Symbol
+
+    path = write_package(tmp_path / "p.db", {"name": "p", "version": "1"},
+                         [Chunk("a.md", "A", "", "Text.", 2, False)], symbols=[(Symbol("p.f", "function", "f()"), 1)])
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE symbols SET doc_zlib = ?", (blob,))
+    with open_package(path) as pkg, pytest.raises(InvalidPackage, match="p@1: a symbol's docstring is damaged"):
+        pkg.symbols()
 
 
 def test_a_release_index_that_answers_garbage_leaves_the_docs_built(tmp_path: Path, monkeypatch) -> None:
