@@ -67,9 +67,10 @@ def score_lexical(run: SearchRun, mode: str, pool: int) -> None:
     bounds = scores.row.searchsorted(range(len(ours) + 1)).tolist()
     for k, ((pq, n, _), (idf, missing), df) in enumerate(zip(ours, weights, every, strict=True)):
         a, b = bounds[k], bounds[k + 1]
+        # The prior reads the terms' and phrases' counts (`df` may also hold the joined words').
         units = [*pq.query.terms, *(" ".join(p) for p in pq.query.phrases)][:len(df)]
         pq.lexical = LexicalHits(scores.cid[a:b], scores.score[a:b], idf, missing, scores.matched_idf_of(k), (scores, k),
-                                 dict(zip(units, df, strict=True)), n)
+                                 dict(zip(units, df[:len(units)], strict=True)), n)
 
 
 def pin_identifiers(run: SearchRun, text: str) -> None:
