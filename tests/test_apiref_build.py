@@ -102,7 +102,7 @@ def test_a_page_worker_reads_the_api_while_the_others_parse(tmp_path: Path) -> N
         "docs/api.rst": "API\n===\n\n.. autofunction:: hello.greet\n"})
     fetched = Fetched(source_type="folder", source_url="hello", folder=root, name="hello", version="1.0")
     result = build(fetched, tmp_path / "out.db", BuildOptions(embed=False))
-    assert result.symbols == 2 and "API: 2 symbols in 1 modules" in result.notes
+    assert result.symbols == 2 and "API: 2 symbols in 1 module" in result.notes
     with open_package(result.path) as pkg:
         [(greet, cid)] = [r for r in pkg.symbols(["greet"])]
         [(_, chunk)] = pkg.chunks([cid])

@@ -82,7 +82,7 @@ def test_folder_with_typescript_declarations(tmp_path: Path) -> None:
         "docs/guide.md": "# Guide\n\nStart the kit on a port of your choosing and it serves requests.\n"})
     assert code_in(root) is not None
     result = CliRunner().invoke(cli, ["add", str(root), "--no-embed"])
-    assert result.exit_code == 0 and "API: 2 symbols in 1 modules" in result.output, result.output
+    assert result.exit_code == 0 and "API: 2 symbols in 1 module" in result.output, result.output
     found = json.loads(CliRunner().invoke(cli, ["api", "start", "--format", "json"]).stdout)
     assert found["symbols"][0]["name"] == "@acme/kit.start" and found["symbols"][0]["doc"] == "Start the kit."
 

@@ -68,7 +68,7 @@ def test_add_npm_without_declarations_uses_types_and_says_so(npm) -> None:  # no
     found = json.loads(CliRunner().invoke(cli, ["api", "ms", "--lib", "ms", "--format", "json"]).stdout)
     assert any(s["kind"] == "function" and "ms(" in s["signature"] for s in found["symbols"])
     result = CliRunner().invoke(cli, ["add", "npm:p-limit@5.0.0", "--no-embed"])
-    assert result.exit_code == 0 and "API: 6 symbols in 1 modules" in result.output
+    assert result.exit_code == 0 and "API: 6 symbols in 1 module" in result.output
     found = CliRunner().invoke(cli, ["api", "pLimit", "--lib", "p-limit", "--format", "json"])
     assert json.loads(found.stdout)["symbols"][0]["signature"] == "function pLimit(concurrency: number): LimitFunction"
 

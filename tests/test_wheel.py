@@ -158,7 +158,7 @@ def test_add_a_wheel_only_release_gets_its_readme_and_api(index: Routes, context
     serve_wheels(index, "tomli", "2.0.1", {TOMLI: fixture(TOMLI)})
     result = CliRunner().invoke(cli, ["add", "pypi:tomli==2.0.1", "--no-embed"])
     assert result.exit_code == 0, result.output
-    assert f"downloaded tomli 2.0.1 wheel {TOMLI}" in result.output and "API: 4 symbols in 1 modules" in result.output
+    assert f"downloaded tomli 2.0.1 wheel {TOMLI}" in result.output and "API: 4 symbols in 1 module" in result.output
     path = Store().resolve("pip/tomli@2.0.1").path
     with sqlite3.connect(path) as db:
         meta = dict(db.execute("SELECT key, value FROM meta"))

@@ -139,7 +139,7 @@ def summary(ref: ApiReference) -> list[str]:
     """Build-summary lines: how many entries, from where, and what was skipped."""
     modules = sum(1 for s in ref.symbols if s.kind in ("module", "namespace"))
     origin = f" from {ref.origin}" if ref.origin else ""
-    lines = [] if ref.skipped else [f"API: {len(ref.symbols)} symbols in {modules} modules{origin}"]
+    lines = [] if ref.skipped else [f"API: {len(ref.symbols)} symbols in {modules} module{'s' * (modules != 1)}{origin}"]
     lines += ref.notes[:MAX_NOTES]
     if len(ref.notes) > MAX_NOTES:
         lines.append(f"API: {len(ref.notes) - MAX_NOTES} more notes not shown")
