@@ -109,16 +109,19 @@ class TokenizerJson:
         return cls.of(json.loads(text), lambda: text)
 
     @classmethod
-    def of(cls, spec: Any, read: Callable[[], str]) -> TokenizerJson | None:
-        """`parse`, of the text already parsed (`spec`)."""
+    def of(cls, spec: Any, read: Callable[[], str], vocab: dict[str, int] | None = None) -> TokenizerJson | None:
+        """`parse`, of the text already parsed (`spec`). `vocab` is its model's vocabulary when
+        its ids are integers already (the remembered one's are its line numbers): it is not
+        checked again."""
         model = spec.get("model") if isinstance(spec, dict) else None
         if not isinstance(model, dict) or model.get("type") != "WordPiece":
             return None
-        vocab, unk = model.get("vocab"), model.get("unk_token")
+        unk = model.get("unk_token")
         added = {t["content"]: t["id"] for t in spec.get("added_tokens") or []}
-        if not isinstance(vocab, dict) or not {*map(type, vocab.values()), *map(type, added.values())} <= {int}:
+        unchecked = model.get("vocab") if vocab is None else {}
+        if not isinstance(unchecked, dict) or not {*map(type, unchecked.values()), *map(type, added.values())} <= {int}:
             raise ValueError("tokenizer.json: a WordPiece vocabulary maps tokens to integer ids")
-        return cls(spec, vocab, added, unk if isinstance(unk, str) else None, read)
+        return cls(spec, unchecked if vocab is None else vocab, added, unk if isinstance(unk, str) else None, read)
 
     @property
     def size(self) -> int:
@@ -456,7 +459,7 @@ def _remembered_vocab(store: Path, key: str, read: Callable[[], str]) -> Tokeniz
             return None
         spec = head["spec"]
         spec["model"]["vocab"] = vocab
-        return TokenizerJson.of(spec, read)
+        return TokenizerJson.of(spec, read, vocab)
     except (OSError, ValueError, KeyError, TypeError):  # none yet, or damaged: read the tokenizer itself
         return None
 
