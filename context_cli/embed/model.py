@@ -64,7 +64,7 @@ _cache: dict[str, Embedder] = {}
 _lock = threading.Lock()
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Layout:
     """One accepted arrangement of model files (the three model2vec itself reads)."""
 
@@ -89,7 +89,7 @@ LAYOUTS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class TokenizerJson:
     """A WordPiece tokenizer.json read as plain JSON: enough to check a model against its
     weights and to tokenize ASCII text (embed/wordpiece.py), so that the `tokenizers`
