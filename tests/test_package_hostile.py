@@ -301,3 +301,13 @@ def test_vectors_stored_out_of_order_stay_with_their_chunks(docs_folder, tmp_pat
     with open_package(shuffled) as pkg:
         got_ids, got = pkg.vectors()
     assert len(ids) > 1 and np.array_equal(got_ids, ids) and np.array_equal(got, matrix)
+
+
+def test_vectors_past_sqlites_longest_value_are_refused_in_one_line(docs_folder):
+    """They are read as one value: past SQLite's limit on its length (1 GB unless lowered),
+    the package's vectors are unusable, not a traceback."""
+    lib = add_source(AddRequest(source=str(docs_folder), name="mylib", version="1.0.0")).installed
+    with open_package(lib.path) as pkg:
+        pkg.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 1000)
+        with pytest.raises(InvalidPackage, match="vectors too large to read"):
+            pkg.vectors()

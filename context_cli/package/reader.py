@@ -230,8 +230,11 @@ class Package:
         import numpy as np
 
         with self.deadline(LOAD_DEADLINE_S):
-            ids_text, raw = self.db.execute(f"SELECT group_concat(CAST(chunk_id AS INTEGER)), "
-                                            f"CAST(group_concat(vector, '') AS BLOB) FROM {table}").fetchone()
+            try:
+                ids_text, raw = self.db.execute(f"SELECT group_concat(CAST(chunk_id AS INTEGER)), "
+                                                f"CAST(group_concat(vector, '') AS BLOB) FROM {table}").fetchone()
+            except sqlite3.DataError as e:  # over SQLite's longest value (1 GB): 4 million int8 rows of 256
+                raise vec.MalformedVectors(f"{self.label}: vectors too large to read ({e})") from None
         if ids_text is None:
             return np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
         ids = np.fromstring(ids_text, dtype=np.int64, sep=",")
