@@ -294,10 +294,10 @@ def test_vectors_stored_out_of_order_stay_with_their_chunks(docs_folder, tmp_pat
     shuffled = tmp_path / "shuffled.db"
     shutil.copy(lib.path, shuffled)
     with sqlite3.connect(shuffled) as db:
-        db.execute("ALTER TABLE vectors RENAME TO kept")
-        db.execute("CREATE TABLE vectors (chunk_id INTEGER NOT NULL, vector BLOB NOT NULL)")
-        db.execute("INSERT INTO vectors SELECT chunk_id, vector FROM kept ORDER BY chunk_id DESC")
-        db.execute("DROP TABLE kept")
+        db.executescript("ALTER TABLE vectors RENAME TO kept;"
+                         "CREATE TABLE vectors (chunk_id INTEGER NOT NULL, vector BLOB NOT NULL);"
+                         "INSERT INTO vectors SELECT chunk_id, vector FROM kept ORDER BY chunk_id DESC;"
+                         "DROP TABLE kept;")
     with open_package(shuffled) as pkg:
         got_ids, got = pkg.vectors()
     assert len(ids) > 1 and np.array_equal(got_ids, ids) and np.array_equal(got, matrix)
