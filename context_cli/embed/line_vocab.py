@@ -48,7 +48,7 @@ class LineVocab(Mapping[str, int]):
                 built = {}
                 for i, token in enumerate(tokens):
                     built.setdefault(token, i)
-            self._dict, self._text = built, ""  # the text is not needed again
+            self._dict = built  # the text stays: another thread may be finding a token in it
         return self._dict
 
     def __getitem__(self, token: str) -> int:
