@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Variable:
     name: str
     default: str  # what applies when it is unset, as docs/configuration.md says it

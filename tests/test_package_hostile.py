@@ -272,3 +272,42 @@ def test_finite_float16_vectors_are_accepted(docs_folder, tmp_path):
     with open_package(ok, deep=True) as pkg:
         ids, matrix = pkg.vectors()
         assert len(ids) == pkg.chunk_count() and np.isfinite(matrix).all()
+
+
+def test_an_empty_vector_leaves_the_package_lexical(docs_folder):
+    """The vectors are read as their blobs end to end: an empty one among them would shift
+    every later row onto another chunk, so it makes them unusable instead."""
+    lib = add_source(AddRequest(source=str(docs_folder), name="mylib", version="1.0.0")).installed
+    with sqlite3.connect(lib.path) as db:
+        db.execute("UPDATE vectors SET vector = X'' WHERE chunk_id = (SELECT min(chunk_id) FROM vectors)")
+    answer = search("cancel a running pipeline", [lib])
+    assert answer["searched"] == {"mylib@1.0.0": "lexical"}
+    assert any("vectors unusable" in n for n in answer["notes"])
+
+
+def test_vectors_stored_out_of_order_stay_with_their_chunks(docs_folder, tmp_path):
+    """A table whose rows are not kept in chunk order (chunk_id not the rowid) reads as the
+    same ids and rows, each vector beside its own id."""
+    lib = add_source(AddRequest(source=str(docs_folder), name="mylib", version="1.0.0")).installed
+    with open_package(lib.path) as pkg:
+        ids, matrix = pkg.vectors()
+    shuffled = tmp_path / "shuffled.db"
+    shutil.copy(lib.path, shuffled)
+    with sqlite3.connect(shuffled) as db:
+        db.executescript("ALTER TABLE vectors RENAME TO kept;"
+                         "CREATE TABLE vectors (chunk_id INTEGER NOT NULL, vector BLOB NOT NULL);"
+                         "INSERT INTO vectors SELECT chunk_id, vector FROM kept ORDER BY chunk_id DESC;"
+                         "DROP TABLE kept;")
+    with open_package(shuffled) as pkg:
+        got_ids, got = pkg.vectors()
+    assert len(ids) > 1 and np.array_equal(got_ids, ids) and np.array_equal(got, matrix)
+
+
+def test_vectors_past_sqlites_longest_value_are_refused_in_one_line(docs_folder):
+    """They are read as one value: past SQLite's limit on its length (1 GB unless lowered),
+    the package's vectors are unusable, not a traceback."""
+    lib = add_source(AddRequest(source=str(docs_folder), name="mylib", version="1.0.0")).installed
+    with open_package(lib.path) as pkg:
+        pkg.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 1000)
+        with pytest.raises(InvalidPackage, match="vectors too large to read"):
+            pkg.vectors()

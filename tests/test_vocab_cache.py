@@ -117,3 +117,29 @@ def test_a_model_with_a_remembered_vocabulary_embeds_the_same(context_home: Path
     assert len(remembered(context_home)) == 1
     clear_cache()
     np.testing.assert_array_equal(load_model().encode(TEXTS), first)
+
+
+@pytest.mark.parametrize("where", ["vocab", "added"])
+def test_ids_that_are_not_integers_are_refused_read_or_remembered(tmp_path: Path, context_home: Path,
+                                                                   where: str) -> None:
+    """The file's vocabulary is checked when parsed; the remembered one is not checked again
+    (its ids are its line numbers), but its added tokens still are."""
+    import json
+
+    spec = json.loads(wordpiece(["[UNK]", "cat", "sat"]))
+    spec["added_tokens"] = [{"id": 0, "content": "[UNK]", "special": True}]
+    path = tmp_path / "tokenizer.json"
+    if where == "vocab":
+        spec["model"]["vocab"]["cat"] = "1"
+        path.write_text(json.dumps(spec), "utf-8")
+        with pytest.raises(ValueError, match="integer ids"):
+            read_tokenizer_json(path)
+        assert not remembered(context_home)
+        return
+    path.write_text(json.dumps(spec), "utf-8")
+    read_tokenizer_json(path)
+    (store,) = remembered(context_home)
+    damaged = store.read_bytes().replace(b'"id": 0', b'"id": "0"')
+    assert damaged != store.read_bytes()
+    store.write_bytes(damaged)
+    assert read_tokenizer_json(path).added == {"[UNK]": 0}  # type: ignore[union-attr]  # the file read instead

@@ -25,7 +25,7 @@ import os
 import re
 import threading
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,7 +54,8 @@ FAST_TOKENIZER_AFTER = 0
 FINGERPRINTS = ".fingerprints.json"
 # WordPiece vocabularies already read (in models_dir(), one file per tokenizer.json path; see
 # `read_tokenizer_json`): json.loads of the shipped 450 KB tokenizer.json costs every cold
-# query ~19 ms, splitting the same tokens stored one per line ~5 ms.
+# query ~19 ms; the same tokens stored one per line are looked up in their text
+# (embed/line_vocab.py).
 VOCABS = ".vocab"
 # safetensors dtype names -> numpy (the format is little-endian); model2vec writes F32, F16 and I8.
 SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2",
@@ -64,7 +65,7 @@ _cache: dict[str, Embedder] = {}
 _lock = threading.Lock()
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Layout:
     """One accepted arrangement of model files (the three model2vec itself reads)."""
 
@@ -89,7 +90,7 @@ LAYOUTS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class TokenizerJson:
     """A WordPiece tokenizer.json read as plain JSON: enough to check a model against its
     weights and to tokenize ASCII text (embed/wordpiece.py), so that the `tokenizers`
@@ -97,7 +98,7 @@ class TokenizerJson:
     `read` gives the file's text again, for that tokenizer (it is not kept in memory)."""
 
     spec: dict[str, Any]  # the parsed text
-    vocab: dict[str, int]
+    vocab: Mapping[str, int]  # a dict, or the remembered vocabulary's lines (embed/line_vocab.py)
     added: dict[str, int]
     unk_token: str | None
     read: Callable[[], str]
@@ -109,16 +110,19 @@ class TokenizerJson:
         return cls.of(json.loads(text), lambda: text)
 
     @classmethod
-    def of(cls, spec: Any, read: Callable[[], str]) -> TokenizerJson | None:
-        """`parse`, of the text already parsed (`spec`)."""
+    def of(cls, spec: Any, read: Callable[[], str], vocab: Mapping[str, int] | None = None) -> TokenizerJson | None:
+        """`parse`, of the text already parsed (`spec`). `vocab` is its model's vocabulary when
+        its ids are integers already (the remembered one's are its line numbers): it is not
+        checked again."""
         model = spec.get("model") if isinstance(spec, dict) else None
         if not isinstance(model, dict) or model.get("type") != "WordPiece":
             return None
-        vocab, unk = model.get("vocab"), model.get("unk_token")
+        unk = model.get("unk_token")
         added = {t["content"]: t["id"] for t in spec.get("added_tokens") or []}
-        if not isinstance(vocab, dict) or not {*map(type, vocab.values()), *map(type, added.values())} <= {int}:
+        unchecked = model.get("vocab") if vocab is None else {}
+        if not isinstance(unchecked, dict) or not {*map(type, unchecked.values()), *map(type, added.values())} <= {int}:
             raise ValueError("tokenizer.json: a WordPiece vocabulary maps tokens to integer ids")
-        return cls(spec, vocab, added, unk if isinstance(unk, str) else None, read)
+        return cls(spec, unchecked if vocab is None else vocab, added, unk if isinstance(unk, str) else None, read)
 
     @property
     def size(self) -> int:
@@ -450,13 +454,14 @@ def _remembered_vocab(store: Path, key: str, read: Callable[[], str]) -> Tokeniz
         if len(lines) != 3 or lines[0] != key:
             return None
         head = json.loads(lines[1])
-        tokens = lines[2].split("\n")
-        vocab = dict(zip(tokens, range(len(tokens)), strict=True))
-        if len(vocab) != head["tokens"]:
+        if lines[2].count("\n") + 1 != head["tokens"]:
             return None
+        from .line_vocab import LineVocab
+
+        vocab = LineVocab(lines[2], head["tokens"])
         spec = head["spec"]
         spec["model"]["vocab"] = vocab
-        return TokenizerJson.of(spec, read)
+        return TokenizerJson.of(spec, read, vocab)
     except (OSError, ValueError, KeyError, TypeError):  # none yet, or damaged: read the tokenizer itself
         return None
 

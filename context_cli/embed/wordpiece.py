@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from itertools import chain
 from typing import Any
 
@@ -24,7 +25,7 @@ MAX_CACHE = 200_000
 class AsciiWordPiece:
     """The ids `tokenizers` gives an ASCII text under a BERT WordPiece pipeline."""
 
-    def __init__(self, vocab: dict[str, int], unk: str, prefix: str, max_chars: int, lowercase: bool,
+    def __init__(self, vocab: Mapping[str, int], unk: str, prefix: str, max_chars: int, lowercase: bool,
                  added: list[str]) -> None:
         self._vocab = vocab
         self._unk = [vocab[unk]]

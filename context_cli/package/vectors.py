@@ -6,7 +6,7 @@ needs directions, the scale is not stored and vectors are re-normalised when dec
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -58,20 +58,19 @@ def encode(matrix: np.ndarray, dtype: str = "int8") -> list[bytes]:
     raise ValueError(f"unknown vector dtype {dtype!r}")
 
 
-def decode(blobs: Iterable[bytes], dtype: str, dim: int) -> np.ndarray:
-    """Blobs to an (n, dim) float32 matrix of unit rows (zero rows stay zero)."""
+def decode(raw: bytes, dtype: str, dim: int) -> np.ndarray:
+    """Blobs end to end to an (n, dim) float32 matrix of unit rows (zero rows stay zero)."""
     import numpy as np
 
-    raw = b"".join(blobs)
     if len(raw) % bytes_per_vector(dtype, dim):
         raise MalformedVectors("vector blobs do not match the declared size")
     stored: np.ndarray = np.frombuffer(raw, dtype=_numpy_dtype(dtype)).reshape(-1, dim)
     m = stored.astype(np.float32)
     if dtype == "int8" and dim * 128 * 128 < 2**24:
-        # Squares of int8 summed in int32 are the float32 sums exactly (every partial sum is
-        # below 2**24, where float32 holds integers exactly): the same norms, without a float
-        # temporary. And int8 values are always finite.
-        norms = np.sqrt(np.einsum("ij,ij->i", stored, stored, dtype=np.int32).astype(np.float32))[:, None]
+        # Squares of int8 summed in float32 are exact in any order (every partial sum is an
+        # integer below 2**24, which float32 holds exactly): the norms `linalg.norm` gives,
+        # without its temporary. And int8 values are always finite.
+        norms = np.sqrt(np.einsum("ij,ij->i", m, m))[:, None]
     else:
         if not np.isfinite(m).all():
             raise MalformedVectors("vectors hold values that are not finite (NaN or infinity)")

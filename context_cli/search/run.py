@@ -46,7 +46,7 @@ class PackageQuery:
     mode: str | None = None  # hybrid | lexical | dense | skipped, once known
 
 
-@dataclass
+@dataclass(eq=False)
 class SearchRun:
     """The packages of one search and what it notes: per-package modes, notes, and the
     packages skipped."""

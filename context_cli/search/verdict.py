@@ -50,7 +50,7 @@ PROBES = ("qqudhtt", "zsrxyypy ohatcdjdo vpvkg", "llzmxqu xkcrr", "oeuwwsj wllon
 NOISE_SPREAD = 1.0
 
 
-@dataclass
+@dataclass(eq=False)
 class Signals:
     coverage: float
     z: float | None

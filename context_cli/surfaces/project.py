@@ -21,7 +21,7 @@ from ..store.store import Installed, Spec, Store
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclass
+@dataclass(eq=False)
 class ProjectScope:
     """The packages one project's docs.lock lists (`lock` None: no project scope)."""
 
