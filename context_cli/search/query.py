@@ -287,7 +287,7 @@ class Query:
             found |= forms & self._joined_tokens
         if not found:
             return found
-        from .spelling import english_words
+        from .english import english_words
 
         whole = max(forms, key=len)
         return frozenset(f for f in found if f == whole or f not in english_words())
