@@ -142,3 +142,27 @@ def test_packages_from_before_deflated_docstrings_still_read(tmp_path: Path) -> 
                    ("A docstring stored as text. " * 20,))
     with open_package(path) as pkg:
         assert pkg.has_symbols and [s.doc for s, _ in pkg.symbols()] == ["A docstring stored as text. " * 20]
+
+
+def test_a_short_module_docstring_opens_its_first_entry_a_long_one_has_its_own_section() -> None:
+    """A section per one-line module docstring (143 of Django's 827 reference sections) costs
+    more in the index than its text; a long one is a guide of its own."""
+    from context_cli.apiref.model import ApiReference
+    from context_cli.apiref.pages import api_documents, section_ids
+    from context_cli.chunk.chunker import chunk_document
+    from context_cli.symbol import Symbol
+
+    def page(module_doc: str) -> list[tuple[int, str, str]]:
+        ref = ApiReference("pip", "pkg", "1", symbols=[
+            Symbol("pkg.mail", "module", doc=module_doc, source="pkg/mail.py"),
+            Symbol("pkg.mail.send", "function", "send(to)", "Send a message.", source="pkg/mail.py")])
+        (doc,) = api_documents(ref)
+        chunks = list(enumerate(chunk_document(doc), start=1))
+        homes = section_ids(ref.symbols, chunks, {doc.path: doc.title})
+        # the module's home is the page's first section, the entry's its own: `context api` finds both
+        assert homes == [1, next(cid for cid, c in chunks if c.section_title == "send")]
+        return [(b.level, b.title, b.text) for b in doc.blocks]
+
+    assert page("Dummy mail backend.") == [(2, "send", "Dummy mail backend.\n\n```python\nsend(to)\n```\n\nSend a message.")]
+    long = "How mail is sent. " * 80
+    assert page(long) == [(0, "", long), (2, "send", "```python\nsend(to)\n```\n\nSend a message.")]

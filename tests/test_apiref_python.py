@@ -153,3 +153,26 @@ def test_a_test_package_of_the_api_is_read_a_test_suite_is_not(tmp_path: Path) -
     names = {s.name for s in extract_api(root, registry="pip", name="pkg", version="1").symbols}
     assert {"pkg.test.client.Client", "pkg.testing.utils.run"} <= names
     assert not {n for n in names if ".tests" in n or n.startswith("tests") or "sub.testing" in n}, names
+
+
+def test_packages_the_framework_runs_are_not_read(tmp_path: Path) -> None:
+    """Django's `conf/locale`, an app's `management/commands` and numbered `migrations` are
+    run by the framework, not imported: left out with a note. `db/migrations` (the
+    framework's own, imported) and a `locale` package elsewhere are API."""
+    body = 'def run() -> None:\n    """Run it."""\n'
+    root = write_tree(tmp_path, {
+        "pyproject.toml": "", "pkg/__init__.py": "", "pkg/conf/__init__.py": "",
+        "pkg/conf/locale/__init__.py": "LANG_INFO = {}\n", "pkg/conf/locale/de/__init__.py": "",
+        "pkg/conf/locale/de/formats.py": "DATE_FORMAT = 'j. F Y'\n",
+        "pkg/app/__init__.py": "", "pkg/app/management/__init__.py": "", "pkg/app/management/base.py": body,
+        "pkg/app/management/commands/__init__.py": "", "pkg/app/management/commands/serve.py": body,
+        "pkg/app/migrations/__init__.py": "", "pkg/app/migrations/0001_initial.py": body,
+        "pkg/db/__init__.py": "", "pkg/db/migrations/__init__.py": "", "pkg/db/migrations/operations.py": body,
+        "pkg/locale/__init__.py": body,
+    })
+    ref = extract_api(root, registry="pip", name="pkg", version="1")
+    names = {s.name for s in ref.symbols}
+    assert {"pkg.app.management.base.run", "pkg.db.migrations.operations.run", "pkg.locale.run"} <= names
+    assert not {n for n in names if ".conf.locale" in n or ".commands" in n or "app.migrations" in n}, names
+    assert ref.notes == ["API: 3 packages of translations, migrations or management commands not read "
+                         "(pkg.app.management.commands, pkg.app.migrations, pkg.conf.locale)"]

@@ -64,9 +64,12 @@ def _page(source: str, symbols: list[Symbol], ref: ApiReference, listed: bool) -
         depth[s.name] = level
         blocks.append((s.name, Block(level, heading(s, title), entry_text(s))))
     intro = "\n\n".join(filter(None, [module.doc if module else "", _listing("Names", bare.get(""))]))
-    out = [Block(0, "", intro)] if intro else []
-    out += _grouped([Block(b.level, b.title, "\n\n".join(filter(None, [b.text, _listing("Members", bare.get(name))])))
-                     for name, b in blocks])
+    out = _grouped([Block(b.level, b.title, "\n\n".join(filter(None, [b.text, _listing("Members", bare.get(name))])))
+                    for name, b in blocks])
+    if intro and out and len(intro) + len(out[0].text) <= GROUP_CHARS:  # a short module docstring opens its first entry
+        out[0] = Block(out[0].level, out[0].title, f"{intro}\n\n{out[0].text}")
+    elif intro:
+        out.insert(0, Block(0, "", intro))
     origin = f" (from {ref.origin})" if ref.origin else ""
     return Document(path=source, title=title, blocks=out, kind="reference",
                     description=f"API reference of {title}{origin}")
