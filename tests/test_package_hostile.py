@@ -303,11 +303,18 @@ def test_vectors_stored_out_of_order_stay_with_their_chunks(docs_folder, tmp_pat
     assert len(ids) > 1 and np.array_equal(got_ids, ids) and np.array_equal(got, matrix)
 
 
-def test_vectors_past_sqlites_longest_value_are_refused_in_one_line(docs_folder):
-    """They are read as one value: past SQLite's limit on its length (1 GB unless lowered),
-    the package's vectors are unusable, not a traceback."""
+def test_a_vector_row_without_an_id_leaves_the_package_lexical(docs_folder):
+    """A hostile table without its NOT NULL constraints: a row with no id has no section, a
+    row with no vector none to give, and reading them must not give a vector to another
+    section (as counting ids and blobs apart would), nor fail with a traceback."""
     lib = add_source(AddRequest(source=str(docs_folder), name="mylib", version="1.0.0")).installed
-    with open_package(lib.path) as pkg:
-        pkg.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 1000)
-        with pytest.raises(InvalidPackage, match="vectors too large to read"):
-            pkg.vectors()
+    with sqlite3.connect(lib.path) as db:
+        db.executescript("ALTER TABLE vectors RENAME TO kept;"
+                         "CREATE TABLE vectors (chunk_id INTEGER, vector BLOB);"
+                         "INSERT INTO vectors SELECT chunk_id, vector FROM kept;"
+                         "UPDATE vectors SET chunk_id = NULL WHERE rowid = 1;"
+                         "UPDATE vectors SET vector = NULL WHERE rowid = 2;"  # (the counts then agree)
+                         "DROP TABLE kept;")
+    answer = search("cancel a running pipeline", [lib])
+    assert answer["searched"] == {"mylib@1.0.0": "lexical"}
+    assert any("vectors unusable" in n for n in answer["notes"])

@@ -91,6 +91,19 @@ def test_a_damaged_remembered_file_is_ignored(tmp_path: Path, context_home: Path
     assert_same(read_tokenizer_json(path), text)
 
 
+def test_a_token_count_that_is_not_an_integer_is_damage(tmp_path: Path, context_home: Path) -> None:
+    path = tmp_path / "tokenizer.json"
+    text = wordpiece(["[UNK]", "cat", "sat"])
+    path.write_text(text, "utf-8")
+    read_tokenizer_json(path)
+    (store,) = remembered(context_home)
+    store.write_bytes(store.read_bytes().replace(b'"tokens": 3,', b'"tokens": 3.0,', 1))
+    assert b'"tokens": 3.0,' in store.read_bytes()
+    got = read_tokenizer_json(path)
+    assert_same(got, text)
+    assert got is not None and len(got.vocab) == 3
+
+
 @pytest.mark.parametrize(("token", "kept"), [("a\rb", True), ("x y", True), ("a\nb", False), ("", True)])
 def test_tokens_that_are_not_plain_words(tmp_path: Path, context_home: Path, token: str, kept: bool) -> None:
     """Tokens are stored one per line: a line break in one means the file is parsed every time."""

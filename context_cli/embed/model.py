@@ -454,11 +454,12 @@ def _remembered_vocab(store: Path, key: str, read: Callable[[], str]) -> Tokeniz
         if len(lines) != 3 or lines[0] != key:
             return None
         head = json.loads(lines[1])
-        if lines[2].count("\n") + 1 != head["tokens"]:
+        count = head["tokens"]
+        if type(count) is not int or lines[2].count("\n") + 1 != count:  # (30522.0 would pass `!=`)
             return None
         from .line_vocab import LineVocab
 
-        vocab = LineVocab(lines[2], head["tokens"])
+        vocab = LineVocab(lines[2], count)
         spec = head["spec"]
         spec["model"]["vocab"] = vocab
         return TokenizerJson.of(spec, read, vocab)

@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -227,30 +228,23 @@ class Package:
         return self._vector_rows(QUALITY_TABLE, dim, dtype)
 
     def _vector_rows(self, table: str, dim: int, dtype: str) -> tuple[np.ndarray, np.ndarray]:
-        """One row of SQLite: the ids as text and the blobs end to end, made without the GIL
-        (a row a step would hand it over and back for every vector). Both lists come from
-        the same scan, so they stay aligned in whatever order it takes; sorted here."""
+        """The table's ids and unit rows, in id order. Every row is checked first: the blobs
+        are decoded end to end, so one of the wrong size (an empty one) would shift every later
+        row onto another section, and a NULL id has no section; either makes them unusable."""
         import numpy as np
 
         with self.deadline(LOAD_DEADLINE_S):
-            try:
-                ids_text, raw = self.db.execute(f"SELECT group_concat(CAST(chunk_id AS INTEGER)), "
-                                                f"CAST(group_concat(vector, '') AS BLOB) FROM {table}").fetchone()
-            except sqlite3.DataError as e:  # over SQLite's longest value (1 GB): 4 million int8 rows of 256
-                raise vec.MalformedVectors(f"{self.label}: vectors too large to read ({e})") from None
-        if ids_text is None:
-            return np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
-        ids = np.fromstring(ids_text, dtype=np.int64, sep=",")
+            rows = self.db.execute(f"SELECT chunk_id, vector FROM {table} ORDER BY chunk_id").fetchall()
+        size = vec.bytes_per_vector(dtype, dim)
+        if any(type(cid) is not int or type(blob) is not bytes or len(blob) != size for cid, blob in rows):
+            raise vec.MalformedVectors(f"{self.label}: vector rows do not match the declared size")
+        ids = np.fromiter(map(itemgetter(0), rows), dtype=np.int64, count=len(rows))
+        if not rows:
+            return ids, np.zeros((0, dim), np.float32)
         try:
-            if len(raw or b"") != len(ids) * vec.bytes_per_vector(dtype, dim):  # a NULL or missized vector
-                raise vec.MalformedVectors("vector blobs do not match the declared size")
-            matrix = vec.decode(raw, dtype, dim)
+            return ids, vec.decode(b"".join(map(itemgetter(1), rows)), dtype, dim)
         except vec.MalformedVectors as e:
             raise vec.MalformedVectors(f"{self.label}: {e}") from None
-        if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():
-            order = np.argsort(ids, kind="stable")
-            ids, matrix = ids[order], matrix[order]
-        return ids, matrix
 
     def close(self) -> None:
         self.db.close()
