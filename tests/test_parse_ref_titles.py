@@ -86,3 +86,11 @@ def test_a_built_package_shows_the_title_where_the_page_named_the_label(tmp_path
     assert "See URL dispatcher and Naming URL patterns, also Naming URL patterns." in text["guide.rst"]
     assert "topics-http-urls" not in text["guide.rst"] and "elsewhere-label" in text["guide.rst"]
     assert "as in URL dispatcher." in text["notes.md"]
+
+
+def test_a_label_defined_twice_keeps_the_first_title_and_other_encodings_are_left_alone():
+    refs = RefTitles.of_pages([("index.rst", b".. _install:\n\nInstall\n=======\n"),
+                               ("ja/index.rst", ".. _install:\n\nインストール\n======\n".encode())])
+    assert refs.titles == {"install": "Install"}
+    cp1252 = ":ref:`install` \xe9t\xe9".encode("cp1252")
+    assert refs.titled(cp1252) is cp1252

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ContextError
+from ..errors import ContextError, InvalidPackage
 from ..package.identifiers import rank_names
 from ..package.reader import open_package
 from ..store.store import Installed
@@ -46,10 +46,12 @@ class Lookup:
     symbols: list[Found] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)
     more: int = 0  # matches beyond MAX_SYMBOLS, left out
+    notes: list[str] = field(default_factory=list)  # packages passed over, and why
 
     def to_dict(self) -> dict[str, Any]:
-        return {"library": self.libraries[0] if len(self.libraries) == 1 else None, "query": self.query,
-                "symbols": [f.to_dict() for f in self.symbols], "suggestions": self.suggestions, "more": self.more}
+        out = {"library": self.libraries[0] if len(self.libraries) == 1 else None, "query": self.query,
+               "symbols": [f.to_dict() for f in self.symbols], "suggestions": self.suggestions, "more": self.more}
+        return {**out, "notes": self.notes} if self.notes else out
 
 
 def normalise(query: str) -> str:
@@ -71,24 +73,27 @@ def find_api(query: str, packages: Sequence[Installed], *, limit: int = MAX_SYMB
     with_api: list[str] = []
     hits: list[tuple[int, Found]] = []
     tails: dict[str, str] = {}  # every tail (lower) -> a full name, for suggestions
+    notes: list[str] = []
     for inst in packages:
-        with open_package(inst.path) as pkg:
-            if not pkg.has_symbols:
-                continue
-            with_api.append(pkg.label)
-            for symbol, cid in pkg.symbols([tail]):
-                rank = _rank(symbol, name)
-                if rank is not None:
-                    hits.append((rank, Found(pkg.label, symbol, cid)))
-            if not hits:
-                for symbol, _ in pkg.symbols():
-                    tails.setdefault(symbol.name.rsplit(".", 1)[-1].lower(), symbol.name)
+        try:
+            with open_package(inst.path) as pkg:
+                if not pkg.has_symbols:
+                    continue
+                with_api.append(pkg.label)
+                found = [(_rank(symbol, name), Found(pkg.label, symbol, cid)) for symbol, cid in pkg.symbols([tail])]
+                hits.extend((rank, f) for rank, f in found if rank is not None)
+                if not hits:
+                    for symbol, _ in pkg.symbols():
+                        tails.setdefault(symbol.name.rsplit(".", 1)[-1].lower(), symbol.name)
+        except InvalidPackage as e:  # one damaged package must not hide the others' entries
+            notes.append(f"{e}; skipped")
     if not with_api:
         shown = ", ".join(i.label for i in packages[:5]) or "no packages"
         raise ContextError(f"{shown}: no API reference (it is read from a release's code: build one with "
                            "`context add pypi:NAME==VERSION` or `context add npm:NAME@VERSION`)")
     hits.sort(key=lambda h: (h[0], h[1].symbol.name.count("."), h[1].symbol.name))
-    out = Lookup(query=name, libraries=with_api, symbols=[f for _, f in hits[:limit]], more=max(0, len(hits) - limit))
+    out = Lookup(query=name, libraries=with_api, symbols=[f for _, f in hits[:limit]], more=max(0, len(hits) - limit),
+                 notes=notes)
     if not hits:
         close = difflib.get_close_matches(tail, list(tails), n=MAX_SUGGESTIONS, cutoff=0.6)
         out.suggestions = [tails[t] for t in close]

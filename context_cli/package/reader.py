@@ -22,7 +22,7 @@ from . import vectors as vec
 from .deadline import DEFAULT_DEADLINE_S, LOAD_DEADLINE_S, PackageTooSlow, QueryGuard
 from .identity import InvalidIdentity, PackageId, check_identity
 from .schema import QUALITY_TABLE, SYMBOL_DOC_ZLIB, SYMBOLS_TABLE, PageRecord
-from .symbol_docs import unpacked
+from .symbol_docs import Inflated
 from .validate import MAX_VALUE_BYTES, check
 
 if TYPE_CHECKING:
@@ -207,7 +207,8 @@ class Package:
             sql += f" WHERE tail IN ({','.join('?' * len(params))})"
         with self.deadline(DEFAULT_DEADLINE_S if tails is not None else LOAD_DEADLINE_S):
             rows = self.db.execute(sql + " ORDER BY id", params).fetchall()
-        return [(Symbol(name=n, kind=k, signature=sig, doc=unpacked(doc, z, self.label), deprecated=dep, since=since,
+        docs = Inflated(self.label)
+        return [(Symbol(name=n, kind=k, signature=sig, doc=docs.text(doc, z), deprecated=dep, since=since,
                         source=src, line=line, aliases=tuple(a for a in aliases.split("\n") if a)), cid)
                 for n, k, sig, doc, src, aliases, dep, since, line, cid, z in rows]
 

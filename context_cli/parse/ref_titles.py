@@ -22,7 +22,7 @@ from collections.abc import Iterable
 # `.. _label:` (reST; the label may be quoted in backquotes) and `(label)=` (MyST).
 _RST_LABEL = re.compile(r"\.\. _(`[^`]+`|[^:`\s][^:]*):\s*$")
 _MYST_LABEL = re.compile(r"\(([^()\s]+)\)=\s*$")
-_MYST_HEADING = re.compile(r"#{1,6}\s+(.+?)\s*#*\s*$")
+_MYST_HEADING = re.compile(r"#{1,6}[ \t]+(.*\S)")  # (its closing #s dropped apart: `_heading`)
 _ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}\s*$")
 # A bare reference: no `title <label>` form, nothing that would end the role inside.
 _BARE_REF = re.compile(rb"(:ref:|\{ref\})`([^`<>\n]+)`")
@@ -42,20 +42,22 @@ class RefTitles:
 
     @classmethod
     def of_pages(cls, pages: Iterable[tuple[str, bytes]]) -> RefTitles:
-        """The labels of every reST (`.rst`, `.txt`) and Markdown page of a tree."""
+        """The labels of every reST (`.rst`, `.txt`) and Markdown page of a tree in UTF-8; a
+        label defined twice (a translation beside the original) keeps its first page's title."""
         titles: dict[str, str] = {}
         for rel, data in pages:
             suffix = rel.rsplit(".", 1)[-1].lower() if "." in rel else ""
-            if suffix in ("rst", "txt") and b".. _" in data:
-                titles.update(_rst_labels(data.decode("utf-8", "replace")))
-            elif suffix in ("md", "markdown") and b")=" in data:
-                titles.update(_myst_labels(data.decode("utf-8", "replace")))
+            read = _rst_labels if suffix in ("rst", "txt") and b".. _" in data else \
+                _myst_labels if suffix in ("md", "markdown") and b")=" in data else None
+            if read is not None and (text := _utf8(data)) is not None:
+                for label, title in read(text).items():
+                    titles.setdefault(label, title)
         return cls(titles)
 
     def titled(self, data: bytes) -> bytes:
         """`data` with each bare reference to a known label written with its title."""
-        if not self.titles or (b":ref:`" not in data and b"{ref}`" not in data):
-            return data
+        if not self.titles or (b":ref:`" not in data and b"{ref}`" not in data) or _utf8(data) is None:
+            return data  # (a page in another encoding would mix UTF-8 titles into it)
 
         room = max(len(data), MIN_GROWTH)  # a page of a million tiny references grows at most 2x
 
@@ -70,6 +72,13 @@ class RefTitles:
             return shown
 
         return _BARE_REF.sub(title, data)
+
+
+def _utf8(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _rst_labels(text: str) -> dict[str, str]:
@@ -87,7 +96,8 @@ def _rst_labels(text: str) -> dict[str, str]:
         if pending and lines[i].strip():
             found = _rst_title(lines, i)
             if found:
-                out.update((label.lower(), found) for label in pending)
+                for label in pending:
+                    out.setdefault(label.lower(), found)
             pending = []
         i += 1
     return out
@@ -115,11 +125,19 @@ def _myst_labels(text: str) -> dict[str, str]:
             pending.append(m.group(1))
         elif line.strip():
             heading = _MYST_HEADING.match(line) if pending else None
-            found = _clean(heading.group(1)) if heading else None
+            found = _clean(_heading(heading.group(1))) if heading else None
             if found:
-                out.update((label.lower(), found) for label in pending)
+                for label in pending:
+                    out.setdefault(label.lower(), found)
             pending = []
     return out
+
+
+def _heading(text: str) -> str:
+    """An ATX heading's text without its closing run of #s (one regex for both backtracked
+    cubically on a long line of spaces)."""
+    bare = text.rstrip("#")
+    return bare.rstrip() if bare != text and (not bare or bare[-1].isspace()) else text
 
 
 def _clean(title: str) -> str | None:

@@ -28,6 +28,8 @@ def api(name: str, libs: tuple[str, ...], fmt: str, project: Path | None, no_pro
     store = Store()
     packages: list[Installed] = select_packages(store, libs, project_scope(store, project, no_project))
     found = find_api(name, packages)
+    for note in found.notes if fmt != "json" else ():
+        echo(f"Note: {note}", err=True)
     if fmt == "json":
         click.echo(json_safe(json.dumps(found.to_dict(), indent=2, ensure_ascii=False)))
     elif found.symbols:

@@ -170,6 +170,43 @@ def test_damaged_deflated_docstrings_are_one_clear_error(tmp_path: Path, blob: b
         pkg.symbols()
 
 
+def test_many_small_docstring_bombs_stay_within_one_budget(tmp_path: Path) -> None:
+    """Each row inflates a thousandfold but within its own limit; together they would be a
+    gigabyte. The package's docstrings share one budget: one clear error, bounded memory,
+    and `context api` over it and a sound package still answers from the sound one."""
+    import sqlite3
+    import tracemalloc
+
+    from context_cli.apiref.lookup import find_api
+    from context_cli.document import Chunk
+    from context_cli.errors import InvalidPackage
+    from context_cli.package.reader import open_package
+    from context_cli.package.writer import write_package
+    from context_cli.store.store import Store
+    from context_cli.symbol import Symbol
+
+    bomb = zlib.compress(b"A" * (256 * 1024 - 1), 9)
+    store = Store(tmp_path / "packages")
+    for name in ("bad", "good"):
+        path = write_package(tmp_path / f"{name}.db", {"name": name, "version": "1"},
+                             [Chunk("a.md", "A", "", "Text.", 2, False)],
+                             symbols=[(Symbol(f"{name}.send_file", "function", "send_file()"), 1)])
+        if name == "bad":
+            with sqlite3.connect(path) as db:
+                db.executemany("INSERT INTO symbols(name, tail, kind, chunk_id, doc, doc_zlib) VALUES (?, ?, ?, 1, '', ?)",
+                               [(f"bad.f{i}", f"f{i}", "function", bomb) for i in range(4000)])
+        store.install(path)
+    installed = sorted(store.installed(), key=lambda i: i.id.name)
+    tracemalloc.start()
+    with open_package(installed[0].path) as pkg, pytest.raises(InvalidPackage, match="bad@1: a symbol's docstring"):
+        pkg.symbols()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 200 << 20
+    found = find_api("sendfile", installed)  # no exact entry: every package's names are read for suggestions
+    assert found.suggestions == ["good.send_file"] and any("bad@1" in n for n in found.notes)
+
+
 def test_a_release_index_that_answers_garbage_leaves_the_docs_built(tmp_path: Path, monkeypatch) -> None:
     """Docs the ladder found on a site take their API from the release: an index answering
     garbage, a tarball that is not one, or nothing at all gives one note, and the docs build."""
