@@ -65,6 +65,13 @@ def test_members_are_picked_as_sphinx_picks_them(expander) -> None:
     assert fill.shown["itsdangerous.signer.Signer.default_digest_method"] == "docs/pick.rst"  # its class's page
 
 
+def test_a_page_that_shows_a_member_is_its_home_over_a_fill_that_passed_it_over(expander) -> None:
+    fill, _ = expander
+    fill.expand("docs/a.rst", b".. autoclass:: itsdangerous.signer.Signer\n   :members:\n")  # passes it over
+    fill.expand("docs/b.rst", b".. autoattribute:: itsdangerous.signer.Signer.default_digest_method\n")
+    assert fill.shown["itsdangerous.signer.Signer.default_digest_method"] == "docs/b.rst"
+
+
 def test_a_docstrings_section_title_becomes_a_rubric() -> None:
     """A title cannot stand inside a directive's body: SQLAlchemy's module docstrings have
     them, and they sent the whole page to docutils' slow reader (and out of the text)."""

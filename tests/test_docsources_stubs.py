@@ -28,7 +28,7 @@ from context_cli.surfaces.cli import cli
     ("npm", "@types/numeral", "0.0.28", Runtime("numeral", "0.0")),
     ("pip", "types-requests", "2.28.11.8", Runtime("requests", "2.28")),
     ("pip", "types-python-dateutil", "2.8.19.6", Runtime("python-dateutil", "2.8")),
-    ("pip", "django-stubs", "5.1.1", Runtime("django", "5.1")),
+    ("pip", "sqlalchemy-stubs", "0.4", None),  # a third party's numbering, not SQLAlchemy's
     ("npm", "react", "19.2.0", None),  # no stubs package
     ("npm", "types-react", "1.0.0", None),  # typeshed's naming is PyPI's only
     ("pip", "types", "1.0.0", None),

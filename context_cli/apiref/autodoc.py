@@ -46,6 +46,7 @@ class Expander:
         self._by_name: dict[str, Symbol] | None = None
         self.children: dict[str, list[Symbol]] = {}
         self._described: list[tuple[str, str, str | None]] = []  # (page, target, module) in the order met
+        self._homes: list[tuple[str, str]] = []  # (page, entry) for entries a fill passed over: `_home`
 
     @property
     def by_name(self) -> dict[str, Symbol]:
@@ -60,12 +61,15 @@ class Expander:
 
     @property
     def shown(self) -> dict[str, str]:
-        """Entry name -> the docs page that shows it (the first that does)."""
+        """Entry name -> the docs page that shows it (the first that does), else the page a
+        fill passed it over on (`_home`)."""
         out: dict[str, str] = {}
         for rel, target, module in self._described:
             symbol = self.find(target, module)
             if symbol is not None:
                 out.setdefault(symbol.name, rel)
+        for rel, name in self._homes:
+            out.setdefault(name, rel)
         return out
 
     def expand(self, rel: str, data: bytes) -> bytes:
@@ -93,8 +97,9 @@ class Expander:
 
     def _home(self, s: Symbol, rel: str) -> None:
         """`s` and its members, passed over by a fill (no docstring), have the page they would
-        have been on as their home: the `symbols` table points there, not nowhere."""
-        self._show(s, rel)
+        have been on as their home: the `symbols` table points there, not nowhere, unless a
+        page shows them."""
+        self._homes.append((rel, s.name))
         for child in self.members(s):
             self._home(child, rel)
 

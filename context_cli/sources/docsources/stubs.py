@@ -5,7 +5,9 @@ generated README; what an agent needs is react's or requests' documentation, at 
 stubs track. The @types major.minor mirrors the library's (`@types/react 19.2.18` is for react
 19.2), as typeshed's does (`types-requests 2.28.11.8` is for requests 2.28). Names map as the
 two projects name them: `@types/NAME` -> `NAME`, `@types/scope__name` -> `@scope/name`,
-`types-NAME` and `NAME-stubs` -> `NAME`.
+`types-NAME` -> `NAME`. Third-party `NAME-stubs` packages are left out: many number their
+own releases (dropbox's `sqlalchemy-stubs 0.4` is not for SQLAlchemy 0.4), so their version
+says nothing of the library's.
 
 A mapped name is a package name from a lockfile turned into another one to ask an index for, so
 it must be a plain package name of its registry (no `..`, no path) and never a stubs name again.
@@ -65,8 +67,6 @@ def _mapped(registry: str, name: str) -> str | None:
         lowered = name.lower()
         if lowered.startswith("types-"):
             return lowered.removeprefix("types-")
-        if lowered.endswith("-stubs"):
-            return lowered.removesuffix("-stubs")
     return None
 
 
