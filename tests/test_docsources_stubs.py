@@ -41,14 +41,17 @@ def test_stubs_names_map_to_their_runtime_library(registry: str, name: str, vers
 def test_a_readme_only_stubs_package_is_retried_once_its_library_has_a_definition(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from context_cli.sources.docsources.catalogue import ENV
-    from context_cli.sync.actions import has_definition
+    from context_cli.sync.actions import definition_stamp
 
     catalogue = tmp_path / "packages.yaml"
     catalogue.write_text("npm:\n  - name: widget\n    source: {type: npm}\n"
                          "pip:\n  - name: requests\n    source: {type: pypi}\n")
     monkeypatch.setenv(ENV, str(catalogue))
-    assert has_definition("npm", "@types/widget") and has_definition("pip", "types-requests")
-    assert not has_definition("npm", "@types/gadget") and not has_definition("npm", "@types/..")
+    first = definition_stamp("npm", "@types/widget")
+    assert first and definition_stamp("pip", "types-requests") and definition_stamp("npm", "widget")
+    assert definition_stamp("npm", "@types/gadget") == "" and definition_stamp("npm", "@types/..") == ""
+    catalogue.write_text("npm:\n  - name: widget\n    description: moved\n    source: {type: npm}\n")
+    assert definition_stamp("npm", "@types/widget") not in ("", first)  # a changed definition: tried again
 
 
 def test_the_newest_release_of_the_tracked_series_is_taken():

@@ -297,6 +297,28 @@ def test_readme_only_is_its_own_outcome_and_the_accept_list_lets_check_pass(worl
     assert world.index.log  # asked again
 
 
+def test_a_readme_only_build_is_tried_again_only_with_a_new_definition(world: World, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch):
+    """A definition that cannot help (it reads the same README-only tarball) must not rebuild
+    the package on every sync; a changed definition is worth one more try."""
+    from context_cli.sources.docsources.catalogue import ENV
+
+    catalogue = tmp_path / "packages.yaml"
+    catalogue.write_text("npm:\n  - name: readme-big\n    source: {type: npm}\n")
+    monkeypatch.setenv(ENV, str(catalogue))
+    project = npm_project(tmp_path / "app", {"readme-big": "2.1.0"}, {"readme-big": "2.1.0"})
+    code, data = sync_json(str(project))
+    assert code == 0 and by_label(data)["npm/readme-big@2.1.0"]["docs"] == "readme"
+    (entry,) = json.loads((project / ".context" / "docs.lock").read_text())["packages"]
+    assert entry["docs"] == "readme" and len(entry["tried"]) == 16
+    code, data = sync_json(str(project))
+    assert by_label(data)["npm/readme-big@2.1.0"]["action"] == "up to date"  # the same definition: not again
+    catalogue.write_text("npm:\n  - name: readme-big\n    description: docs moved\n    source: {type: npm}\n")
+    code, data = sync_json(str(project))
+    row = by_label(data)["npm/readme-big@2.1.0"]
+    assert row["action"] == "built" and any("definition is new" in n for n in row["notes"])
+
+
 def test_a_wheel_only_release_gets_its_readme_and_api(world: World, tmp_path: Path):
     """No sdist on the index: the wheel's README (its METADATA) and the API read from its code,
     said as `api`, never as docs, and retried by later syncs as README-only packages are."""

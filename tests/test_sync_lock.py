@@ -64,6 +64,8 @@ GOOD = {"registry": "npm", "name": "zod", "version": "3.23.8", "sha256": "a" * 6
     ("sha256", '"xyz"', "sha256 is not 64"),
     ("source", '"' + "s" * 3000 + '"', "source is over"),
     ("docs", '"maybe"', "docs must be one of"),
+    ("tried", '"../x"', "tried must be up to 64"),
+    ("tried", "7", "tried must be up to 64"),
 ])
 def test_every_field_is_checked(tmp_path: Path, field: str, value: str, match: str):
     """`"size": Infinity` and its kin: one line naming the file and the entry, never a crash later."""
@@ -78,10 +80,11 @@ def test_every_field_is_checked(tmp_path: Path, field: str, value: str, match: s
 
 def test_readme_only_is_recorded_and_real_docs_keep_their_bytes(tmp_path: Path):
     path = lock_path(tmp_path)
-    readme = Entry("npm", "left-pad", "1.3.0", "b" * 64, 5, "npm:left-pad@1.3.0", "readme")
+    readme = Entry("npm", "left-pad", "1.3.0", "b" * 64, 5, "npm:left-pad@1.3.0", "readme", "0123456789abcdef")
     write_lock(path, [A, readme])
     text = path.read_text()
     assert text.count('"docs"') == 1 and '"docs": "readme"' in text
+    assert text.count('"tried"') == 1 and '"tried": "0123456789abcdef"' in text
     assert sorted(read_lock(path)) == sorted([A, readme])
 
 

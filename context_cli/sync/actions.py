@@ -172,17 +172,21 @@ def build_docs(store: Store, registry: str, name: str, version: str, earlier: li
                  fetched.meta.get("docs_version"))
 
 
-def has_definition(registry: str, name: str) -> bool:
-    """Whether the catalogue holds a definition for the package, or for the runtime library of
-    a stubs package (`@types/react`: react's); a README-only build is then worth trying again."""
+def definition_stamp(registry: str, name: str) -> str:
+    """A digest of the catalogue definitions a build of the package reads (its own, and a stubs
+    package's runtime library's: `@types/react` reads react's); "" when there is none. A
+    README-only build records it in docs.lock and is tried again only when it changes: a
+    definition that could not help (`@types/numeral 0.0.28`: numeral has no 0.0 release)
+    would otherwise rebuild the package on every sync."""
+    import hashlib
+
     from ..sources.docsources.catalogue import load_catalogue
     from ..sources.docsources.stubs import runtime_name
 
     catalogue = load_catalogue()
-    if catalogue.find(registry, name) is not None:
-        return True
     runtime = runtime_name(registry, name)
-    return runtime is not None and catalogue.find(registry, runtime) is not None
+    found = [catalogue.find(registry, name), catalogue.find(registry, runtime) if runtime else None]
+    return hashlib.sha256(repr(found).encode()).hexdigest()[:16] if any(found) else ""
 
 
 def symbol_count(path: Path) -> int:

@@ -23,6 +23,7 @@ DOCS_KINDS = ("docs", "readme", "api")  # real docs; the README only; the README
 MAX_SIZE = 1 << 40  # no package is a terabyte
 MAX_SOURCE_CHARS = 2048
 _SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
+_TRIED = re.compile(r"^[0-9a-f]{0,64}\Z")
 
 
 @dataclass(frozen=True, order=True)
@@ -34,6 +35,7 @@ class Entry:
     size: int
     source: str  # the registry server URL, or the artefact / git tag it was built from
     docs: str = "docs"  # "readme" / "api": only the README (and the API reference) was found; retried
+    tried: str = ""  # for those, the catalogue definitions they were built with (`actions.definition_stamp`)
 
     @property
     def spec(self) -> str:
@@ -52,6 +54,8 @@ def render(entries: list[Entry]) -> str:
         item = asdict(e)
         if e.docs == "docs":
             del item["docs"]
+        if not e.tried:
+            del item["tried"]
         packages.append(item)
     return json.dumps({"format": FORMAT, "packages": packages}, indent=2, sort_keys=True) + "\n"
 
@@ -109,7 +113,10 @@ def _entry(item: object, label: str, index: int) -> Entry:
     docs = item.get("docs", "docs")
     if docs not in DOCS_KINDS:
         raise bad(f"docs must be one of {', '.join(DOCS_KINDS)}")
-    return Entry(item["registry"], item["name"], item["version"], item["sha256"], size, item["source"], docs)
+    tried = item.get("tried", "")
+    if not isinstance(tried, str) or not _TRIED.match(tried):
+        raise bad("tried must be up to 64 lowercase hex digits")
+    return Entry(item["registry"], item["name"], item["version"], item["sha256"], size, item["source"], docs, tried)
 
 
 def write_lock(path: Path, entries: list[Entry]) -> bool:

@@ -54,6 +54,7 @@ class Row:
     elsewhere: list[str] = field(default_factory=list)  # what exists, told if the build fails
     docs: str | None = None  # "docs", "readme", "api" (README plus API reference); None: not built here
     docs_version: str | None = None  # what the docs cover when not exactly `version` ("latest")
+    tried: str = ""  # a README-only build's `actions.definition_stamp`
 
     @property
     def label(self) -> str:
@@ -120,22 +121,23 @@ def _mark_installed(row: Row, ctx: Context) -> bool:
     prev = ctx.previous.get((row.registry, row.name, row.version))
     if not ctx.offline and _retry(row, prev, ctx):
         row.notes.append("built again: " + ("--rebuild" if row.name in ctx.rebuild else
-                                            "README only last time, and the catalogue now has a definition"))
+                                            "README only last time, and the catalogue's definition is new"))
         return False
     row.action, row.size, row.path = INSTALLED, local.size, local.path
     if prev is not None and prev.size == local.size:
-        row.sha256, row.source, row.docs = prev.sha256, prev.source, prev.docs
+        row.sha256, row.source, row.docs, row.tried = prev.sha256, prev.source, prev.docs, prev.tried
     return True
 
 
 def _retry(row: Row, prev: Entry | None, ctx: Context) -> bool:
     """Build an installed package again: asked for by name, or README-only last time (by
-    docs.lock) when a better source may now exist (`--rebuild readme`, or a definition)."""
+    docs.lock) when a better source may now exist (`--rebuild readme`, or a definition the
+    last build was not tried with)."""
     if row.name in ctx.rebuild or f"{row.registry}/{row.name}" in ctx.rebuild:
         return True
     if prev is None or prev.docs == "docs" or not ctx.build or not actions.can_build(row.registry):
         return False
-    return "readme" in ctx.rebuild or actions.has_definition(row.registry, row.name)
+    return "readme" in ctx.rebuild or actions.definition_stamp(row.registry, row.name) not in ("", prev.tried)
 
 
 def _resolve_locally(row: Row, ctx: Context) -> bool:
@@ -264,7 +266,8 @@ def _build(row: Row, ctx: Context) -> Row:
         notes.append(note)
     return replace(row, action=BUILT, source=built.source, size=built.local.size, path=built.local.path,
                    sha256=file_sha256(built.local.path), notes=notes, docs=built.docs,
-                   docs_version=built.docs_version)
+                   docs_version=built.docs_version,
+                   tried=actions.definition_stamp(row.registry, row.name) if built.docs != "docs" else "")
 
 
 def _tried(notes: list[str]) -> str:
@@ -283,5 +286,5 @@ def finish(rows: list[Row]) -> list[Entry]:
         if not row.source:
             row.source = actions.package_source(row.path)
         entries.append(Entry(row.registry, row.name, row.version, row.sha256, row.size or 0, row.source,
-                             row.docs or "docs"))
+                             row.docs or "docs", row.tried))
     return entries
