@@ -138,7 +138,8 @@ def test_class_attributes_are_annotated_documented_or_enum_members(tmp_path: Pat
 def test_a_test_package_of_the_api_is_read_a_test_suite_is_not(tmp_path: Path) -> None:
     """`django.test` and `numpy.testing` are API (helpers for the user's tests, no test
     modules in them); `pkg/tests`, `pkg/sub/tests` (a Django app's `tests.py`) and
-    `numpy/testing/tests` are test suites, as is a top-level `tests/` package."""
+    `numpy/testing/tests` are test suites, as is a top-level `tests/` package and one whose
+    tests sit folders deep (`pkg/deep/tests/unit/core/test_a.py`)."""
     body = 'def run() -> None:\n    """Run it."""\n'
     root = write_tree(tmp_path, {
         "pyproject.toml": "", "pkg/__init__.py": "",
@@ -149,6 +150,8 @@ def test_a_test_package_of_the_api_is_read_a_test_suite_is_not(tmp_path: Path) -
         "pkg/sub/__init__.py": "", "pkg/sub/tests/__init__.py": "", "pkg/sub/tests/tests.py": body,
         "pkg/sub/tests/models.py": body, "pkg/nopkg/testing/utils.py": body, "pkg/sub/testing/__init__.py": body,
         "tests/__init__.py": "", "tests/helpers.py": body,
+        "pkg/deep/__init__.py": "", "pkg/deep/tests/__init__.py": "", "pkg/deep/tests/factories.py": body,
+        "pkg/deep/tests/unit/core/helpers.py": body, "pkg/deep/tests/unit/core/test_a.py": body,
     })
     names = {s.name for s in extract_api(root, registry="pip", name="pkg", version="1").symbols}
     assert {"pkg.test.client.Client", "pkg.testing.utils.run"} <= names

@@ -141,20 +141,27 @@ def _api_package(folder: Path) -> bool:
     """Is this `test`/`tests`/`testing` folder inside a package a subpackage of its API
     (`django.test`, `numpy.testing`: helpers for the user's own tests) rather than the
     project's test suite? A package (`__init__.py[i]` and a module) with no test module (`test_x.py`,
-    `x_test.py`, `tests.py`, `conftest.py`) in it or in the folders right under it (but
-    its own `tests/`)."""
+    `x_test.py`, `tests.py`, `conftest.py`) anywhere below it, but in its own test folders
+    (numpy.testing's `tests/`); a tree of over MAX_FILES files is taken for a test suite."""
     try:
-        entries = [e for e in os.scandir(folder) if not e.is_symlink()]
-        modules = {os.path.splitext(e.name) for e in entries}
-        if not modules & {("__init__", ".py"), ("__init__", ".pyi")} or not any(
-                suffix in (".py", ".pyi") and stem != "__init__" for stem, suffix in modules):
+        top = {os.path.splitext(e.name) for e in os.scandir(folder) if not e.is_symlink()}
+        if not top & {("__init__", ".py"), ("__init__", ".pyi")} or not any(
+                suffix in (".py", ".pyi") and stem != "__init__" for stem, suffix in top):
             return False
-        names = [e.name for e in entries]
-        for sub in (e for e in entries if e.is_dir() and e.name not in TEST_DIRS):  # (its own tests: numpy.testing's)
-            names += [e.name for e in os.scandir(sub.path)]
+        seen = 0
+        for _, dirs, files in os.walk(folder, onerror=_raise):  # (symlinked folders are not followed)
+            dirs[:] = [d for d in dirs if d not in TEST_DIRS]
+            seen += len(files)
+            if seen > MAX_FILES or any(_is_test_module(stem) for stem, suffix in map(os.path.splitext, files)
+                                       if suffix in (".py", ".pyi")):
+                return False
     except OSError:
         return False
-    return not any(_is_test_module(stem) for stem, suffix in map(os.path.splitext, names) if suffix in (".py", ".pyi"))
+    return True
+
+
+def _raise(error: OSError) -> None:
+    raise error
 
 
 def _is_test_module(stem: str) -> bool:
