@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from .ref_titles import MIN_GROWTH
+from .ref_titles import sub_within_growth
 
 # `:meth:`_orm.Session.execute`` (reST, `py:` domain optional) and {meth}`...` (MyST).
 _ROLE = re.compile(rb"(:(?:py:)?(meth|attr|paramref|func|obj|data|mod|class):|\{(?:py:)?(meth|attr|paramref|func|obj"
@@ -74,20 +74,14 @@ class ModulePrefixes:
         if not self.prefixes:
             return data
 
-        room = max(len(data), MIN_GROWTH)  # a title may name the module: a page grows at most 2x
-
-        def title(m: re.Match[bytes]) -> bytes:
-            nonlocal room
+        def title(m: re.Match[bytes]) -> bytes | None:
             module, role = self.prefixes.get(m.group(4).decode()), (m.group(2) or m.group(3)).decode()
             if module is None or (m.group(6) and role not in ("meth", "func")):  # Sphinx drops "()" from these
-                return m.group(0)
+                return None
             shown = _shown(role, [module, *m.group(5).decode().split(".")]).encode()
-            if len(shown) + 3 > room:
-                return m.group(0)
-            room -= len(shown) + 3
             return m.group(1) + b"`" + shown + b" <" + m.group(0)[len(m.group(1)) + 1:-1] + b">`"
 
-        return _ROLE.sub(title, data)
+        return sub_within_growth(_ROLE, title, data)  # (a title may name the module)
 
 
 def _shown(role: str, tokens: list[str]) -> str:

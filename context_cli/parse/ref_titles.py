@@ -17,7 +17,7 @@ bare reference, shown as the label, as before.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 # `.. _label:` (reST; the label may be quoted in backquotes) and `(label)=` (MyST).
 _RST_LABEL = re.compile(r"\.\. _(`[^`]+`|[^:`\s][^:]*):\s*$")
@@ -59,19 +59,29 @@ class RefTitles:
         if not self.titles or (b":ref:`" not in data and b"{ref}`" not in data) or _utf8(data) is None:
             return data  # (a page in another encoding would mix UTF-8 titles into it)
 
-        room = max(len(data), MIN_GROWTH)  # a page of a million tiny references grows at most 2x
+        def title(m: re.Match[bytes]) -> bytes | None:
+            found = self.titles.get(m.group(2).decode("utf-8", "replace").strip().lower())
+            return m.group(1) + b"`" + found.encode() + b" <" + m.group(2) + b">`" if found else None
 
-        def title(m: re.Match[bytes]) -> bytes:
-            nonlocal room
-            label = m.group(2).decode("utf-8", "replace").strip()
-            found = self.titles.get(label.lower())
-            shown = m.group(1) + b"`" + found.encode() + b" <" + m.group(2) + b">`" if found else m.group(0)
-            if len(shown) - len(m.group(0)) > room:
-                return m.group(0)
-            room -= len(shown) - len(m.group(0))
-            return shown
+        return sub_within_growth(_BARE_REF, title, data)
 
-        return _BARE_REF.sub(title, data)
+
+def sub_within_growth(pattern: re.Pattern[bytes], rewrite: Callable[[re.Match[bytes]], bytes | None],
+                      data: bytes) -> bytes:
+    """`pattern.sub(rewrite, data)`, a match left as it is where `rewrite` gives None, and the
+    page grown by at most max(its size, MIN_GROWTH) bytes in all: a page of a million tiny
+    roles, each given a long title, grows at most twofold (the rewrites past that are not made)."""
+    room = max(len(data), MIN_GROWTH)
+
+    def one(m: re.Match[bytes]) -> bytes:
+        nonlocal room
+        new = rewrite(m)
+        if new is None or len(new) - len(m.group(0)) > room:
+            return m.group(0)
+        room -= len(new) - len(m.group(0))
+        return new
+
+    return pattern.sub(one, data)
 
 
 def _utf8(data: bytes) -> str | None:
@@ -86,20 +96,15 @@ def _rst_labels(text: str) -> dict[str, str]:
     lines = text.splitlines()
     out: dict[str, str] = {}
     pending: list[str] = []
-    i = 0
-    while i < len(lines):
-        m = _RST_LABEL.match(lines[i])
-        if m:
+    for i, line in enumerate(lines):
+        if m := _RST_LABEL.match(line):
             pending.append(m.group(1).strip("`"))
-            i += 1
-            continue
-        if pending and lines[i].strip():
+        elif pending and line.strip():
             found = _rst_title(lines, i)
             if found:
                 for label in pending:
                     out.setdefault(label.lower(), found)
             pending = []
-        i += 1
     return out
 
 
