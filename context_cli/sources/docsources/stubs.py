@@ -35,18 +35,22 @@ class Runtime:
     series: str  # "19.2" of @types/react 19.2.18
 
     def matches(self, version: str) -> bool:
-        m = _TRACKED.match(version)
-        return m is not None and f"{int(m.group(1))}.{int(m.group(2))}" == self.series
+        return _series(version) == self.series
 
 
 def runtime_of(registry: str, name: str, version: str) -> Runtime | None:
     """The runtime library of a stubs package at `version`, or None when `name` is no stubs
     package (or maps onto no plain package name, or its version tracks no release series)."""
-    mapped = runtime_name(registry, name)
-    m = _TRACKED.match(version)
-    if mapped is None or m is None:
+    mapped, series = runtime_name(registry, name), _series(version)
+    if mapped is None or series is None:
         return None
-    return Runtime(mapped, f"{int(m.group(1))}.{int(m.group(2))}")
+    return Runtime(mapped, series)
+
+
+def _series(version: str) -> str | None:
+    """The major.minor a version is of ("19.2" of 19.2.18), or None for one without."""
+    m = _TRACKED.match(version)
+    return None if m is None else f"{int(m.group(1))}.{int(m.group(2))}"
 
 
 def runtime_name(registry: str, name: str) -> str | None:
