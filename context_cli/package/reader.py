@@ -86,6 +86,7 @@ class Package:
     has_pages: bool = False  # our `pages` table (content hashes for incremental rebuilds)
     has_quality: bool = False  # a second vector set (validate.quality_set; its rows unchecked until read)
     has_symbols: bool = False  # the API reference read from the release's code (`symbols` table)
+    has_symbol_doc_zlib: bool = False  # its long docstrings deflated (package/symbol_docs.py)
 
     @property
     def name(self) -> str:
@@ -194,11 +195,9 @@ class Package:
 
         if not self.has_symbols:
             return []
-        with self.deadline():
-            deflated = any(r[1] == SYMBOL_DOC_ZLIB for r in self.db.execute(f"PRAGMA table_info({SYMBOLS_TABLE})"))
         sql = ("SELECT " + ", ".join(_as_text(c) for c in ("name", "kind", "signature", "doc", "source", "aliases"))
                + ", CAST(deprecated AS TEXT), CAST(since AS TEXT), coalesce(CAST(line AS INTEGER), 0),"
-               f" CAST(chunk_id AS INTEGER), {SYMBOL_DOC_ZLIB if deflated else 'NULL'} FROM {SYMBOLS_TABLE}")
+               f" CAST(chunk_id AS INTEGER), {SYMBOL_DOC_ZLIB if self.has_symbol_doc_zlib else 'NULL'} FROM {SYMBOLS_TABLE}")
         params: list[str] = []
         if tails is not None:
             params = sorted(set(tails))
@@ -290,7 +289,8 @@ def open_package(path: Path, *, registry: str | None = None, deep: bool = False,
         raise
     pkg = Package(path=path, meta=found.meta, id=pid, db=db, guard=guard, has_vectors=found.has_vectors,
                   has_bm25=found.has_bm25, has_bm25_phrases=found.has_bm25_phrases, has_url=found.has_url,
-                  has_pages=found.has_pages, has_quality=found.has_quality, has_symbols=found.has_symbols)
+                  has_pages=found.has_pages, has_quality=found.has_quality, has_symbols=found.has_symbols,
+                  has_symbol_doc_zlib=found.has_symbol_doc_zlib)
     guard.label = pkg.label
     return pkg
 

@@ -30,6 +30,7 @@ from .schema import (
     REQUIRED_CHUNK_COLUMNS,
     REQUIRED_META,
     SYMBOL_COLUMNS,
+    SYMBOL_DOC_ZLIB,
     SYMBOLS_TABLE,
 )
 
@@ -54,7 +55,8 @@ class Found:
     has_url: bool
     has_pages: bool
     has_quality: bool = False  # a second vector set whose table and meta look usable (`quality_set`)
-    has_symbols: bool = False  # an API reference table with the columns we read (`symbols_present`)
+    has_symbols: bool = False  # an API reference table with the columns we read (`symbol_columns`)
+    has_symbol_doc_zlib: bool = False  # ... and its optional deflated docstrings (package/symbol_docs.py)
 
 
 def check(db: sqlite3.Connection, label: str, deep: bool) -> Found:
@@ -74,18 +76,20 @@ def check(db: sqlite3.Connection, label: str, deep: bool) -> Found:
     db.execute(f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH '\"the\"' LIMIT 1").fetchall()
     if deep:
         _deep(db, label, meta, has_vectors, has_bm25, has_phrases, "url" in columns)
+    symbols = symbol_columns(db, objects)
+    has_symbols = symbols.issuperset(SYMBOL_COLUMNS)
     return Found(meta=meta, has_vectors=has_vectors, has_bm25=has_bm25, has_bm25_phrases=has_phrases,
                  has_url="url" in columns, has_pages=_real_table(objects, "pages"),
-                 has_quality=quality_set(objects, meta), has_symbols=symbols_present(db, objects))
+                 has_quality=quality_set(objects, meta), has_symbols=has_symbols,
+                 has_symbol_doc_zlib=has_symbols and SYMBOL_DOC_ZLIB in symbols)
 
 
-def symbols_present(db: sqlite3.Connection, objects: Objects) -> bool:
-    """The `symbols` table is there, a real table, with every column we read (packages built
-    before it, or by other tools, have none: they simply have no API reference)."""
+def symbol_columns(db: sqlite3.Connection, objects: Objects) -> frozenset[str]:
+    """The columns of the `symbols` table when it is a real table; none when there is none
+    (packages built before it, or by other tools: they simply have no API reference)."""
     if not _real_table(objects, SYMBOLS_TABLE):
-        return False
-    columns = {str(r[1]) for r in db.execute(f"PRAGMA table_info({SYMBOLS_TABLE})")}
-    return columns.issuperset(SYMBOL_COLUMNS)
+        return frozenset()
+    return frozenset(str(r[1]) for r in db.execute(f"PRAGMA table_info({SYMBOLS_TABLE})"))
 
 
 def _schema(db: sqlite3.Connection, label: str) -> dict[str, tuple[str, str]]:
