@@ -196,6 +196,7 @@ def test_a_docs_trees_media_are_never_fetched(tmp_path: Path, monkeypatch: pytes
     (work / "docs" / "index.md").write_text(page("1.0.0"))
     (work / "docs" / "[lang]" / "guide.md").write_text(page("1.0.0"))
     (work / "docs" / "public" / "demo.GIF").write_bytes(b"GIF89a" * 100)
+    (work / "docs" / "public" / "shot.Png").write_bytes(b"\x89PNG" * 100)
     (work / "docs" / "public" / "logo.svg").write_text("<svg/>")
     (work / "docs" / "l").mkdir()  # what an unescaped `docs/[lang]` glob would also take
     (work / "docs" / "l" / "x.md").write_text("# x\n")
@@ -206,8 +207,9 @@ def test_a_docs_trees_media_are_never_fetched(tmp_path: Path, monkeypatch: pytes
     server = tmp_path / "server.git"
     git(tmp_path, "init", "-q", "--bare", str(server))
     git(work, "push", "-q", str(server), "main")
-    blob = git(work, "rev-parse", "HEAD:docs/public/demo.GIF").strip()
-    (server / "objects" / blob[:2] / blob[2:]).unlink()
+    for media in ("demo.GIF", "shot.Png"):
+        blob = git(work, "rev-parse", f"HEAD:docs/public/{media}").strip()
+        (server / "objects" / blob[:2] / blob[2:]).unlink()
     config = tmp_path / "gitconfig"
     config.write_text("[uploadpack]\n\tallowFilter = true\n\tallowAnySHA1InWant = true\n")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
@@ -218,7 +220,7 @@ def test_a_docs_trees_media_are_never_fetched(tmp_path: Path, monkeypatch: pytes
                      if p.is_file() and ".git" not in p.parts}
             assert "README.md" in files and "docs/[lang]/guide.md" in files
             assert ("docs/l/x.md" in files) == (path == "docs")
-            assert "docs/public/demo.GIF" not in files
+            assert "docs/public/demo.GIF" not in files and "docs/public/shot.Png" not in files
             assert ("docs/public/logo.svg" in files) == (path == "docs")
         finally:
             fetched.cleanup()

@@ -370,7 +370,12 @@ def _docs_patterns(target: str) -> list[str]:
     if any(c in target for c in "\n\r"):
         return [target]
     folder = "/" + _literal(target) + "/"
-    return ["--no-cone", "/*", "!/*/", folder, *(f"!{folder}**/*.{e}" for ext in MEDIA for e in (ext, ext.upper()))]
+    return ["--no-cone", "/*", "!/*/", folder, *(f"!{folder}**/*.{_any_case(ext)}" for ext in MEDIA)]
+
+
+def _any_case(ext: str) -> str:
+    """`ext` as a pattern of any letter case (`.Png` is as much an image as `.png`)."""
+    return "".join(f"[{c}{c.upper()}]" if c.isalpha() else c for c in ext)
 
 
 def _literal(path: str) -> str:
