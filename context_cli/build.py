@@ -308,7 +308,7 @@ def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | No
     for rel, data in pages:
         if expander is not None:
             data = expander.expand(rel, data)
-        data = prefixes.titled(refs.titled(data))
+        data = prefixes.titled(rel, refs.titled(rel, data))
         digest = content_hash(data)
         # A page that includes other files is always rebuilt: what it includes may have changed.
         files.append((rel, data, digest, prev.take(rel, digest) if prev and not may_include(data) else None))

@@ -47,7 +47,7 @@ def test_conf_py_prefixes_are_read_without_running_it(tmp_path: Path):
 
 
 def test_each_role_shows_what_zzzeeksphinx_shows():
-    out = prefixes().titled(SESSION.encode()).decode()
+    out = prefixes().titled("index.rst", SESSION.encode()).decode()
     assert ":class:`Session <_orm.Session>`" in out
     assert ":meth:`Session.execute() <_orm.Session.execute>`" in out
     assert ":func:`select() <_sa.select>`" in out
@@ -56,7 +56,7 @@ def test_each_role_shows_what_zzzeeksphinx_shows():
 
 
 def test_paramref_of_a_method_parentheses_and_a_dot_in_the_target():
-    out = prefixes().titled(b":paramref:`_orm.Session.begin.nested` :func:`_orm.aliased()` "
+    out = prefixes().titled("index.rst", b":paramref:`_orm.Session.begin.nested` :func:`_orm.aliased()` "
                             b":meth:`_orm.Query.join()` :class:`_orm.Mapper()` {py:class}`_sa.Table` "
                             b":class:`._orm.Session`").decode()
     assert ":paramref:`Session.begin.nested <_orm.Session.begin.nested>`" in out  # a method's parameter
@@ -70,8 +70,8 @@ def test_titled_tilde_relative_unmapped_and_other_roles_are_left_alone():
     data = (b":class:`~_orm.Session` :class:`the session <_orm.Session>` :class:`.Session` "
             b":class:`!_orm.Session` :class:`_nope.Thing` :exc:`_orm.NoResultFound` :mod:`_orm` "
             b":ref:`_orm.label` ``:class:`_orm`` plain _orm.Session")
-    assert prefixes().titled(data) == data
-    assert ModulePrefixes({}).titled(SESSION.encode()) == SESSION.encode()
+    assert prefixes().titled("index.rst", data) == data
+    assert ModulePrefixes({}).titled("index.rst", SESSION.encode()) == SESSION.encode()
 
 
 def sdist(tmp_path: Path, conf: str | None) -> Path:

@@ -51,7 +51,7 @@ def test_labels_map_to_the_titles_they_stand_before():
 
 def test_bare_references_are_written_with_their_title():
     refs = titles_of({"topics/urls.txt": TOPICS})
-    out = refs.titled(GUIDE.encode()).decode()
+    out = refs.titled("index.rst", GUIDE.encode()).decode()
     assert ":ref:`URL dispatcher <topics-http-urls>`" in out
     assert ":ref:`Naming URL patterns <naming-url-patterns>`" in out  # labels compare lower-cased
     assert ":ref:`Naming URL patterns <naming>`" in out
@@ -61,13 +61,13 @@ def test_bare_references_are_written_with_their_title():
 
 def test_myst_labels_and_references():
     refs = titles_of({"a.md": "(install-guide)=\n\n## Installing `pkg` ##\n\nText.\n"})
-    assert refs.titled(b"Read {ref}`install-guide` first.") == b"Read {ref}`Installing pkg <install-guide>` first."
+    assert refs.titled("index.md", b"Read {ref}`install-guide` first.") == b"Read {ref}`Installing pkg <install-guide>` first."
 
 
 def test_a_page_without_references_is_returned_as_it_is():
     refs = titles_of({"topics/urls.txt": TOPICS})
     data = b"Plain text about :func:`reverse` and `links`_."
-    assert refs.titled(data) is data
+    assert refs.titled("index.rst", data) is data
 
 
 def test_a_built_package_shows_the_title_where_the_page_named_the_label(tmp_path: Path):
@@ -93,4 +93,4 @@ def test_a_label_defined_twice_keeps_the_first_title_and_other_encodings_are_lef
                                ("ja/index.rst", ".. _install:\n\nインストール\n======\n".encode())])
     assert refs.titles == {"install": "Install"}
     cp1252 = ":ref:`install` \xe9t\xe9".encode("cp1252")
-    assert refs.titled(cp1252) is cp1252
+    assert refs.titled("index.rst", cp1252) is cp1252

@@ -68,8 +68,8 @@ class ModulePrefixes:
             return cls({})
         return cls(_prefixes(source) if len(source) <= MAX_CONF and _SETTING.encode() in source else {})
 
-    def titled(self, data: bytes) -> bytes:
-        """`data` with each role whose target starts with a known prefix written with the title
+    def titled(self, rel: str, data: bytes) -> bytes:
+        """`data`, page `rel`, with each role whose target starts with a known prefix written with the title
         zzzeeksphinx shows."""
         if not self.prefixes:
             return data
@@ -81,7 +81,7 @@ class ModulePrefixes:
             shown = _shown(role, [module, *m.group(5).decode().split(".")]).encode()
             return m.group(1) + b"`" + shown + b" <" + m.group(0)[len(m.group(1)) + 1:-1] + b">`"
 
-        return sub_within_growth(_ROLE, title, data)  # (a title may name the module)
+        return sub_within_growth(_ROLE, title, data, rel)  # (a title may name the module)
 
 
 def _shown(role: str, tokens: list[str]) -> str:

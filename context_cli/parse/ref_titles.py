@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from .code_markup import code_stretches
+
 # `.. _label:` (reST; the label may be quoted in backquotes) and `(label)=` (MyST).
 _RST_LABEL = re.compile(r"\.\. _(`[^`]+`|[^:`\s][^:]*):\s*$")
 _MYST_LABEL = re.compile(r"\(([^()\s]+)\)=\s*$")
@@ -54,8 +56,8 @@ class RefTitles:
                     titles.setdefault(label, title)
         return cls(titles)
 
-    def titled(self, data: bytes) -> bytes:
-        """`data` with each bare reference to a known label written with its title."""
+    def titled(self, rel: str, data: bytes) -> bytes:
+        """`data`, page `rel`, with each bare reference to a known label written with its title."""
         if not self.titles or (b":ref:`" not in data and b"{ref}`" not in data) or _utf8(data) is None:
             return data  # (a page in another encoding would mix UTF-8 titles into it)
 
@@ -63,25 +65,32 @@ class RefTitles:
             found = self.titles.get(m.group(2).decode("utf-8", "replace").strip().lower())
             return m.group(1) + b"`" + found.encode() + b" <" + m.group(2) + b">`" if found else None
 
-        return sub_within_growth(_BARE_REF, title, data)
+        return sub_within_growth(_BARE_REF, title, data, rel)
 
 
 def sub_within_growth(pattern: re.Pattern[bytes], rewrite: Callable[[re.Match[bytes]], bytes | None],
-                      data: bytes) -> bytes:
-    """`pattern.sub(rewrite, data)`, a match left as it is where `rewrite` gives None, and the
-    page grown by at most max(its size, MIN_GROWTH) bytes in all: a page of a million tiny
-    roles, each given a long title, grows at most twofold (the rewrites past that are not made)."""
+                      data: bytes, rel: str) -> bytes:
+    """`pattern.sub(rewrite, data)` outside the code of page `rel` (`parse.code_markup`: a page
+    showing the markup itself keeps it; read only once a match would change), a match left as
+    it is where `rewrite` gives None, and the page grown by at most max(its size, MIN_GROWTH)
+    bytes in all: a page of a million tiny roles, each given a long title, grows at most twofold
+    (the rewrites past that are not made)."""
     room = max(len(data), MIN_GROWTH)
-
-    def one(m: re.Match[bytes]) -> bytes:
-        nonlocal room
+    code: list[tuple[int, int]] | None = None
+    out, at, k = [], 0, 0
+    for m in pattern.finditer(data):
         new = rewrite(m)
         if new is None or len(new) - len(m.group(0)) > room:
-            return m.group(0)
+            continue
+        code = code_stretches(rel, data) if code is None else code
+        while k < len(code) and code[k][1] <= m.start():
+            k += 1
+        if k < len(code) and code[k][0] < m.end():
+            continue
         room -= len(new) - len(m.group(0))
-        return new
-
-    return pattern.sub(one, data)
+        out += [data[at:m.start()], new]
+        at = m.end()
+    return b"".join([*out, data[at:]]) if out else data
 
 
 def _utf8(data: bytes) -> str | None:

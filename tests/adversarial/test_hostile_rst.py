@@ -8,6 +8,7 @@ another exception, and within a few seconds.
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import pytest
@@ -52,9 +53,9 @@ def test_bare_references_grow_a_page_at_most_twice() -> None:
     refs = RefTitles.of_pages([("t.rst", b".. _a:\n\n" + b"T" * 190 + b"\n" + b"=" * 190 + b"\n")])
     page = b":ref:`a` " * 200_000  # 1.8 MB of references to a 190-character title
     start = time.perf_counter()
-    out = refs.titled(page)
+    out = refs.titled("index.rst", page)
     assert len(page) < len(out) <= 2 * len(page) and time.perf_counter() - start < 20
-    assert len(refs.titled(b":ref:`a` " * 1000)) <= 9000 + MIN_GROWTH
+    assert len(refs.titled("index.rst", b":ref:`a` " * 1000)) <= 9000 + MIN_GROWTH
 
 
 def test_a_labelled_heading_of_a_long_line_of_spaces_reads_in_linear_time() -> None:
@@ -65,3 +66,23 @@ def test_a_labelled_heading_of_a_long_line_of_spaces_reads_in_linear_time() -> N
     start = time.perf_counter()
     refs = RefTitles.of_pages([("a.md", b"(lbl)=\n# a" + b" " * 20_000 + b"x\n")])
     assert refs.titles == {"lbl": "a x"} and time.perf_counter() - start < 2
+
+
+CODE_MARKUP = {
+    "a.md": [b"".join(b"`" * n + b"\n" for n in range(2000, 3, -1)),  # fences no later line closes
+             b"``a " * 250_000, b"`" * 1_000_000, b"{r}`" * 250_000, b"````{note}\n" * 100_000],
+    "a.rst": [b"``a " * 250_000, b"a::\n" * 250_000, b"".join(b" " * n + b"x::\n\n" for n in range(3000)),
+              b".. code::\n" + b" " * 1_000_000 + b"\n", b"x ``" + b"`" * 1_000_000],
+}
+
+
+@pytest.mark.parametrize(("rel", "page"), [(rel, page) for rel, pages in CODE_MARKUP.items() for page in pages])
+def test_code_stretches_are_found_in_linear_time(rel: str, page: bytes) -> None:
+    from context_cli.parse.code_markup import code_stretches
+    from context_cli.parse.ref_titles import RefTitles
+
+    start = time.perf_counter()
+    stretches = code_stretches(rel, page)
+    RefTitles({"a": "A"}).titled(rel, page + b":ref:`a` {ref}`a`")
+    assert time.perf_counter() - start < 5
+    assert all(0 <= a <= b <= c <= d <= len(page) for (a, b), (c, d) in itertools.pairwise(stretches))
