@@ -35,7 +35,7 @@ TUNING = ("click", "flask", "django", "docker-api", "fastapi", "pydantic", "shad
 HELD_OUT = ("pytest", "httpx", "tanstack-query")
 FEATURES = ("fused", "lex", "dense", "lex_rank", "dense_rank", "next", "title", "closeness", "gain", "coverage",
             "page_coverage", "reference", "changelog", "log_chars", "best_of_page", "page_candidates", "depth",
-            "heading_terms", "bigrams", "first_on_page", "final")  # (`final`: added when read, the score itself)
+            "heading_terms", "bigrams", "first_on_page", "page_union", "share_of_page", "heading_cosine", "final")  # (`final`: added when read, the score itself)
 _WORD = re.compile(r"\w+")
 
 
@@ -89,9 +89,16 @@ def features(ranking: Any, run: Any, texts: list[Any]) -> list[list[float]]:
         page_cov[int(page[r])] = max(page_cov.get(int(page[r]), 0.0), float(c.coverage[r]))
     kinds = pq.searcher.page_kinds() or {}
     bigrams = _bigrams(query)
+    idf = pq.lexical.idf
+    total_idf = sum(idf.values()) or 1.0
+    held = [_held(query, text.content + " " + text.section_title) for text in texts]
+    union: dict[int, set[str]] = {}
+    for r, terms in zip(rows.tolist(), held, strict=True):
+        union.setdefault(int(page[r]), set()).update(terms)
+    cosines = _heading_cosines(pq, [t.title for t in texts])
     seen: set[int] = set()
     out = []
-    for r, text in zip(rows.tolist(), texts, strict=True):
+    for r, text, terms, cosine in zip(rows.tolist(), texts, held, cosines, strict=True):
         p, cid = int(page[r]), int(c.chunk_id[r])
         fused = float(c.fused[r])
         best = per_page[p]
@@ -112,9 +119,28 @@ def features(ranking: Any, run: Any, texts: list[Any]) -> list[list[float]]:
             len(heading & stems) / max(len(stems), 1),
             _bigram_share(bigrams, words),
             float(p not in seen),
+            sum(idf.get(t, 0.0) for t in union[p]) / total_idf,
+            sum(idf.get(t, 0.0) for t in terms) / max(sum(idf.get(t, 0.0) for t in union[p]), 1e-9),
+            cosine,
         ])
         seen.add(p)
     return out
+
+
+def _heading_cosines(pq: Any, titles: list[str]) -> list[float]:
+    """The query's cosine with each section's page and heading titles ("Page > Section"),
+    embedded by the package's own model (0 without one)."""
+    found = pq.searcher.dense()
+    if found is None or not titles:
+        return [0.0] * len(titles)
+    vectors = found[0].encode([pq.query.text, *titles])
+    return (vectors[1:] @ vectors[0]).tolist()  # type: ignore[no-any-return]
+
+
+def _held(query: Any, text: str) -> set[str]:
+    """The query's terms whose index tokens the text holds."""
+    tokens = set(_stemmed(text))
+    return {t for t, stems in query.stems.per_term.items() if stems and stems <= tokens}
 
 
 def _stemmed(text: str) -> list[str]:
