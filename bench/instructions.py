@@ -8,6 +8,7 @@ wall time on a shared machine is not (the same count twice, whatever else the ma
     python bench/instructions.py --root ../other-checkout   # the same for another checkout
     python bench/instructions.py --cold                # a whole cold `context query` process
     python bench/instructions.py --cold --command "import numpy"   # what one import costs
+    python bench/instructions.py --cold --python VENV/bin/python   # the wheel installed in VENV
 
 It runs itself under `valgrind --tool=callgrind` (Debian's valgrind) and collects only inside
 the measured searches: they are consumed by a `collections.deque`, and `--toggle-collect`
@@ -54,8 +55,9 @@ def measure(root: Path, home: str, which: str, count: int) -> None:
     elif home == "six":
         questions, place = latency.batch_questions(), latency.six_packages_home()
     else:
-        import build
         from django_topics import QUESTIONS
+
+        import build
 
         questions, place = QUESTIONS * (1 + (count + 5) // len(QUESTIONS)), build.django_home()
     os.environ["CONTEXT_HOME"] = str(place)
@@ -75,8 +77,9 @@ def measure(root: Path, home: str, which: str, count: int) -> None:
     collections.deque(itertools.starmap(search, ((q, packages, served) for q in measured)), maxlen=0)
 
 
-def cold(root: Path, code: str | None, question: str) -> int:
-    """Instructions of one whole process: `context query` on the Django home, or `python -c code`."""
+def cold(root: Path, code: str | None, question: str, python: Path | None = None) -> int:
+    """Instructions of one whole process: `context query` on the Django home, or `python -c code`;
+    by `python` (an environment with the wheel installed: its own `context_cli`) when given."""
     import compileall
 
     compileall.compile_dir(str(root / "context_cli"), quiet=1)
@@ -85,10 +88,14 @@ def cold(root: Path, code: str | None, question: str) -> int:
                            check=True, cwd=HERE, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     env = {**os.environ, "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1", "CONTEXT_HOME": place,
            "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": str(root)}
-    args = ["-c", code] if code is not None else ["-m", "context_cli", "query", "django@5.1.4", question]
-    subprocess.run([sys.executable, *args], env=env, check=True, capture_output=True, cwd=root)
-    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, *args],
-                          env=env, capture_output=True, text=True, cwd=root)
+    if python is not None:
+        del env["PYTHONPATH"]
+    args = [str(python or sys.executable), *(["-c", code] if code is not None
+                                            else ["-m", "context_cli", "query", "django@5.1.4", question])]
+    where = root if python is None else place  # (not the checkout: `-c` would import its context_cli)
+    subprocess.run(args, env=env, check=True, capture_output=True, cwd=where)
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *args],
+                          env=env, capture_output=True, text=True, cwd=where)
     return _collected(done)
 
 
@@ -111,14 +118,16 @@ def main() -> None:
     ap.add_argument("--cold", action="store_true", help="count a whole cold `context query` process")
     ap.add_argument("--command", help="with --cold: count `python -c COMMAND` instead")
     ap.add_argument("--question", default="how do I add a custom template filter", help="with --cold")
+    ap.add_argument("--python", type=Path, help="with --cold: this interpreter, whose environment has the wheel "
+                                                "installed, instead of the checkout (--root builds the home)")
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed (Debian: apt-get install valgrind)")
     if args.cold:
-        total = cold(args.root.resolve(), args.command, args.question)
+        total = cold(args.root.resolve(), args.command, args.question, args.python)
         what = f"python -c {args.command!r}" if args.command is not None else f"cold query {args.question!r}"
-        print(f"{what}: {total / 1e6:.1f} M instructions (whole process) [{args.root}]")
+        print(f"{what}: {total / 1e6:.1f} M instructions (whole process) [{args.python or args.root}]")
         return
     if args.inside:
         measure(args.root.resolve(), args.home, args.which, args.questions)
