@@ -8,6 +8,8 @@ wall time on a shared machine is not (the same count twice, whatever else the ma
     python bench/instructions.py --root ../other-checkout   # the same for another checkout
     python bench/instructions.py --cold                # a whole cold `context query` process
     python bench/instructions.py --cold --command "import numpy"   # what one import costs
+    python bench/instructions.py --cold --python VENV/bin/python   # the wheel installed in VENV
+    python bench/instructions.py --cold --dataclasses  # what making the query's dataclasses costs
 
 It runs itself under `valgrind --tool=callgrind` (Debian's valgrind) and collects only inside
 the measured searches: they are consumed by a `collections.deque`, and `--toggle-collect`
@@ -20,7 +22,10 @@ question waits for when the product runs beside it. Questions are the anthropic 
 `context query django@5.1.4 QUESTION` on the Django home (after one untimed query, which
 writes what the home remembers of the model), both threads, with the checkout's bytecode
 compiled as an installed wheel's is. `--command CODE` counts `python -c CODE` the same way,
-for one import's share (less `--command pass`, Python's own start).
+for one import's share (less `--command pass`, Python's own start). `--dataclasses` counts,
+of the same query, only what `dataclasses` spends making its classes (each one's generated
+methods written out and compiled with `exec`); `--python` runs the query by another
+interpreter, one whose environment has the wheel installed.
 """
 
 from __future__ import annotations
@@ -54,8 +59,9 @@ def measure(root: Path, home: str, which: str, count: int) -> None:
     elif home == "six":
         questions, place = latency.batch_questions(), latency.six_packages_home()
     else:
-        import build
         from django_topics import QUESTIONS
+
+        import build
 
         questions, place = QUESTIONS * (1 + (count + 5) // len(QUESTIONS)), build.django_home()
     os.environ["CONTEXT_HOME"] = str(place)
@@ -75,8 +81,24 @@ def measure(root: Path, home: str, which: str, count: int) -> None:
     collections.deque(itertools.starmap(search, ((q, packages, served) for q in measured)), maxlen=0)
 
 
-def cold(root: Path, code: str | None, question: str) -> int:
-    """Instructions of one whole process: `context query` on the Django home, or `python -c code`."""
+# `--dataclasses`: the query, with each class that `dataclasses` makes made inside `deque.extend`,
+# where callgrind collects (nothing else on a query's path calls it).
+IN_DATACLASSES = """import collections, dataclasses, runpy, sys
+make = dataclasses._process_class
+def counted(cls, *args):
+    made = collections.deque(maxlen=1)
+    made.extend(map(lambda _: make(cls, *args), (0,)))
+    return made[0]
+dataclasses._process_class = counted
+sys.argv = ["context", *sys.argv[1:]]
+runpy.run_module("context_cli", run_name="__main__", alter_sys=True)
+"""
+
+
+def cold(root: Path, code: str | None, question: str, python: Path | None = None, dataclasses: bool = False) -> int:
+    """Instructions of one whole process: `context query` on the Django home, or `python -c code`;
+    by `python` (an environment with the wheel installed: its own `context_cli`) when given;
+    only those spent making dataclasses with `dataclasses`."""
     import compileall
 
     compileall.compile_dir(str(root / "context_cli"), quiet=1)
@@ -85,10 +107,16 @@ def cold(root: Path, code: str | None, question: str) -> int:
                            check=True, cwd=HERE, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     env = {**os.environ, "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1", "CONTEXT_HOME": place,
            "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": str(root)}
-    args = ["-c", code] if code is not None else ["-m", "context_cli", "query", "django@5.1.4", question]
-    subprocess.run([sys.executable, *args], env=env, check=True, capture_output=True, cwd=root)
-    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, *args],
-                          env=env, capture_output=True, text=True, cwd=root)
+    if python is not None:
+        del env["PYTHONPATH"]
+    query = ["query", "django@5.1.4", question]
+    run = ["-c", code] if code is not None else ["-c", IN_DATACLASSES, *query] if dataclasses else ["-m", "context_cli", *query]
+    args = [str(python or sys.executable), *run]
+    where = root if python is None else place  # (not the checkout: `-c` would import its context_cli)
+    subprocess.run(args, env=env, check=True, capture_output=True, cwd=where)
+    only = ["--collect-atstart=no", "--toggle-collect=deque_extend*"] if dataclasses else []
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *only, *args],
+                          env=env, capture_output=True, text=True, cwd=where)
     return _collected(done)
 
 
@@ -111,14 +139,19 @@ def main() -> None:
     ap.add_argument("--cold", action="store_true", help="count a whole cold `context query` process")
     ap.add_argument("--command", help="with --cold: count `python -c COMMAND` instead")
     ap.add_argument("--question", default="how do I add a custom template filter", help="with --cold")
+    ap.add_argument("--dataclasses", action="store_true", help="with --cold: only what making dataclasses costs "
+                                                                  "(their generated methods, compiled with exec)")
+    ap.add_argument("--python", type=Path, help="with --cold: this interpreter, whose environment has the wheel "
+                                                "installed, instead of the checkout (--root builds the home)")
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed (Debian: apt-get install valgrind)")
     if args.cold:
-        total = cold(args.root.resolve(), args.command, args.question)
+        total = cold(args.root.resolve(), args.command, args.question, args.python, args.dataclasses)
         what = f"python -c {args.command!r}" if args.command is not None else f"cold query {args.question!r}"
-        print(f"{what}: {total / 1e6:.1f} M instructions (whole process) [{args.root}]")
+        what += ", making dataclasses" if args.dataclasses else ", whole process"
+        print(f"{what}: {total / 1e6:.1f} M instructions [{args.python or args.root}]")
         return
     if args.inside:
         measure(args.root.resolve(), args.home, args.which, args.questions)

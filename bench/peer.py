@@ -2,6 +2,7 @@
 
     python bench/peer.py --peer /work/peer/packages/context [--runs 3] [--query-runs 20] [--calls 100]
     python bench/peer.py --peer ... --build-only --runs 7 [--cpus all --cpus 0] [--baseline DIR]
+    python bench/peer.py --peer ... --runs 1 --cpus all --baseline DIR --wheel VENV   # + the installed wheel
 
 For both tools, alternating run by run (or call by call), it times:
 1. `add FOLDER` of the docs tree, a fresh home and a fresh process per build: wall time, CPU
@@ -12,7 +13,8 @@ For both tools, alternating run by run (or call by call), it times:
    pair (the two builds of a pair ran back to back, under the same load). `--baseline DIR`
    adds another checkout of ours (`ours@base`) to each round, for before/after in one run;
 2. cold `query django@5.1.4 "<question>"`, a fresh process per run (after one untimed query in
-   the home), over run_all's questions: p50; `--baseline`'s checkout takes its turn too;
+   the home), over run_all's questions: p50; `--baseline`'s checkout takes its turn too, and
+   so does `--wheel`'s install (a user's cold start has no editable checkout's finder);
 3. warm `get_docs` over stdio with the real MCP client (both servers up at once, called in
    turn), two-word topics and full questions from django_topics.py: p50 and p95, and how many
    calls returned no sections (the peer ANDs every word of a topic, so a full question often
@@ -96,6 +98,15 @@ def baseline(root: Path) -> Tool:
     return Tool("ours@base", lambda tree: context_cmd("add", str(tree), "--name", NAME, "--pkg-version", VERSION),
                 lambda topic: context_cmd("query", LIBRARY, topic), lambda home: None, env,
                 lambda home: home / "packages", cwd=root)
+
+
+def wheel(venv: Path) -> Tool:
+    """Ours installed from its wheel into `venv` (`--wheel`; `pip install` of a wheel built from
+    this checkout), for the cold queries only: it queries the package ours built."""
+    context = str(venv / "bin" / "context")
+    return Tool("ours (wheel)", lambda tree: [], lambda topic: [context, "query", LIBRARY, topic], lambda home: None,
+                lambda home: {**os.environ, "CONTEXT_HOME": str(home), "HF_HUB_OFFLINE": "1"},
+                lambda home: home / "packages")
 
 
 def theirs(peer: Path) -> Tool:
@@ -292,6 +303,8 @@ def main() -> None:
     ap.add_argument("--cpus", action="append", help="a CPU set for `taskset -c`, or `all` (repeatable; "
                                                     "default: all, then 0)")
     ap.add_argument("--baseline", type=Path, help="another checkout of ours, built beside (`ours@base`)")
+    ap.add_argument("--wheel", type=Path, help="a virtual environment with this checkout's wheel installed: "
+                                                "its cold queries too, in ours' home (`ours (wheel)`)")
     ap.add_argument("--build-only", action="store_true", help="time the builds only")
     ap.add_argument("--query-runs", type=int, default=20, help="cold queries per tool (at least 10)")
     ap.add_argument("--calls", type=int, default=100, help="get_docs calls per tool and topic kind (at least 100)")
@@ -319,7 +332,9 @@ def main() -> None:
         sizes = {name: p.stat().st_size / 1e6 for name, p in last.items()}
         if not args.build_only:
             say(f"cold query {args.query_runs}x per tool")
-            cold = cold_queries(builders, homes, max(10, args.query_runs))
+            queried = builders + ([wheel(args.wheel.resolve())] if args.wheel else [])
+            homes.setdefault("ours (wheel)", homes["ours"])
+            cold = cold_queries(queried, homes, max(10, args.query_runs))
             say(f"get_docs over stdio, {args.calls} calls per tool and kind")
             kinds = {"2-word topics": TWO_WORDS, "full questions": QUESTIONS}
             mcp = anyio.run(_paired_get_docs, tools, homes, kinds, max(100, args.calls))

@@ -9,14 +9,16 @@ when it is needed, never at import, so that a test or a shell can change it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 
-@dataclass(eq=False)
 class Variable:
-    name: str
-    default: str  # what applies when it is unset, as docs/configuration.md says it
-    means: str
+    """One `CONTEXT_*` variable: its name, its `default` (what applies when it is unset, as
+    docs/configuration.md says it) and what it `means`."""
+
+    __slots__ = ("name", "default", "means")
+
+    def __init__(self, name: str, default: str, means: str) -> None:
+        self.name, self.default, self.means = name, default, means
 
     def value(self) -> str | None:
         """Its value as set; None when it is unset or empty."""

@@ -80,6 +80,15 @@ def test_the_quick_exit_runs_exit_hooks_and_flushes_everything(home: Path) -> No
     assert json.loads(done.stdout[: -len("hook ran\n")])["results"]
 
 
+@pytest.mark.parametrize(("args", "collecting"), [(("query", "mylib", QUESTION), False), (("search", QUESTION), True)])
+def test_only_a_query_runs_without_the_cyclic_collector(home: Path, args: tuple[str, ...], collecting: bool) -> None:
+    """A query answers one question and ends; a search may be a batch of thousands."""
+    done = run(home, *args, code=cli_after("import atexit, gc\n"
+                                           "atexit.register(lambda: print('collecting', gc.isenabled()))\n"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith(f"collecting {collecting}\n")
+
+
 @pytest.mark.parametrize(("args", "status", "error"), [
     (("query", "nosuch", QUESTION), 1, "Error: nosuch is not installed (see `context list`)\n"),
     (("query", "mylib", "   "), 1, "Error: the query is empty; ask a question or name an API\n"),

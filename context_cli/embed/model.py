@@ -26,7 +26,6 @@ import re
 import threading
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -65,14 +64,14 @@ _cache: dict[str, Embedder] = {}
 _lock = threading.Lock()
 
 
-@dataclass(eq=False)
 class Layout:
-    """One accepted arrangement of model files (the three model2vec itself reads)."""
+    """One accepted arrangement of model files (the three model2vec itself reads), and the
+    name of the weights' tensor in the first."""
 
-    config: str
-    embeddings: str
-    tokenizer: str
-    tensor: str
+    __slots__ = ("config", "embeddings", "tokenizer", "tensor")
+
+    def __init__(self, config: str, embeddings: str, tokenizer: str, tensor: str) -> None:
+        self.config, self.embeddings, self.tokenizer, self.tensor = config, embeddings, tokenizer, tensor
 
     def valid(self, folder: Path) -> bool:
         return all((folder / p).is_file() for p in (self.config, self.embeddings, self.tokenizer))
@@ -90,18 +89,19 @@ LAYOUTS = (
 )
 
 
-@dataclass(eq=False)
 class TokenizerJson:
     """A WordPiece tokenizer.json read as plain JSON: enough to check a model against its
     weights and to tokenize ASCII text (embed/wordpiece.py), so that the `tokenizers`
     tokenizer is built only for a text that needs it. `vocab` and `added` map tokens to ids;
     `read` gives the file's text again, for that tokenizer (it is not kept in memory)."""
 
-    spec: dict[str, Any]  # the parsed text
-    vocab: Mapping[str, int]  # a dict, or the remembered vocabulary's lines (embed/line_vocab.py)
-    added: dict[str, int]
-    unk_token: str | None
-    read: Callable[[], str]
+    __slots__ = ("spec", "vocab", "added", "unk_token", "read")
+
+    def __init__(self, spec: dict[str, Any], vocab: Mapping[str, int], added: dict[str, int],
+                 unk_token: str | None, read: Callable[[], str]) -> None:
+        self.spec = spec  # the parsed text
+        self.vocab = vocab  # a dict, or the remembered vocabulary's lines (embed/line_vocab.py)
+        self.added, self.unk_token, self.read = added, unk_token, read
 
     @classmethod
     def parse(cls, text: str) -> TokenizerJson | None:

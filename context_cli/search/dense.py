@@ -17,10 +17,14 @@ if TYPE_CHECKING:
     from ..package.reader import Package
 
 
-@dataclass
 class VectorIndex:
-    ids: np.ndarray  # chunk ids, aligned with rows
-    matrix: np.ndarray  # (n, dim) float32, unit rows
+    """One package's vectors: its chunk `ids` (ascending) and the (n, dim) float32 `matrix` of
+    their unit rows, aligned."""
+
+    __slots__ = ("ids", "matrix")
+
+    def __init__(self, ids: np.ndarray, matrix: np.ndarray) -> None:
+        self.ids, self.matrix = ids, matrix
 
     @classmethod
     def load(cls, pkg: Package) -> VectorIndex:

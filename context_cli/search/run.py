@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -30,35 +29,34 @@ PACKAGE_FAULTS = (InvalidPackage, sqlite3.Error, UnicodeDecodeError)
 RANKING, READING = 0, 1  # the two phases of a search, for the order of its notes
 
 
-@dataclass(eq=False)
 class PackageQuery:
     """One package in a search: its place among the packages, its searcher, the question as
     it sees it (its own name left out: `Query.without_library`), and what each step found."""
 
-    position: int
-    searcher: PackageSearcher
-    query: Query
-    label: str  # the package's name@version
-    named: bool = False  # the question names the package (`Query.names_library`)
-    pinned: list[int] = field(default_factory=list)  # the sections of the entries an identifier question names
-    lexical: LexicalHits | None = None  # `scoring.score_lexical`
-    dense: DenseHits | MixedHits | None = None  # `scoring.start_dense` (None: searched lexically)
-    mode: str | None = None  # hybrid | lexical | dense | skipped, once known
+    __slots__ = ("position", "searcher", "query", "label", "named", "pinned", "lexical", "dense", "mode")
+
+    def __init__(self, position: int, searcher: PackageSearcher, query: Query, label: str, named: bool = False) -> None:
+        self.position, self.searcher, self.query = position, searcher, query
+        self.label = label  # the package's name@version
+        self.named = named  # the question names the package (`Query.names_library`)
+        self.pinned: list[int] = []  # the sections of the entries an identifier question names
+        self.lexical: LexicalHits | None = None  # `scoring.score_lexical`
+        self.dense: DenseHits | MixedHits | None = None  # `scoring.start_dense` (None: searched lexically)
+        self.mode: str | None = None  # hybrid | lexical | dense | skipped, once known
 
 
-@dataclass(eq=False)
 class SearchRun:
     """The packages of one search and what it notes: per-package modes, notes, and the
     packages skipped."""
 
-    packages: list[PackageQuery]
-    phase: int = RANKING
-    _notes: list[tuple[int, int, str, str | None]] = field(default_factory=list)  # (phase, position, note, about)
-    _skipped: list[tuple[int, int, InvalidPackage]] = field(default_factory=list)
-    _guards: list[_Guard] = field(default_factory=list)
+    __slots__ = ("packages", "phase", "_notes", "_skipped", "_guards")
 
-    def __post_init__(self) -> None:
-        self._guards = [_Guard(self, pq) for pq in self.packages]
+    def __init__(self, packages: list[PackageQuery]) -> None:
+        self.packages = packages
+        self.phase = RANKING
+        self._notes: list[tuple[int, int, str, str | None]] = []  # (phase, position, note, about)
+        self._skipped: list[tuple[int, int, InvalidPackage]] = []
+        self._guards = [_Guard(self, pq) for pq in packages]
 
     @classmethod
     def of(cls, searchers: Iterable[PackageSearcher], query: Query) -> SearchRun:

@@ -17,7 +17,6 @@ about nothing in the docs would still fill the budget with noise.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -50,13 +49,15 @@ PROBES = ("qqudhtt", "zsrxyypy ohatcdjdo vpvkg", "llzmxqu xkcrr", "oeuwwsj wllon
 NOISE_SPREAD = 1.0
 
 
-@dataclass(eq=False)
 class Signals:
-    coverage: float
-    z: float | None
-    missing: list[str]
-    n_terms: int
-    exact_phrase: bool = False
+    """What one section's verdict is read from (the module's docstring says what the first
+    three mean); `exact_phrase`: an identifier question is found in it verbatim."""
+
+    __slots__ = ("coverage", "z", "missing", "n_terms", "exact_phrase")
+
+    def __init__(self, coverage: float, z: float | None, missing: list[str], n_terms: int,
+                 exact_phrase: bool = False) -> None:
+        self.coverage, self.z, self.missing, self.n_terms, self.exact_phrase = coverage, z, missing, n_terms, exact_phrase
 
     def as_dict(self) -> dict[str, object]:
         return {"coverage": round(self.coverage, 3), "z": None if self.z is None else round(self.z, 2),

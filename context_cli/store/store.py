@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import unquote
 
 from ..atomic import TEMP_SUFFIX, atomic_path, remove_stale, write_text
@@ -29,9 +29,6 @@ from ..home import packages_dir
 from ..package.identity import PackageId
 from ..package.reader import Package, open_package
 from ..versions import version_key
-
-if TYPE_CHECKING:
-    pass
 
 # What a package file that cannot be read raises; the store skips such a file and goes on.
 UNREADABLE = (InvalidPackage, sqlite3.DatabaseError)

@@ -9,7 +9,6 @@ covers exactly the packages it lists, and a bare library name means the project'
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,13 +20,16 @@ from ..store.store import Installed, Spec, Store
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclass(eq=False)
 class ProjectScope:
-    """The packages one project's docs.lock lists (`lock` None: no project scope)."""
+    """The packages one project's docs.lock lists (`lock` None: no project scope), and the
+    entries it lists that are `missing` (not installed: run `context sync`)."""
 
-    lock: Path | None = None
-    packages: list[Installed] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)  # listed but not installed: run `context sync`
+    __slots__ = ("lock", "packages", "missing")
+
+    def __init__(self, lock: Path | None = None) -> None:
+        self.lock = lock
+        self.packages: list[Installed] = []
+        self.missing: list[str] = []
 
     @property
     def specs(self) -> list[str]:
