@@ -1,0 +1,196 @@
+"""Scout query expansion without touching the ranking code: `bench/retrieval.py` run with
+`Bm25Index.units` patched to add weighted extra BM25 units after the query's own.
+
+    EXP=near EXP_W=0.3 EXP_K=2 EXP_MIN=0.6 python bench/expansion_scout.py --set click ...
+    EXP=rm3 RM_K=5 RM_M=3 RM_W=0.3 python bench/expansion_scout.py --set click ...
+    EXP=zipf ZP_REF=180 ZP_P=1 ZP_FLOOR=0.3 python bench/expansion_scout.py --set click ...
+
+`near`: each query term the package holds in at most EXP_RARE sections gets the package's
+EXP_K terms nearest to it by the static model's vectors (cosine at least EXP_MIN, held by at
+least EXP_FREQ sections), each added with weight EXP_W x cosine. `rm3`: the first BM25 pass's
+top RM_K sections' headings give their RM_M commonest stems (weighted by the sections'
+normalised scores; not the query's), added with weight RM_W x their share of the best.
+`zipf` adds nothing: it scales each query term's BM25 part down by its token vector's length
+(`damped`), so that everyday words weigh less.
+An added unit adds to BM25 only (not to the terms' coverage): scouted as a phrase is.
+EXP_SHOW=1 prints each question's additions. Everything else is `bench/retrieval.py`'s.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from context_cli.search import bm25 as bm25_mod  # noqa: E402
+from context_cli.search.query import STOPWORDS, Query, words  # noqa: E402
+
+MODE = os.environ.get("EXP", "")
+ENV = {k: float(v) for k, v in os.environ.items() if k.startswith(("EXP_", "RM_", "ZP_"))}
+SHOW = bool(ENV.get("EXP_SHOW"))
+_original_units = bm25_mod.Bm25Index.units
+_vocab: dict[int, tuple[list[str], np.ndarray, np.ndarray]] = {}
+
+
+def _embedder() -> Any:
+    from context_cli.embed.model import load_model
+
+    return load_model()
+
+
+_forms: dict[str, np.ndarray] = {}
+
+
+def stem_vectors() -> dict[str, np.ndarray]:
+    """Each stem of a whole word of the model's vocabulary -> the mean of its words' token
+    vectors, normalised (a real word's vector, where encoding the stem `instanc` is not)."""
+    if not _forms:
+        from context_cli.package.bm25 import stemmer
+
+        model = _embedder()
+        toks = model._json.tokens
+        ids = {t: i for i, t in enumerate(toks) if t.isalpha() and t.islower() and len(t) >= 3}
+        acc: dict[str, list[int]] = {}
+        for word, stems in stemmer().tokens(list(ids)).items():
+            if len(stems) == 1:
+                acc.setdefault(stems[0], []).append(ids[word])
+        for stem, rows in acc.items():
+            v = model.vectors[rows].astype(np.float32).mean(axis=0)
+            _forms[stem] = v / (np.linalg.norm(v) or 1.0)
+    return _forms
+
+
+def word_vectors(said: list[str]) -> np.ndarray:
+    """The query words' vectors: a whole word's token vector, else the model's encoding."""
+    model = _embedder()
+    out = model.encode(said)
+    ids = model._json.vocab
+    for i, w in enumerate(said):
+        if w in ids:
+            v = model.vectors[ids[w]].astype(np.float32)
+            out[i] = v / (np.linalg.norm(v) or 1.0)
+    return out
+
+
+def package_terms(index: bm25_mod.Bm25Index) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The package's frequent word stems, their dfs and unit vectors (once per package)."""
+    got = _vocab.get(id(index))
+    if got is None:
+        least = ENV.get("EXP_FREQ", 5)
+        rows = [(t, df) for t, df in index.db.execute("SELECT term, df FROM bm25_terms")
+                if isinstance(t, str) and t.isalpha() and len(t) >= 3 and df >= least and t not in STOPWORDS]
+        forms = stem_vectors()
+        if not ENV.get("EXP_RAW"):
+            rows = [(t, df) for t, df in rows if t in forms]
+        terms = [t for t, _ in rows]
+        raw = _embedder().encode(terms) if terms else np.zeros((0, 1))
+        vecs = np.array([forms[t] if t in forms else raw[i] for i, t in enumerate(terms)]).reshape(len(terms), -1)
+        got = (terms, np.array([df for _, df in rows]), vecs)
+        _vocab[id(index)] = got
+    return got
+
+
+def nearest(index: bm25_mod.Bm25Index, query: Query, units: list[Any]) -> list[tuple[str, float]]:
+    """(package stem, weight) for the query's rare terms' nearest frequent package terms."""
+    terms, dfs, vecs = package_terms(index)
+    if not terms:
+        return []
+    toks = query.unit_tokens
+    own = {s for w in query.terms for s in toks[w]}
+    rare = [w for w, u in zip(query.terms, units, strict=False)
+            if len(toks[w]) == 1 and (u is None or u.df <= ENV.get("EXP_RARE", 2)) and w.isalpha()]
+    if not rare:
+        return []
+    qv = word_vectors(rare)
+    cos = qv @ vecs.T
+    out: dict[str, float] = {}
+    k, least, w = int(ENV.get("EXP_K", 2)), ENV.get("EXP_MIN", 0.6), ENV.get("EXP_W", 0.3)
+    for row in cos:
+        for j in np.argsort(-row)[:k]:
+            if row[j] >= least and terms[j] not in own:
+                out[terms[j]] = max(out.get(terms[j], 0.0), w * float(row[j]))
+    return list(out.items())
+
+
+def feedback(index: bm25_mod.Bm25Index, query: Query, units: list[Any]) -> list[tuple[str, float]]:
+    """(stem, weight): the commonest stems of the first pass's top sections' headings."""
+    from context_cli.package.bm25 import stemmer
+
+    first = bm25_mod.score_packages([(index.n, units, ())], int(ENV.get("RM_K", 5)))
+    if not len(first.cid):
+        return []
+    share = first.score / first.score.sum()
+    heads = dict(index.db.execute(f"SELECT id, section_title FROM chunks WHERE id IN ({','.join('?' * len(first.cid))})",
+                                  first.cid.tolist()))
+    toks = query.unit_tokens
+    own = {s for w in query.words for s in toks.get(w, ())}
+    counts: dict[str, float] = {}
+    for cid, weight in zip(first.cid.tolist(), share.tolist(), strict=True):
+        said = [w for w in words(heads.get(cid, "")) if w not in STOPWORDS and w.isalpha() and len(w) >= 3]
+        for stem in {s for t in stemmer().tokens(said).values() for s in t}:
+            if stem not in own:
+                counts[stem] = counts.get(stem, 0.0) + weight
+    best = sorted(counts.items(), key=lambda kv: -kv[1])[:int(ENV.get("RM_M", 3))]
+    least = ENV.get("RM_MIN", 0.0)
+    top = best[0][1] if best else 1.0
+    return [(s, ENV.get("RM_W", 0.3) * c / top) for s, c in best if c >= least]
+
+
+_norms: dict[str, float] = {}
+
+
+def damped(query: Query, out: list[Any]) -> list[Any]:
+    """The query's terms' BM25 parts scaled by min(1, |token vector| / ZP_REF) ** ZP_P (not
+    below ZP_FLOOR): the static model's vectors are Zipf-weighted, so an everyday word
+    ("show", "keep") has a short vector and a topical one ("fixture") a long one."""
+    model = _embedder()
+    if not _norms:
+        norm = np.linalg.norm(model.vectors.astype(np.float32), axis=1)
+        _norms.update({t: float(norm[i]) for t, i in model._json.vocab.items()})
+    ref, power, floor = ENV.get("ZP_REF", 180.0), ENV.get("ZP_P", 1.0), ENV.get("ZP_FLOOR", 0.3)
+    for i, term in enumerate(query.terms):
+        p = out[i]
+        n = _norms.get(term)
+        if p is None or n is None:
+            continue
+        factor = max(floor, min(1.0, n / ref) ** power)
+        if factor < 1.0:
+            out[i] = bm25_mod.Posting(ids=p.ids, contrib=p.contrib * factor, df=p.df, in_title=p.in_title)
+    if SHOW:
+        print(f"  ~ {query.text[:60]!r}: " + ", ".join(f"{t} {max(floor, min(1.0, _norms[t] / ref) ** power):.2f}"
+                                                        for t in query.terms if t in _norms))
+    return out
+
+
+def units(self: bm25_mod.Bm25Index, query: Query, with_phrases: bool = True) -> list[Any]:
+    out = _original_units(self, query, with_phrases)
+    if not with_phrases or not query.terms:
+        return out
+    if MODE == "zipf":
+        return damped(query, out)
+    extra = (nearest if MODE == "near" else feedback if MODE == "rm3" else None)
+    if extra is None:
+        return out
+    added = extra(self, query, out)
+    if SHOW and added:
+        print(f"  + {query.text[:70]!r}: {', '.join(f'{s} {w:.2f}' for s, w in added)}")
+    found = self.postings([s for s, _ in added])
+    for stem, weight in added:
+        p = found.get(stem)
+        if p is not None:
+            out.append(bm25_mod.Posting(ids=p.ids, contrib=p.contrib * weight, df=p.df, in_title=p.in_title))
+    return out
+
+
+if __name__ == "__main__":
+    import retrieval
+
+    bm25_mod.Bm25Index.units = units  # type: ignore[method-assign]  # (patched here only, not on import)
+    retrieval.main()
