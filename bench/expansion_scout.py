@@ -10,8 +10,11 @@ EXP_K terms nearest to it by the static model's vectors (cosine at least EXP_MIN
 least EXP_FREQ sections), each added with weight EXP_W x cosine. `rm3`: the first BM25 pass's
 top RM_K sections' headings give their RM_M commonest stems (weighted by the sections'
 normalised scores; not the query's), added with weight RM_W x their share of the best.
+`qnear`: the EXP_K package terms nearest the whole question's vector (cosine at least
+EXP_MIN, in at most EXP_MAXSHARE of the sections), each with weight EXP_W x cosine.
 `zipf` adds nothing: it scales each query term's BM25 part down by its token vector's length
-(`damped`), so that everyday words weigh less.
+(`damped`), so that everyday words weigh less (ZP_TITLES=1: only where the section title
+holds the word).
 An added unit adds to BM25 only (not to the terms' coverage): scouted as a phrase is.
 EXP_SHOW=1 prints each question's additions. Everything else is `bench/retrieval.py`'s.
 """
@@ -119,6 +122,27 @@ def nearest(index: bm25_mod.Bm25Index, query: Query, units: list[Any]) -> list[t
     return list(out.items())
 
 
+def question_nearest(index: bm25_mod.Bm25Index, query: Query, units: list[Any]) -> list[tuple[str, float]]:
+    """(package stem, weight): the EXP_K package terms nearest the whole question's vector
+    (cosine at least EXP_MIN, held by at most EXP_MAXSHARE of the sections), not the
+    question's own, each with weight EXP_W x cosine."""
+    terms, dfs, vecs = package_terms(index)
+    if not terms:
+        return []
+    toks = query.unit_tokens
+    own = {s for w in query.words for s in toks.get(w, ())}
+    row = vecs @ _embedder().encode([query.text])[0]
+    row[dfs > ENV.get("EXP_MAXSHARE", 0.05) * index.n] = -1.0
+    k, least, w = int(ENV.get("EXP_K", 3)), ENV.get("EXP_MIN", 0.3), ENV.get("EXP_W", 0.2)
+    out = []
+    for j in np.argsort(-row):
+        if len(out) >= k or row[j] < least:
+            break
+        if terms[j] not in own:
+            out.append((terms[j], w * float(row[j])))
+    return out
+
+
 def feedback(index: bm25_mod.Bm25Index, query: Query, units: list[Any]) -> list[tuple[str, float]]:
     """(stem, weight): the commonest stems of the first pass's top sections' headings."""
     from context_cli.package.bm25 import stemmer
@@ -162,7 +186,9 @@ def damped(query: Query, out: list[Any]) -> list[Any]:
             continue
         factor = max(floor, min(1.0, n / ref) ** power)
         if factor < 1.0:
-            out[i] = bm25_mod.Posting(ids=p.ids, contrib=p.contrib * factor, df=p.df, in_title=p.in_title)
+            scale = (np.where(p.in_title, factor, 1.0) if ENV.get("ZP_TITLES") and p.in_title is not None
+                     else factor)  # (ZP_TITLES: only where the section's title holds the word)
+            out[i] = bm25_mod.Posting(ids=p.ids, contrib=p.contrib * scale, df=p.df, in_title=p.in_title)
     if SHOW:
         print(f"  ~ {query.text[:60]!r}: " + ", ".join(f"{t} {max(floor, min(1.0, _norms[t] / ref) ** power):.2f}"
                                                         for t in query.terms if t in _norms))
@@ -175,7 +201,7 @@ def units(self: bm25_mod.Bm25Index, query: Query, with_phrases: bool = True) -> 
         return out
     if MODE == "zipf":
         return damped(query, out)
-    extra = (nearest if MODE == "near" else feedback if MODE == "rm3" else None)
+    extra = {"near": nearest, "qnear": question_nearest, "rm3": feedback}.get(MODE)
     if extra is None:
         return out
     added = extra(self, query, out)
