@@ -15,6 +15,10 @@ EXP_MIN, in at most EXP_MAXSHARE of the sections), each with weight EXP_W x cosi
 `zipf` adds nothing: it scales each query term's BM25 part down by its token vector's length
 (`damped`), so that everyday words weigh less (ZP_TITLES=1: only where the section title
 holds the word).
+`oracle` is a ceiling, not a method: the terms the question's gold pages lack are scaled by
+ORACLE_W (0: dropped) in BM25.
+`dprune` is its realistic form: the terms no page of the dense top DP_K sections holds,
+scaled by DP_W.
 An added unit adds to BM25 only (not to the terms' coverage): scouted as a phrase is.
 EXP_SHOW=1 prints each question's additions. Everything else is `bench/retrieval.py`'s.
 """
@@ -36,7 +40,7 @@ from context_cli.search import bm25 as bm25_mod  # noqa: E402
 from context_cli.search.query import STOPWORDS, Query, words  # noqa: E402
 
 MODE = os.environ.get("EXP", "")
-ENV = {k: float(v) for k, v in os.environ.items() if k.startswith(("EXP_", "RM_", "ZP_"))}
+ENV = {k: float(v) for k, v in os.environ.items() if k.startswith(("EXP_", "RM_", "ZP_", "ORACLE_", "DP_"))}
 SHOW = bool(ENV.get("EXP_SHOW"))
 _original_units = bm25_mod.Bm25Index.units
 _vocab: dict[int, tuple[list[str], np.ndarray, np.ndarray]] = {}
@@ -195,12 +199,72 @@ def damped(query: Query, out: list[Any]) -> list[Any]:
     return out
 
 
+_gold: dict[str, list[str]] = {}
+_pages: dict[int, dict[str, set[str]]] = {}
+
+
+def oracle(index: bm25_mod.Bm25Index, query: Query, out: list[Any]) -> list[Any]:
+    """A ceiling, not a method: the query's terms that its gold pages lack (in any section)
+    scaled by ORACLE_W (0: dropped) in BM25, from the sets' gold. What ignoring the words
+    that point elsewhere could win at most, the dense side unchanged."""
+    from retrieval import SETS, load_questions
+    from vocab_gap import page_stems
+
+    if not _gold:
+        for _, path in SETS.values():
+            if path.exists():
+                _gold.update({q["question"]: q["gold"] for q in load_questions(path)})
+    if id(index) not in _pages:
+        _pages[id(index)] = page_stems(index.db)[0]
+    gold = _gold.get(query.whole or query.text)
+    if gold is None:
+        return out
+    held = set().union(*(_pages[id(index)].get(g, set()) for g in gold))
+    toks, w = query.unit_tokens, ENV.get("ORACLE_W", 0.0)
+    for i, term in enumerate(query.terms):
+        p = out[i]
+        if p is not None and not set(toks[term]) <= held:
+            out[i] = bm25_mod.Posting(ids=p.ids, contrib=p.contrib * w, df=p.df, in_title=p.in_title)
+    return out
+
+
+_dense: dict[int, tuple[np.ndarray, np.ndarray, list[str]]] = {}
+
+
+def dense_pruned(index: bm25_mod.Bm25Index, query: Query, out: list[Any]) -> list[Any]:
+    """The query's terms that no page of the dense side's top DP_K sections holds, scaled by
+    DP_W in BM25 (a realistic `oracle`: the dense side's pages as the judge of the topic)."""
+    from vocab_gap import page_stems
+
+    if id(index) not in _dense:
+        rows = index.db.execute("SELECT v.chunk_id, v.vector, c.doc_path FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
+                                " ORDER BY v.chunk_id").fetchall()
+        m = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int8).reshape(len(rows), -1).astype(np.float32)
+        m /= np.linalg.norm(m, axis=1, keepdims=True).clip(1e-9)
+        _dense[id(index)] = (np.array([r[0] for r in rows]), m, [r[2] for r in rows])
+        _pages[id(index)] = page_stems(index.db)[0]
+    _, matrix, paths = _dense[id(index)]
+    cos = matrix @ _embedder().encode([query.whole or query.text])[0]
+    top = {paths[j] for j in np.argsort(-cos)[:int(ENV.get("DP_K", 10))]}
+    held = set().union(*(_pages[id(index)].get(p, set()) for p in top))
+    toks, w = query.unit_tokens, ENV.get("DP_W", 0.0)
+    for i, term in enumerate(query.terms):
+        p = out[i]
+        if p is not None and not set(toks[term]) <= held:
+            out[i] = bm25_mod.Posting(ids=p.ids, contrib=p.contrib * w, df=p.df, in_title=p.in_title)
+    return out
+
+
 def units(self: bm25_mod.Bm25Index, query: Query, with_phrases: bool = True) -> list[Any]:
     out = _original_units(self, query, with_phrases)
     if not with_phrases or not query.terms:
         return out
     if MODE == "zipf":
         return damped(query, out)
+    if MODE == "oracle":
+        return oracle(self, query, out)
+    if MODE == "dprune":
+        return dense_pruned(self, query, out)
     extra = {"near": nearest, "qnear": question_nearest, "rm3": feedback}.get(MODE)
     if extra is None:
         return out
