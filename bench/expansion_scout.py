@@ -16,7 +16,7 @@ EXP_MIN, in at most EXP_MAXSHARE of the sections), each with weight EXP_W x cosi
 (`damped`), so that everyday words weigh less (ZP_TITLES=1: only where the section title
 holds the word).
 `oracle` is a ceiling, not a method: the terms the question's gold pages lack are scaled by
-ORACLE_W (0: dropped) in BM25.
+ORACLE_W (0: dropped) in BM25 (ORACLE_DENSE=1: and left out of the text the dense side embeds).
 `dprune` is its realistic form: the terms no page of the dense top DP_K sections holds,
 scaled by DP_W.
 An added unit adds to BM25 only (not to the terms' coverage): scouted as a phrase is.
@@ -43,6 +43,7 @@ MODE = os.environ.get("EXP", "")
 ENV = {k: float(v) for k, v in os.environ.items() if k.startswith(("EXP_", "RM_", "ZP_", "ORACLE_", "DP_"))}
 SHOW = bool(ENV.get("EXP_SHOW"))
 _original_units = bm25_mod.Bm25Index.units
+_original_encode: Any = None
 _vocab: dict[int, tuple[list[str], np.ndarray, np.ndarray]] = {}
 
 
@@ -228,6 +229,42 @@ def oracle(index: bm25_mod.Bm25Index, query: Query, out: list[Any]) -> list[Any]
     return out
 
 
+_set_pages: dict[str, dict[str, set[str]]] = {}
+
+
+def oracle_text(text: str) -> str:
+    """The question without its terms that its gold pages lack (stopwords kept): what the
+    dense side embeds under ORACLE_DENSE=1."""
+    import sqlite3
+
+    from retrieval import SETS, load_questions
+    from vocab_gap import page_stems
+
+    if not _owner:
+        for name, (_, path) in SETS.items():
+            if path.exists():
+                _owner.update({q["question"]: (name, q["gold"]) for q in load_questions(path)})
+    found = _owner.get(text)
+    if found is None:
+        return text
+    name, gold = found
+    if name not in _set_pages:
+        home = Path(os.environ["CONTEXT_HOME"])
+        _set_pages[name] = page_stems(sqlite3.connect(home / "packages" / f"local__{name}__1.0.0.db"))[0]
+    held = set().union(*(_set_pages[name].get(g, set()) for g in gold))
+    query = Query.of(text)
+    toks, terms = query.unit_tokens, set(query.terms)
+    kept = [w for w in query.words if w not in terms or set(toks[w]) <= held]
+    return " ".join(kept)
+
+
+_owner: dict[str, tuple[str, list[str]]] = {}
+
+
+def encode(self: Any, texts: Any, **kw: Any) -> Any:
+    return _original_encode(self, [oracle_text(t) for t in ([texts] if isinstance(texts, str) else texts)], **kw)
+
+
 _dense: dict[int, tuple[np.ndarray, np.ndarray, list[str]]] = {}
 
 
@@ -283,4 +320,9 @@ if __name__ == "__main__":
     import retrieval
 
     bm25_mod.Bm25Index.units = units  # type: ignore[method-assign]  # (patched here only, not on import)
+    if MODE == "oracle" and ENV.get("ORACLE_DENSE"):
+        from context_cli.embed.model import Embedder
+
+        _original_encode = Embedder.encode
+        Embedder.encode = encode  # type: ignore[method-assign]
     retrieval.main()
