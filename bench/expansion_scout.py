@@ -19,12 +19,15 @@ holds the word).
 ORACLE_W (0: dropped) in BM25 (ORACLE_DENSE=1: and left out of the text the dense side embeds).
 `dprune` is its realistic form: the terms no page of the dense top DP_K sections holds,
 scaled by DP_W.
+`learned`: each term's BM25 part x min(1, p / LT_REF) ** LT_P, p a logistic model's chance
+that the gold page holds the term (fitted on the other tuning sets' questions).
 An added unit adds to BM25 only (not to the terms' coverage): scouted as a phrase is.
 EXP_SHOW=1 prints each question's additions. Everything else is `bench/retrieval.py`'s.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from pathlib import Path
@@ -40,7 +43,7 @@ from context_cli.search import bm25 as bm25_mod  # noqa: E402
 from context_cli.search.query import STOPWORDS, Query, words  # noqa: E402
 
 MODE = os.environ.get("EXP", "")
-ENV = {k: float(v) for k, v in os.environ.items() if k.startswith(("EXP_", "RM_", "ZP_", "ORACLE_", "DP_"))}
+ENV = {k: float(v) for k, v in os.environ.items() if k.startswith(("EXP_", "RM_", "ZP_", "ORACLE_", "DP_", "LT_"))}
 SHOW = bool(ENV.get("EXP_SHOW"))
 _original_units = bm25_mod.Bm25Index.units
 _original_encode: Any = None
@@ -292,6 +295,114 @@ def dense_pruned(index: bm25_mod.Bm25Index, query: Query, out: list[Any]) -> lis
     return out
 
 
+_pstats: dict[str, tuple[dict[str, set[str]], Any, int, dict[str, int], np.ndarray, list[str]]] = {}
+_models: dict[str, np.ndarray] = {}
+TUNING = ("click", "flask", "django", "docker-api", "fastapi", "pydantic", "shadcn", "sphinx", "sqlalchemy",
+          "starlight", "trpc", "vue")
+
+
+def set_stats(name: str) -> tuple[dict[str, set[str]], Any, int, dict[str, int], np.ndarray, list[str]]:
+    """A set's package: its pages' stems, stem dfs, sections, pages per stem, vectors, paths."""
+    import sqlite3
+
+    from vocab_gap import page_stems
+
+    if name not in _pstats:
+        db = sqlite3.connect(Path(os.environ["CONTEXT_HOME"]) / "packages" / f"local__{name}__1.0.0.db")
+        pages, df, n = page_stems(db)
+        rows = db.execute("SELECT v.chunk_id, v.vector, c.doc_path FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
+                          " ORDER BY v.chunk_id").fetchall()
+        m = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int8).reshape(len(rows), -1).astype(np.float32)
+        m /= np.linalg.norm(m, axis=1, keepdims=True).clip(1e-9)
+        pdf: dict[str, int] = {}
+        for held in pages.values():
+            for x in held:
+                pdf[x] = pdf.get(x, 0) + 1
+        _pstats[name] = (pages, df, n, pdf, m, [r[2] for r in rows])
+    return _pstats[name]
+
+
+def term_features(name: str, text: str, query: Query) -> list[tuple[str, list[float]]]:
+    """Each query term's features for `learned`: its IDF in the package, its token vector's
+    length, whether the dense side's first page holds it, the shares of its top 3 and top 10
+    pages that do, and the share of the package's pages that do."""
+    pages, df, n, pdf, matrix, paths = set_stats(name)
+    model = _embedder()
+    if not _norms:
+        norm = np.linalg.norm(model.vectors.astype(np.float32), axis=1)
+        _norms.update({t: float(norm[i]) for t, i in model._json.vocab.items()})
+    top: list[str] = []
+    for j in np.argsort(-(matrix @ model.encode([text])[0])):
+        if paths[j] not in top:
+            top.append(paths[j])
+            if len(top) >= 10:
+                break
+    toks, out = query.unit_tokens, []
+    for t in query.terms:
+        st = set(toks[t])
+        if not st:
+            continue
+        d = min(df[x] for x in st)
+        on = [all(x in pages.get(p, ()) for x in st) for p in top]
+        out.append((t, [math.log(1 + (n - d + 0.5) / (d + 0.5)), _norms.get(t, 250.0), float(on[0]),
+                        sum(on[:3]) / 3, sum(on) / 10, min(pdf.get(x, 0) for x in st) / max(1, len(pages))]))
+    return out
+
+
+def fit_terms(sets: list[str]) -> np.ndarray:
+    """A logistic model of "the gold page holds this term" over these sets' question-style
+    questions (weights for the standardised features, then mean and spread, then bias)."""
+    from retrieval import SETS, load_questions
+
+    xs, ys = [], []
+    for name in sets:
+        pages = set_stats(name)[0]
+        for q in load_questions(SETS[name][1]):
+            if (q.get("style") or "question") != "question":
+                continue
+            gold = set().union(*(pages.get(g, set()) for g in q["gold"]))
+            query = Query.of(q["question"])
+            toks = query.unit_tokens
+            for t, f in term_features(name, q["question"], query):
+                xs.append(f)
+                ys.append(float(set(toks[t]) <= gold))
+    x, y = np.array(xs), np.array(ys)
+    mu, sd = x.mean(0), x.std(0).clip(1e-9)
+    z = np.hstack([(x - mu) / sd, np.ones((len(x), 1))])
+    w = np.zeros(z.shape[1])
+    for _ in range(30):
+        p = 1 / (1 + np.exp(-z @ w))
+        w -= np.linalg.solve((z * (p * (1 - p))[:, None]).T @ z + 0.01 * np.eye(len(w)), z.T @ (p - y) + 0.01 * w)
+    return np.concatenate([w[:-1], mu, sd, w[-1:]])
+
+
+def learned(index: bm25_mod.Bm25Index, query: Query, out: list[Any]) -> list[Any]:
+    """Each term's BM25 part x min(1, p / LT_REF) ** LT_P, p the fitted chance that the gold
+    page holds it (the model fitted without the question's own set, for a tuning set)."""
+    text = query.whole or query.text
+    oracle_text(text)  # (fills `_owner`)
+    found = _owner.get(text)
+    if found is None:
+        return out
+    name = found[0]
+    key = name if name in TUNING else "*"
+    if key not in _models:
+        _models[key] = fit_terms([s for s in TUNING if s != name])
+    w = _models[key]
+    k = (len(w) - 1) // 3
+    coef, mu, sd, bias = w[:k], w[k:2 * k], w[2 * k:3 * k], w[-1]
+    chance = {t: 1 / (1 + math.exp(-(float(((np.array(f) - mu) / sd) @ coef) + bias)))
+              for t, f in term_features(name, text, query)}
+    ref, power = ENV.get("LT_REF", 0.5), ENV.get("LT_P", 1.0)
+    for i, term in enumerate(query.terms):
+        p = out[i]
+        if p is not None and term in chance:
+            factor = min(1.0, chance[term] / ref) ** power
+            if factor < 1.0:
+                out[i] = bm25_mod.Posting(ids=p.ids, contrib=p.contrib * factor, df=p.df, in_title=p.in_title)
+    return out
+
+
 def units(self: bm25_mod.Bm25Index, query: Query, with_phrases: bool = True) -> list[Any]:
     out = _original_units(self, query, with_phrases)
     if not with_phrases or not query.terms:
@@ -302,6 +413,8 @@ def units(self: bm25_mod.Bm25Index, query: Query, with_phrases: bool = True) -> 
         return oracle(self, query, out)
     if MODE == "dprune":
         return dense_pruned(self, query, out)
+    if MODE == "learned":
+        return learned(self, query, out)
     extra = {"near": nearest, "qnear": question_nearest, "rm3": feedback}.get(MODE)
     if extra is None:
         return out
