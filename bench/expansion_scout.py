@@ -17,7 +17,7 @@ EXP_MIN, in at most EXP_MAXSHARE of the sections), each with weight EXP_W x cosi
 holds the word).
 `oracle` is a ceiling, not a method: the terms the question's gold pages lack are scaled by
 ORACLE_W (0: dropped) in BM25 (ORACLE_DENSE=1: and left out of the text the dense side embeds).
-`dprune` is its realistic form: the terms no page of the dense top DP_K sections holds,
+`dprune` is its realistic form: the terms none of the dense side's first DP_K pages holds,
 scaled by DP_W.
 `learned`: each term's BM25 part x min(1, p / LT_REF) ** LT_P, p a logistic model's chance
 that the gold page holds the term (fitted on the other tuning sets' questions).
@@ -30,6 +30,8 @@ from __future__ import annotations
 import math
 import os
 import sys
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -178,174 +180,163 @@ def feedback(index: bm25_mod.Bm25Index, query: Query, units: list[Any]) -> list[
 _norms: dict[str, float] = {}
 
 
+def norms() -> dict[str, float]:
+    """Each whole token of the model's vocabulary -> its vector's length."""
+    if not _norms:
+        model = _embedder()
+        norm = np.linalg.norm(model.vectors.astype(np.float32), axis=1)
+        _norms.update({t: float(norm[i]) for t, i in model._json.vocab.items()})
+    return _norms
+
+
+def scaled(query: Query, out: list[Any], factor: dict[str, float]) -> list[Any]:
+    """The query's terms' BM25 parts, each scaled by its `factor` (1 where it has none)."""
+    for i, term in enumerate(query.terms):
+        p, f = out[i], factor.get(term, 1.0)
+        if p is not None and f != 1.0:
+            out[i] = bm25_mod.Posting(ids=p.ids, contrib=p.contrib * f, df=p.df, in_title=p.in_title)
+    return out
+
+
 def damped(query: Query, out: list[Any]) -> list[Any]:
     """The query's terms' BM25 parts scaled by min(1, |token vector| / ZP_REF) ** ZP_P (not
     below ZP_FLOOR): the static model's vectors are Zipf-weighted, so an everyday word
     ("show", "keep") has a short vector and a topical one ("fixture") a long one."""
-    model = _embedder()
-    if not _norms:
-        norm = np.linalg.norm(model.vectors.astype(np.float32), axis=1)
-        _norms.update({t: float(norm[i]) for t, i in model._json.vocab.items()})
     ref, power, floor = ENV.get("ZP_REF", 180.0), ENV.get("ZP_P", 1.0), ENV.get("ZP_FLOOR", 0.3)
-    for i, term in enumerate(query.terms):
-        p = out[i]
-        n = _norms.get(term)
-        if p is None or n is None:
-            continue
-        factor = max(floor, min(1.0, n / ref) ** power)
-        if factor < 1.0:
-            scale = (np.where(p.in_title, factor, 1.0) if ENV.get("ZP_TITLES") and p.in_title is not None
-                     else factor)  # (ZP_TITLES: only where the section's title holds the word)
-            out[i] = bm25_mod.Posting(ids=p.ids, contrib=p.contrib * scale, df=p.df, in_title=p.in_title)
+    factor = {t: max(floor, min(1.0, norms()[t] / ref) ** power) for t in query.terms if t in norms()}
     if SHOW:
-        print(f"  ~ {query.text[:60]!r}: " + ", ".join(f"{t} {max(floor, min(1.0, _norms[t] / ref) ** power):.2f}"
-                                                        for t in query.terms if t in _norms))
-    return out
-
-
-_gold: dict[str, list[str]] = {}
-_pages: dict[int, dict[str, set[str]]] = {}
-
-
-def oracle(index: bm25_mod.Bm25Index, query: Query, out: list[Any]) -> list[Any]:
-    """A ceiling, not a method: the query's terms that its gold pages lack (in any section)
-    scaled by ORACLE_W (0: dropped) in BM25, from the sets' gold. What ignoring the words
-    that point elsewhere could win at most, the dense side unchanged."""
-    from retrieval import SETS, load_questions
-    from vocab_gap import page_stems
-
-    if not _gold:
-        for _, path in SETS.values():
-            if path.exists():
-                _gold.update({q["question"]: q["gold"] for q in load_questions(path)})
-    if id(index) not in _pages:
-        _pages[id(index)] = page_stems(index.db)[0]
-    gold = _gold.get(query.whole or query.text)
-    if gold is None:
-        return out
-    held = set().union(*(_pages[id(index)].get(g, set()) for g in gold))
-    toks, w = query.unit_tokens, ENV.get("ORACLE_W", 0.0)
-    for i, term in enumerate(query.terms):
+        print(f"  ~ {query.text[:60]!r}: " + ", ".join(f"{t} {f:.2f}" for t, f in factor.items()))
+    if not ENV.get("ZP_TITLES"):
+        return scaled(query, out, factor)
+    for i, term in enumerate(query.terms):  # (only where the section's title holds the word)
         p = out[i]
-        if p is not None and not set(toks[term]) <= held:
-            out[i] = bm25_mod.Posting(ids=p.ids, contrib=p.contrib * w, df=p.df, in_title=p.in_title)
+        if p is not None and p.in_title is not None and factor.get(term, 1.0) < 1.0:
+            scale = np.where(p.in_title, factor[term], 1.0)
+            out[i] = bm25_mod.Posting(ids=p.ids, contrib=p.contrib * scale, df=p.df, in_title=p.in_title)
     return out
 
 
-_set_pages: dict[str, dict[str, set[str]]] = {}
+@dataclass
+class SetData:
+    """A set's package as the gold-reading modes need it: each page's stems, each stem's
+    section and page counts, the sections, and the sections' vectors and pages."""
+
+    pages: dict[str, set[str]]
+    df: Counter[str]
+    sections: int
+    page_df: Counter[str]
+    matrix: np.ndarray
+    paths: list[str]
+
+    def held(self, paths: Any) -> set[str]:
+        """The stems any of these pages holds."""
+        return set().union(*(self.pages.get(p, set()) for p in paths))
+
+    def dense_pages(self, text: str, k: int) -> list[str]:
+        """The first `k` distinct pages of the dense side's ranking for `text`."""
+        top: list[str] = []
+        for j in np.argsort(-(self.matrix @ _embedder().encode([text])[0])):
+            if self.paths[j] not in top:
+                top.append(self.paths[j])
+                if len(top) >= k:
+                    break
+        return top
 
 
-def oracle_text(text: str) -> str:
-    """The question without its terms that its gold pages lack (stopwords kept): what the
-    dense side embeds under ORACLE_DENSE=1."""
-    import sqlite3
+_sets: dict[str, SetData] = {}
+_owner: dict[str, tuple[str, list[str]]] = {}  # question -> (its set, its gold pages)
 
+
+def owner(text: str) -> tuple[str, list[str]] | None:
+    """The set a question is of and its gold pages (None: no set's question)."""
     from retrieval import SETS, load_questions
-    from vocab_gap import page_stems
 
     if not _owner:
         for name, (_, path) in SETS.items():
             if path.exists():
                 _owner.update({q["question"]: (name, q["gold"]) for q in load_questions(path)})
-    found = _owner.get(text)
-    if found is None:
-        return text
-    name, gold = found
-    if name not in _set_pages:
-        home = Path(os.environ["CONTEXT_HOME"])
-        _set_pages[name] = page_stems(sqlite3.connect(home / "packages" / f"local__{name}__1.0.0.db"))[0]
-    held = set().union(*(_set_pages[name].get(g, set()) for g in gold))
-    query = Query.of(text)
-    toks, terms = query.unit_tokens, set(query.terms)
-    kept = [w for w in query.words if w not in terms or set(toks[w]) <= held]
-    return " ".join(kept)
+    return _owner.get(text)
 
 
-_owner: dict[str, tuple[str, list[str]]] = {}
-
-
-def encode(self: Any, texts: Any, **kw: Any) -> Any:
-    return _original_encode(self, [oracle_text(t) for t in ([texts] if isinstance(texts, str) else texts)], **kw)
-
-
-_dense: dict[int, tuple[np.ndarray, np.ndarray, list[str]]] = {}
-
-
-def dense_pruned(index: bm25_mod.Bm25Index, query: Query, out: list[Any]) -> list[Any]:
-    """The query's terms that no page of the dense side's top DP_K sections holds, scaled by
-    DP_W in BM25 (a realistic `oracle`: the dense side's pages as the judge of the topic)."""
-    from vocab_gap import page_stems
-
-    if id(index) not in _dense:
-        rows = index.db.execute("SELECT v.chunk_id, v.vector, c.doc_path FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
-                                " ORDER BY v.chunk_id").fetchall()
-        m = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int8).reshape(len(rows), -1).astype(np.float32)
-        m /= np.linalg.norm(m, axis=1, keepdims=True).clip(1e-9)
-        _dense[id(index)] = (np.array([r[0] for r in rows]), m, [r[2] for r in rows])
-        _pages[id(index)] = page_stems(index.db)[0]
-    _, matrix, paths = _dense[id(index)]
-    cos = matrix @ _embedder().encode([query.whole or query.text])[0]
-    top = {paths[j] for j in np.argsort(-cos)[:int(ENV.get("DP_K", 10))]}
-    held = set().union(*(_pages[id(index)].get(p, set()) for p in top))
-    toks, w = query.unit_tokens, ENV.get("DP_W", 0.0)
-    for i, term in enumerate(query.terms):
-        p = out[i]
-        if p is not None and not set(toks[term]) <= held:
-            out[i] = bm25_mod.Posting(ids=p.ids, contrib=p.contrib * w, df=p.df, in_title=p.in_title)
-    return out
-
-
-_pstats: dict[str, tuple[dict[str, set[str]], Any, int, dict[str, int], np.ndarray, list[str]]] = {}
-_models: dict[str, np.ndarray] = {}
-TUNING = ("click", "flask", "django", "docker-api", "fastapi", "pydantic", "shadcn", "sphinx", "sqlalchemy",
-          "starlight", "trpc", "vue")
-
-
-def set_stats(name: str) -> tuple[dict[str, set[str]], Any, int, dict[str, int], np.ndarray, list[str]]:
-    """A set's package: its pages' stems, stem dfs, sections, pages per stem, vectors, paths."""
+def set_data(name: str) -> SetData:
+    """The set's package in CONTEXT_HOME, read once."""
     import sqlite3
 
     from vocab_gap import page_stems
 
-    if name not in _pstats:
+    if name not in _sets:
         db = sqlite3.connect(Path(os.environ["CONTEXT_HOME"]) / "packages" / f"local__{name}__1.0.0.db")
         pages, df, n = page_stems(db)
         rows = db.execute("SELECT v.chunk_id, v.vector, c.doc_path FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
                           " ORDER BY v.chunk_id").fetchall()
         m = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int8).reshape(len(rows), -1).astype(np.float32)
         m /= np.linalg.norm(m, axis=1, keepdims=True).clip(1e-9)
-        pdf: dict[str, int] = {}
-        for held in pages.values():
-            for x in held:
-                pdf[x] = pdf.get(x, 0) + 1
-        _pstats[name] = (pages, df, n, pdf, m, [r[2] for r in rows])
-    return _pstats[name]
+        _sets[name] = SetData(pages, df, n, Counter(x for held in pages.values() for x in held), m, [r[2] for r in rows])
+        db.close()
+    return _sets[name]
 
 
-def term_features(name: str, text: str, query: Query) -> list[tuple[str, list[float]]]:
+def lacking(query: Query, held: set[str]) -> list[str]:
+    """The query's terms some of whose stems `held` lacks."""
+    toks = query.unit_tokens
+    return [t for t in query.terms if not set(toks[t]) <= held]
+
+
+def oracle(query: Query, out: list[Any]) -> list[Any]:
+    """A ceiling, not a method: the query's terms that its gold pages lack (in any section)
+    scaled by ORACLE_W (0: dropped) in BM25, from the sets' gold. What ignoring the words
+    that point elsewhere could win at most."""
+    found = owner(query.whole or query.text)
+    if found is None:
+        return out
+    held = set_data(found[0]).held(found[1])
+    return scaled(query, out, dict.fromkeys(lacking(query, held), ENV.get("ORACLE_W", 0.0)))
+
+
+def oracle_text(text: str) -> str:
+    """The question without its terms that its gold pages lack (stopwords kept): what the
+    dense side embeds under ORACLE_DENSE=1."""
+    found = owner(text)
+    if found is None:
+        return text
+    query = Query.of(text)
+    gone = set(lacking(query, set_data(found[0]).held(found[1])))
+    return " ".join(w for w in query.words if w not in gone)
+
+
+def encode(self: Any, texts: Any, **kw: Any) -> Any:
+    return _original_encode(self, [oracle_text(t) for t in ([texts] if isinstance(texts, str) else texts)], **kw)
+
+
+def dense_pruned(query: Query, out: list[Any]) -> list[Any]:
+    """The query's terms that none of the dense side's first DP_K pages holds, scaled by
+    DP_W in BM25 (a realistic `oracle`: the dense side's pages as the judge of the topic)."""
+    text = query.whole or query.text
+    found = owner(text)
+    if found is None:
+        return out
+    data = set_data(found[0])
+    held = data.held(data.dense_pages(text, int(ENV.get("DP_K", 10))))
+    return scaled(query, out, dict.fromkeys(lacking(query, held), ENV.get("DP_W", 0.0)))
+
+
+_models: dict[str, np.ndarray] = {}
+
+
+def term_features(data: SetData, text: str, query: Query) -> list[tuple[str, list[float]]]:
     """Each query term's features for `learned`: its IDF in the package, its token vector's
     length, whether the dense side's first page holds it, the shares of its top 3 and top 10
     pages that do, and the share of the package's pages that do."""
-    pages, df, n, pdf, matrix, paths = set_stats(name)
-    model = _embedder()
-    if not _norms:
-        norm = np.linalg.norm(model.vectors.astype(np.float32), axis=1)
-        _norms.update({t: float(norm[i]) for t, i in model._json.vocab.items()})
-    top: list[str] = []
-    for j in np.argsort(-(matrix @ model.encode([text])[0])):
-        if paths[j] not in top:
-            top.append(paths[j])
-            if len(top) >= 10:
-                break
+    top = data.dense_pages(text, 10)
     toks, out = query.unit_tokens, []
     for t in query.terms:
         st = set(toks[t])
         if not st:
             continue
-        d = min(df[x] for x in st)
-        on = [all(x in pages.get(p, ()) for x in st) for p in top]
-        out.append((t, [math.log(1 + (n - d + 0.5) / (d + 0.5)), _norms.get(t, 250.0), float(on[0]),
-                        sum(on[:3]) / 3, sum(on) / 10, min(pdf.get(x, 0) for x in st) / max(1, len(pages))]))
+        d = min(data.df[x] for x in st)
+        on = [st <= data.pages.get(p, set()) for p in top]
+        out.append((t, [math.log(1 + (data.sections - d + 0.5) / (d + 0.5)), norms().get(t, 250.0), float(on[0]),
+                        sum(on[:3]) / 3, sum(on) / 10, min(data.page_df[x] for x in st) / max(1, len(data.pages))]))
     return out
 
 
@@ -356,16 +347,15 @@ def fit_terms(sets: list[str]) -> np.ndarray:
 
     xs, ys = [], []
     for name in sets:
-        pages = set_stats(name)[0]
+        data = set_data(name)
         for q in load_questions(SETS[name][1]):
             if (q.get("style") or "question") != "question":
                 continue
-            gold = set().union(*(pages.get(g, set()) for g in q["gold"]))
             query = Query.of(q["question"])
-            toks = query.unit_tokens
-            for t, f in term_features(name, q["question"], query):
+            gone = set(lacking(query, data.held(q["gold"])))
+            for t, f in term_features(data, q["question"], query):
                 xs.append(f)
-                ys.append(float(set(toks[t]) <= gold))
+                ys.append(float(t not in gone))
     x, y = np.array(xs), np.array(ys)
     mu, sd = x.mean(0), x.std(0).clip(1e-9)
     z = np.hstack([(x - mu) / sd, np.ones((len(x), 1))])
@@ -376,12 +366,13 @@ def fit_terms(sets: list[str]) -> np.ndarray:
     return np.concatenate([w[:-1], mu, sd, w[-1:]])
 
 
-def learned(index: bm25_mod.Bm25Index, query: Query, out: list[Any]) -> list[Any]:
+def learned(query: Query, out: list[Any]) -> list[Any]:
     """Each term's BM25 part x min(1, p / LT_REF) ** LT_P, p the fitted chance that the gold
     page holds it (the model fitted without the question's own set, for a tuning set)."""
+    from rerank_features import TUNING
+
     text = query.whole or query.text
-    oracle_text(text)  # (fills `_owner`)
-    found = _owner.get(text)
+    found = owner(text)
     if found is None:
         return out
     name = found[0]
@@ -391,30 +382,18 @@ def learned(index: bm25_mod.Bm25Index, query: Query, out: list[Any]) -> list[Any
     w = _models[key]
     k = (len(w) - 1) // 3
     coef, mu, sd, bias = w[:k], w[k:2 * k], w[2 * k:3 * k], w[-1]
-    chance = {t: 1 / (1 + math.exp(-(float(((np.array(f) - mu) / sd) @ coef) + bias)))
-              for t, f in term_features(name, text, query)}
     ref, power = ENV.get("LT_REF", 0.5), ENV.get("LT_P", 1.0)
-    for i, term in enumerate(query.terms):
-        p = out[i]
-        if p is not None and term in chance:
-            factor = min(1.0, chance[term] / ref) ** power
-            if factor < 1.0:
-                out[i] = bm25_mod.Posting(ids=p.ids, contrib=p.contrib * factor, df=p.df, in_title=p.in_title)
-    return out
+    return scaled(query, out, {t: min(1.0, 1 / (1 + math.exp(-(float(((np.array(f) - mu) / sd) @ coef) + bias))) / ref) ** power
+                               for t, f in term_features(set_data(name), text, query)})
 
 
 def units(self: bm25_mod.Bm25Index, query: Query, with_phrases: bool = True) -> list[Any]:
     out = _original_units(self, query, with_phrases)
     if not with_phrases or not query.terms:
         return out
-    if MODE == "zipf":
-        return damped(query, out)
-    if MODE == "oracle":
-        return oracle(self, query, out)
-    if MODE == "dprune":
-        return dense_pruned(self, query, out)
-    if MODE == "learned":
-        return learned(self, query, out)
+    weighed = {"zipf": damped, "oracle": oracle, "dprune": dense_pruned, "learned": learned}.get(MODE)
+    if weighed is not None:
+        return weighed(query, out)
     extra = {"near": nearest, "qnear": question_nearest, "rm3": feedback}.get(MODE)
     if extra is None:
         return out
