@@ -21,6 +21,7 @@ ORACLE_W (0: dropped) in BM25 (ORACLE_DENSE=1: and left out of the text the dens
 scaled by DP_W.
 `learned`: each term's BM25 part x min(1, p / LT_REF) ** LT_P, p a logistic model's chance
 that the gold page holds the term (fitted on the other tuning sets' questions).
+`flat` raises each term's BM25 part to FL_A.
 An added unit adds to BM25 only (not to the terms' coverage): scouted as a phrase is.
 EXP_SHOW=1 prints each question's additions. Everything else is `bench/retrieval.py`'s.
 """
@@ -45,7 +46,7 @@ from context_cli.search import bm25 as bm25_mod  # noqa: E402
 from context_cli.search.query import STOPWORDS, Query, words  # noqa: E402
 
 MODE = os.environ.get("EXP", "")
-ENV = {k: float(v) for k, v in os.environ.items() if k.startswith(("EXP_", "RM_", "ZP_", "ORACLE_", "DP_", "LT_"))}
+ENV = {k: float(v) for k, v in os.environ.items() if k.startswith(("EXP_", "RM_", "ZP_", "ORACLE_", "DP_", "LT_", "FL_"))}
 SHOW = bool(ENV.get("EXP_SHOW"))
 _original_units = bm25_mod.Bm25Index.units
 _original_encode: Any = None
@@ -387,11 +388,21 @@ def learned(query: Query, out: list[Any]) -> list[Any]:
                                for t, f in term_features(set_data(name), text, query)})
 
 
+def flattened(query: Query, out: list[Any]) -> list[Any]:
+    """Each term's BM25 part in each section raised to FL_A (< 1: a section that one word
+    scores high counts less against one that holds more of the question's words)."""
+    a = ENV.get("FL_A", 0.75)
+    for i, p in enumerate(out[:len(query.terms)]):
+        if p is not None:
+            out[i] = bm25_mod.Posting(ids=p.ids, contrib=p.contrib ** a, df=p.df, in_title=p.in_title)
+    return out
+
+
 def units(self: bm25_mod.Bm25Index, query: Query, with_phrases: bool = True) -> list[Any]:
     out = _original_units(self, query, with_phrases)
     if not with_phrases or not query.terms:
         return out
-    weighed = {"zipf": damped, "oracle": oracle, "dprune": dense_pruned, "learned": learned}.get(MODE)
+    weighed = {"flat": flattened, "zipf": damped, "oracle": oracle, "dprune": dense_pruned, "learned": learned}.get(MODE)
     if weighed is not None:
         return weighed(query, out)
     extra = {"near": nearest, "qnear": question_nearest, "rm3": feedback}.get(MODE)
