@@ -335,7 +335,7 @@ class Bm25Index:
         return score_packages([(self.n, self.units(query, with_phrases=False), weights)], 0).matched_idf_of(0)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class DecodedPostings:
     """A warm package's postings, inflated and scored (`Bm25Index.preload`): each term's (or
     stored phrase's) are a span of three arrays."""
@@ -361,7 +361,7 @@ class DecodedPostings:
                        in_title=in_title[a:b] if in_title is not None else None)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class PackageScores:
     """BM25 over several packages' indexes at once: each one's best, best first (`row` says
     whose), and every section's matched IDF (`matched_idf_of`)."""

@@ -156,7 +156,7 @@ class VectorStack:
         return out
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class PackageTop:
     """One package's part of a stack's cosines (`VectorStack.top_k_per_package`)."""
 
@@ -168,7 +168,7 @@ class PackageTop:
     first: int | None  # its vectors' first chunk id (`VectorIndex.first`)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class CosineStats:
     """One package's cosines with a query as deviations from their mean, and the scale that
     makes them z-scores (its deviation; 1.0 where there are none: not `usable`). A search

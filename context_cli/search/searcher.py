@@ -43,7 +43,7 @@ INDEX_FAULTS = (MalformedIndex, sqlite3.Error, ValueError, IndexError)
 T = TypeVar("T")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class PackageSearcher:
     """One open package and what searching it needs, kept per process. It takes its own lock
     around what it reads and keeps (a server searches from several threads).
