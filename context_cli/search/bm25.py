@@ -24,7 +24,7 @@ import sqlite3
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
@@ -60,13 +60,13 @@ def phrase_weight(idf: np.ndarray, f: np.ndarray, k: np.ndarray) -> np.ndarray:
     return idf * ((f * (K1 + 1)) / (f + k))  # type: ignore[no-any-return]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Posting:
     ids: np.ndarray  # sorted chunk ids (int64; uint16 or uint32 where preloaded: `DecodedPostings`)
     contrib: np.ndarray  # this term's BM25 contribution to each of those chunks
     df: int  # how many (len(ids): a field, as a search reads it a few hundred times)
     in_title: np.ndarray | None = None  # bool per chunk: its section title holds the term (None for a phrase)
-    _titled: frozenset[int] | None = field(default=None, repr=False, compare=False)
+    _titled: frozenset[int] | None = None
 
     @property
     def titled(self) -> frozenset[int]:
