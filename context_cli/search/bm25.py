@@ -361,15 +361,16 @@ class DecodedPostings:
                        in_title=in_title[a:b] if in_title is not None else None)
 
 
-@dataclass(eq=False, repr=False)
 class PackageScores:
     """BM25 over several packages' indexes at once: each one's best, best first (`row` says
     whose), and every section's matched IDF (`matched_idf_of`)."""
 
-    row: np.ndarray  # which of the packages
-    cid: np.ndarray
-    score: np.ndarray
-    matched: np.ndarray  # (packages, width): per package and chunk id, the summed weights of its terms
+    __slots__ = ("row", "cid", "score", "matched")
+
+    def __init__(self, row: np.ndarray, cid: np.ndarray, score: np.ndarray, matched: np.ndarray) -> None:
+        self.row = row  # which of the packages
+        self.cid, self.score = cid, score
+        self.matched = matched  # (packages, width): per package and chunk id, the summed weights of its terms
 
     def matched_idf_of(self, k: int) -> Callable[[np.ndarray], np.ndarray]:
         """Package k's candidates -> their matched IDF (0 for an id the index lacks)."""
