@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,7 +55,7 @@ def connect_readonly(path: Path, *, immutable: bool = False) -> sqlite3.Connecti
     return db
 
 
-@dataclass(frozen=True)
+@dataclass(repr=False)
 class SectionMap:
     """Per section (chunk id): its page (doc_path, doc_title), its own title (breadcrumb) and
     the characters of its text as SQLite counts them (up to a NUL), so a pack is planned
@@ -66,7 +66,7 @@ class SectionMap:
     chars: dict[int, int]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Package:
     """An open, validated package. Close it (or use `with`) when done.
 
@@ -77,8 +77,8 @@ class Package:
     path: Path
     meta: dict[str, str]
     id: PackageId
-    db: sqlite3.Connection = field(repr=False)
-    guard: QueryGuard = field(repr=False)
+    db: sqlite3.Connection
+    guard: QueryGuard
     has_vectors: bool = False
     has_bm25: bool = False  # our compact BM25 index is present and well-formed (else FTS5 is used)
     has_bm25_phrases: bool = False  # that index has its phrase postings (else phrases go to FTS5)

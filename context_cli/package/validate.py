@@ -44,7 +44,7 @@ VECTOR_BATCH = 4096  # rows decoded at a time by the deep check (bounded memory)
 Objects = Mapping[str, tuple[str, str]]  # name -> (type, sql)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Found:
     """What the checks learnt: the meta and the capabilities the package has."""
 

@@ -30,7 +30,7 @@ class Page:
         return {"rank": self.rank, "title": self.title, "source": self.source, "url": self.url}
 
 
-@dataclass(frozen=True)
+@dataclass
 class Hit:
     """One ranked section of the pack."""
 
@@ -56,7 +56,7 @@ class Hit:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass
 class Answer:
     """A context pack: the sections that fit the budget, best first, with a verdict."""
 

@@ -24,7 +24,7 @@ import sqlite3
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
@@ -60,13 +60,13 @@ def phrase_weight(idf: np.ndarray, f: np.ndarray, k: np.ndarray) -> np.ndarray:
     return idf * ((f * (K1 + 1)) / (f + k))  # type: ignore[no-any-return]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Posting:
     ids: np.ndarray  # sorted chunk ids (int64; uint16 or uint32 where preloaded: `DecodedPostings`)
     contrib: np.ndarray  # this term's BM25 contribution to each of those chunks
     df: int  # how many (len(ids): a field, as a search reads it a few hundred times)
     in_title: np.ndarray | None = None  # bool per chunk: its section title holds the term (None for a phrase)
-    _titled: frozenset[int] | None = field(default=None, repr=False, compare=False)
+    _titled: frozenset[int] | None = None
 
     @property
     def titled(self) -> frozenset[int]:
@@ -335,7 +335,7 @@ class Bm25Index:
         return score_packages([(self.n, self.units(query, with_phrases=False), weights)], 0).matched_idf_of(0)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class DecodedPostings:
     """A warm package's postings, inflated and scored (`Bm25Index.preload`): each term's (or
     stored phrase's) are a span of three arrays."""
@@ -361,15 +361,16 @@ class DecodedPostings:
                        in_title=in_title[a:b] if in_title is not None else None)
 
 
-@dataclass
 class PackageScores:
     """BM25 over several packages' indexes at once: each one's best, best first (`row` says
     whose), and every section's matched IDF (`matched_idf_of`)."""
 
-    row: np.ndarray  # which of the packages
-    cid: np.ndarray
-    score: np.ndarray
-    matched: np.ndarray  # (packages, width): per package and chunk id, the summed weights of its terms
+    __slots__ = ("row", "cid", "score", "matched")
+
+    def __init__(self, row: np.ndarray, cid: np.ndarray, score: np.ndarray, matched: np.ndarray) -> None:
+        self.row = row  # which of the packages
+        self.cid, self.score = cid, score
+        self.matched = matched  # (packages, width): per package and chunk id, the summed weights of its terms
 
     def matched_idf_of(self, k: int) -> Callable[[np.ndarray], np.ndarray]:
         """Package k's candidates -> their matched IDF (0 for an id the index lacks)."""

@@ -156,7 +156,7 @@ class VectorStack:
         return out
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class PackageTop:
     """One package's part of a stack's cosines (`VectorStack.top_k_per_package`)."""
 
@@ -168,15 +168,15 @@ class PackageTop:
     first: int | None  # its vectors' first chunk id (`VectorIndex.first`)
 
 
-@dataclass(frozen=True)
 class CosineStats:
     """One package's cosines with a query as deviations from their mean, and the scale that
     makes them z-scores (its deviation; 1.0 where there are none: not `usable`). A search
     reads the z-scores of a hundred rows of thousands, so they are divided out when read."""
 
-    dev: np.ndarray  # float64
-    scale: float
-    usable: bool
+    __slots__ = ("dev", "scale", "usable")
+
+    def __init__(self, dev: np.ndarray, scale: float, usable: bool) -> None:
+        self.dev, self.scale, self.usable = dev, scale, usable  # dev: float64
 
     def z(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The z-scores of these rows (all when None)."""

@@ -16,7 +16,7 @@ DEFAULT_LIMIT = 10
 MAX_QUERY_CHARS = 10_000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class RankingParams:
     """The tunables of a search; the defaults are what the answers are made with."""
 
@@ -76,7 +76,7 @@ class RankingParams:
 DEFAULT_PARAMS = RankingParams()
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class SearchOptions:
     budget: int = DEFAULT_BUDGET
     limit: int = DEFAULT_LIMIT

@@ -38,7 +38,7 @@ TRIM_NOTE = "\n\n[… trimmed to fit the token budget]"
 T = TypeVar("T")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Candidate:
     library: str
     chunk_id: int

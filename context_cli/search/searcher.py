@@ -13,7 +13,6 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -43,7 +42,6 @@ INDEX_FAULTS = (MalformedIndex, sqlite3.Error, ValueError, IndexError)
 T = TypeVar("T")
 
 
-@dataclass
 class PackageSearcher:
     """One open package and what searching it needs, kept per process. It takes its own lock
     around what it reads and keeps (a server searches from several threads).
@@ -54,28 +52,29 @@ class PackageSearcher:
     package is searched without it, so it never stalls a search twice.
     """
 
-    pkg: Package
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    note: str | None = None  # why this package is searched lexically only
-    quality_note: str | None = None  # why its quality vectors are not used (it carries them)
-    _vectors: VectorIndex | None = None
-    _model: Embedder | None = None
-    _dense_checked: bool = False
-    _quality: tuple[TextEmbedder, VectorIndex] | Literal[False] | None = None  # (None: not loaded yet)
-    _postings: Postings | None = None
-    _bm25: Bm25Index | None = None
-    _bm25_checked: bool = False
-    _sections: SectionMap = field(default_factory=lambda: SectionMap({}, {}, {}))
-    _absent: set[int] = field(default_factory=set)
-    _warm_tried: bool = False
-    _table: SectionTable | None = None  # every section's, once warm
-    _title_tokens: dict[str, frozenset[str]] = field(default_factory=dict)
-    _heading_tokens: dict[int, tuple[frozenset[str], bool]] = field(default_factory=dict)
-    _page_tokens: dict[str, int] = field(default_factory=dict)
-    _page_kinds: Mapping[str, str] | None = None
-    _mean_tokens: float | None = None
-    _spans: PageSpans | Literal[False] | None = None  # (None: not read yet; False: none)
-    _vocabulary: dict[str, Vocabulary] = field(default_factory=dict)  # by first letter
+    def __init__(self, pkg: Package) -> None:
+        self.pkg = pkg
+        self.lock = threading.RLock()
+        self.note: str | None = None  # why this package is searched lexically only
+        self.quality_note: str | None = None  # why its quality vectors are not used (it carries them)
+        self._vectors: VectorIndex | None = None
+        self._model: Embedder | None = None
+        self._dense_checked = False
+        self._quality: tuple[TextEmbedder, VectorIndex] | Literal[False] | None = None  # (None: not loaded yet)
+        self._postings: Postings | None = None
+        self._bm25: Bm25Index | None = None
+        self._bm25_checked = False
+        self._sections = SectionMap({}, {}, {})
+        self._absent: set[int] = set()
+        self._warm_tried = False
+        self._table: SectionTable | None = None  # every section's, once warm
+        self._title_tokens: dict[str, frozenset[str]] = {}
+        self._heading_tokens: dict[int, tuple[frozenset[str], bool]] = {}
+        self._page_tokens: dict[str, int] = {}
+        self._page_kinds: Mapping[str, str] | None = None
+        self._mean_tokens: float | None = None
+        self._spans: PageSpans | Literal[False] | None = None  # (None: not read yet; False: none)
+        self._vocabulary: dict[str, Vocabulary] = {}  # by first letter
 
     @property
     def label(self) -> str:

@@ -31,7 +31,7 @@ MIN_KEYS = 1 << 20
 _NO_TOKENS: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class SectionTable:
     ids: np.ndarray  # int64, ascending: the sections' chunk ids
     page: np.ndarray  # int64 per section: its page number
@@ -63,7 +63,7 @@ class SectionTable:
                    paths=list(number), tokens=[found.get(path, _NO_TOKENS) for path in number], nowhere=nowhere)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class SectionTables:
     """The section tables of the packages one search reads, laid end to end: every
     candidate's page (numbered across the packages) and size, for all packages at once.
