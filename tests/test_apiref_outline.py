@@ -82,6 +82,14 @@ def test_bodies_are_cut_and_the_api_read_is_the_same() -> None:
     assert 'warnings.warn("use new()", DeprecationWarning)' in text  # a warning among the first statements stays
     assert 'warnings.warn("legacy is gone"' in text and "raise AttributeError" in text  # a module's __getattr__ whole
     assert '"""How big."""' in text  # class bodies are not cut
+    assert "return self.x * 2" not in text and "def double(self):\n        ...\n" in text  # no docstring: `...`
+
+
+def test_a_body_without_a_docstring_becomes_an_ellipsis() -> None:
+    source = b"@register\ndef f(x):\n    @wraps(x)\n    def g():\n        return x\n    return g\n\ndef h(s):\n    (\"Doc.\")\n    return s\n"
+    cut = outline(source)
+    assert cut == b"@register\ndef f(x):\n    ...\n\n\n\n\ndef h(s):\n    (\"Doc.\")\n\n"
+    assert summary(cut) == summary(source) and summary(cut).defs["h"].doc == "Doc."
 
 
 def test_the_summary_keeps_deprecations_and_lines() -> None:
@@ -98,5 +106,5 @@ def test_a_warning_after_three_statements_is_not_read_and_may_go() -> None:
 
 
 def test_nothing_to_cut_gives_the_same_bytes() -> None:
-    source = b"x = 1\n\ndef f(): return 1\n\nclass A:\n    def g(self):\n        pass\n"
+    source = b"x = 1\n\ndef f(): return 1\n\nclass A:\n    def g(self):\n        \"\"\"Doc.\"\"\"\n"
     assert outline(source) is source

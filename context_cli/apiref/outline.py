@@ -1,13 +1,13 @@
-"""A module's source with each function body cut after its first statements, for `ast.parse`.
+"""A module's source with its function bodies cut, for `ast.parse`.
 
 Of a function the API reads its header, its docstring, and whether one of its first three
 statements after it warns of a deprecation (pymodule.py); the rest of the body is most of a
 module's bytes, and Python's parser and the tree it builds cost in proportion to them.
 A scanner of regular expressions reads the source one logical line at a time (strings,
-comments, brackets and backslash continuations consumed whole) with its indentation; a body
-keeps its first statement (its first four when the rest mentions `warn`) and the lines after
-it become empty, so every line number stays. A `__getattr__` outside any function is kept
-whole (pymodule reads all of a module's).
+comments, brackets and backslash continuations consumed whole) with its indentation. A body
+with a docstring keeps it, one without becomes `...`, and one that mentions `warn` keeps its
+first four statements; the lines cut become empty, so every line number stays. A
+`__getattr__` outside any function is kept whole (pymodule reads all of a module's).
 
 Anything the scanner is unsure of gives None, and the caller parses the whole source: a line
 it cannot read (a form feed, a stray backslash, brackets nested deeper than it follows, an
@@ -22,7 +22,7 @@ import re
 import sys
 from functools import lru_cache
 
-KEEP = 4  # statements kept when one may warn: a docstring and three more (pymodule._warns)
+KEEP = 4  # statements kept when one may warn: a docstring and the three pymodule._warns reads
 _NESTING = 16  # bracket levels the scanner follows inside one logical line
 
 def _quoted(q: bytes) -> bytes:
@@ -59,6 +59,7 @@ _BLANK = rb"[ \t]*+(?:" + _COMMENT + rb")?\r?\n"
 _LINE = re.compile(rb"(?:" + _BLANK + rb")*+([ \t]*+)(?=[^ \t])(?:((?:async[ \t]+)?def[ \t\\])"
                    rb"|((?:else|elif|except|finally)\b|@))?(" + _TOKENS + rb")" + _END, re.DOTALL)
 _TRAILER = re.compile(rb"(?:[ \t\r\n]++|" + _COMMENT + rb")*+")  # blank and comment lines at the end
+_DOCSTRING = re.compile(rb"[rRbBuUfF]{0,2}['\"]|\(")  # may be a string: perhaps a docstring
 _COMPOUND = re.compile(rb"(?:if|try|for|while|with|async|match)\b")
 _GETATTR = re.compile(rb"[ \t\\\r\n]*+__getattr__\b")
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
@@ -101,8 +102,8 @@ def outline(data: bytes) -> bytes | None:
     if not cuts:
         return data
     out, last = [], 0
-    for start, end in cuts:
-        out += [data[last:start], b"\n" * data.count(b"\n", start, end)]
+    for start, end, instead in cuts:
+        out += [data[last:start], instead + b"\n" * data.count(b"\n", start, end)]
         last = end
     out.append(data[last:])
     return b"".join(out)
@@ -117,9 +118,9 @@ def _safe_coding(data: bytes) -> bool:
     return True
 
 
-def _cuts(data: bytes) -> list[tuple[int, int]]:
-    """(start, end) of each body's rest, in order, none inside another."""
-    cuts: list[tuple[int, int]] = []
+def _cuts(data: bytes) -> list[tuple[int, int, bytes]]:
+    """(start, end, what stands there instead) of each body's rest, in order, none inside another."""
+    cuts: list[tuple[int, int, bytes]] = []
     bodies: list[_Body] = []
     pos, size = 0, len(data)
     while pos < size:
@@ -128,21 +129,15 @@ def _cuts(data: bytes) -> list[tuple[int, int]]:
             if not _TRAILER.fullmatch(data, pos):
                 raise _Doubt
             break
-        indent, start, pos = line.group(1), line.start(1), line.end()
+        indent, pos = line.group(1), line.end()
         while bodies and not _within(indent, bodies[-1].indent):
             bodies.pop()
         if bodies and _statement(bodies[-1], line, data):
-            body = bodies[-1]
-            first = body.statements == 1
-            begin = pos if first else start if body.decorated is None else body.decorated
-            body.decorated = None
-            kept = body.statements if first else body.statements - 1
-            end = None if body.whole or (first and _opens_block(line, data)) else _rest_of(body.indent, begin, kept, data)
-            if end is not None:
-                if end > begin:
-                    cuts.append((begin, end))
+            cut = _cut(bodies[-1], line, data)
+            if cut is not None:
+                cuts.append(cut)
                 bodies.pop()
-                pos = end
+                pos = cut[1]
                 continue
         if line.start(2) >= 0:
             bodies.append(_Body(indent, whole=not bodies and _GETATTR.match(data, line.start(4)) is not None))
@@ -184,11 +179,30 @@ def _within(indent: bytes, outer: bytes) -> bool:
     return False
 
 
-def _rest_of(indent: bytes, begin: int, kept: int, data: bytes) -> int | None:
-    """Where a body (of a def at `indent`) ends, when it is cut from `begin` after `kept`
-    statements, or None when it is read on: one of its first statements may warn."""
-    rest = _deeper(indent).match(data, begin)  # (always a match, if only an empty one)
-    end = rest.end() if rest else begin
-    if kept < KEEP and data.find(b"warn", begin, end) >= 0:
+def _cut(body: _Body, line: re.Match[bytes], data: bytes) -> tuple[int, int, bytes] | None:
+    """What to cut of `body` at `line`, its statement `body.statements`, or None to read on. A
+    body without a docstring becomes `...` (its first statement is not read either); one with a
+    docstring keeps it. A body that mentions `warn` keeps its first four statements."""
+    if body.whole:
         return None
-    return end
+    decorated, body.decorated = body.decorated, None
+    first = body.statements == 1
+    if first and not _DOCSTRING.match(data, line.end(1)):
+        begin = line.start(1) if decorated is None else decorated
+        start, end = begin + len(line.group(1)), _body_end(body.indent, begin, data)
+        if data.find(b"warn", start, end) < 0:
+            return start, end, b"..."
+    if first and _opens_block(line, data):
+        return None
+    begin = line.end() if first else line.start(1) if decorated is None else decorated
+    end = _body_end(body.indent, begin, data)
+    kept = body.statements if first else body.statements - 1
+    if end == begin or (kept < KEEP and data.find(b"warn", begin, end) >= 0):
+        return None
+    return begin, end, b""
+
+
+def _body_end(indent: bytes, begin: int, data: bytes) -> int:
+    """Where the body of a def at `indent` ends, read from `begin`, a line inside it."""
+    rest = _deeper(indent).match(data, begin)  # (always a match, if only an empty one)
+    return rest.end() if rest else begin
