@@ -59,7 +59,7 @@ _BLANK = rb"[ \t]*+(?:" + _COMMENT + rb")?\r?\n"
 _LINE = re.compile(rb"(?:" + _BLANK + rb")*+([ \t]*+)(?=[^ \t])(?:((?:async[ \t]+)?def[ \t\\])"
                    rb"|((?:else|elif|except|finally)\b|@))?(" + _TOKENS + rb")" + _END, re.DOTALL)
 _TRAILER = re.compile(rb"(?:[ \t\r\n]++|" + _COMMENT + rb")*+")  # blank and comment lines at the end
-_DOCSTRING = re.compile(rb"[rRbBuUfF]{0,2}['\"]|\(")  # may be a string: perhaps a docstring
+_DOCSTRING = re.compile(rb"[rRbBuUfF]{0,2}['\"]|[(\\]")  # may be a string: perhaps a docstring
 _COMPOUND = re.compile(rb"(?:if|try|for|while|with|async|match)\b")
 _GETATTR = re.compile(rb"[ \t\\\r\n]*+__getattr__\b")
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")

@@ -43,6 +43,10 @@ def f(a,
 b"
     return y
 def g(x): return x
+def h():
+    \\
+"""A docstring after a continuation."""
+    return 1
 '''
 
 NESTED = '''\
@@ -133,6 +137,8 @@ def test_the_bodies_are_really_cut() -> None:
     assert info is not None and set(info.defs) == {"f", "g"}
     nested = cut(NESTED.encode())
     assert nested is not None and nested.defs["A"].members["c"].doc == "C." and "s" in nested.defs["A"].members
+    continued = cut(CONTINUATIONS.encode())
+    assert continued is not None and continued.defs["h"].doc == "A docstring after a continuation."
     late = cut(WARNS_LATE.encode())
     assert late is not None and late.defs["f"].deprecated == "f is old" and late.defs["K"].deprecated == "K is old"
 
