@@ -33,11 +33,19 @@ def _quoted(q: bytes) -> bytes:
 
 
 _STRING = rb"(?:" + _quoted(b"'") + rb"|" + _quoted(b'"') + rb")"
-# An f-string that ends (for 3.11's tokenizer) inside one of its fields: Python 3.12 reads the
-# quote as the start of a string in that field (PEP 701), so the scanner would misread the line.
-_NESTED_QUOTES = re.compile(rb"(?<![\w])(?:[fF][rR]?|[rR][fF])(?:"
-                            rb"\"(?:[^\"\\\n{]++|\\.|\{\{|\{[^\"\n}]*+\})*+\{(?!\{)[^\"\n}]*+\""
-                            rb"|'(?:[^'\\\n{]++|\\.|\{\{|\{[^'\n}]*+\})*+\{(?!\{)[^'\n}]*+')")
+
+
+def _field_left_open(q: bytes) -> bytes:
+    """A one-line f-string between `q` quotes that ends (for 3.11's tokenizer) inside one of its
+    fields: Python 3.12 reads that quote as the start of a string in the field (PEP 701), so the
+    scanner would misread the line. The pattern starts at the quote, which the search finds
+    fast, and looks back for the prefix."""
+    prefixed = rb"(?:(?<=\W[fF].)|(?<=\W[fF][rR].)|(?<=\W[rR][fF].)|(?<=\A[fF].)|(?<=\A[fF][rR].)|(?<=\A[rR][fF].))"
+    return (q + prefixed + rb"(?:[^" + q + rb"\\\n{]++|\\.|\{\{|\{[^" + q + rb"\n}]*+\})*+\{(?!\{)[^" + q + rb"\n}]*+"
+            + q)
+
+
+_NESTED_QUOTES = re.compile(_field_left_open(b'"') + rb"|" + _field_left_open(b"'"), re.DOTALL)
 _CONTINUATION = rb"\\\r?\n"
 _COMMENT = rb"#[^\n]*+"
 
