@@ -25,6 +25,7 @@ from functools import lru_cache
 KEEP = 4  # statements kept when one may warn: a docstring and the three pymodule._warns reads
 _NESTING = 16  # bracket levels the scanner follows inside one logical line
 
+
 def _quoted(q: bytes) -> bytes:
     """Strings between `q` quotes, triple or single, as Python 3.11's tokenizer ends them."""
     t = q * 3
@@ -99,7 +100,7 @@ class _Body:
 
 
 def outline(data: bytes) -> bytes | None:
-    """`data` with function bodies cut after their first statements, or None when in doubt."""
+    """`data` with its function bodies cut (docstrings kept), or None when in doubt."""
     if b"\0" in data or data.count(b"\r") != data.count(b"\r\n") or not _safe_coding(data) \
             or (sys.version_info >= (3, 12) and _NESTED_QUOTES.search(data)):
         return None
