@@ -25,8 +25,9 @@ from .pages import entry_text
 _AUTO = re.compile(r"^([ \t]*)\.\.[ \t]+auto(module|class|function|method|attribute|data|exception|property|"
                    r"decorator|exception|pydantic_model|pydantic_settings)::[ \t]*(\S+)[ \t]*$", re.MULTILINE)
 _CURRENT = re.compile(r"^[ \t]*\.\.[ \t]+(?:py:)?(?:current)?module::[ \t]*(\S+)[ \t]*$", re.MULTILINE)
-_OBJECT = re.compile(r"^([ \t]*)\.\.[ \t]+(?:py:)?(function|class|method|attribute|data|exception|property|"
-                     r"decorator|classmethod|staticmethod|module|currentmodule)::[ \t]*([\w.]+)", re.MULTILINE)
+# (From a newline put before the page: tried at line starts only, where `^` is tried at every character.)
+_OBJECT = re.compile(r"\n([ \t]*)\.\.[ \t]+(?:py:)?(function|class|method|attribute|data|exception|property|"
+                     r"decorator|classmethod|staticmethod|module|currentmodule)::[ \t]*([\w.]+)")
 _MKDOCS = re.compile(r"^([ \t]*):::[ \t]+([\w.]+)[ \t]*$", re.MULTILINE)
 _OPTION = re.compile(r"^[ \t]+:([\w-]+):(.*)$")
 _RULE = re.compile(r"^([=\-~^\"'`#*+])\1{2,}\s*$")  # a section title's underline (or overline)
@@ -109,7 +110,7 @@ class Expander:
         member of X."""
         module: str | None = None
         classes: list[tuple[int, str]] = []  # (indent, class name) of the enclosing class directives
-        for m in _OBJECT.finditer(text):
+        for m in _OBJECT.finditer("\n" + text):
             indent, kind, target = len(m.group(1).expandtabs()), m.group(2), m.group(3)
             if kind in ("module", "currentmodule"):
                 module, classes = target, []

@@ -181,8 +181,11 @@ def section_ids(symbols: Sequence[Symbol], chunks: Iterable[tuple[int, Chunk]], 
 
 
 # A name defined in code: a code span of a signature (`get_object_or_404(`, `Signer.secret_key:`),
-# or the name a line of a code block declares (`class Signer(`, `async def run(`, `readonly x: T`).
-_DEFINES = re.compile(r"`([\w.]+)[(:]|^(?:[\w@]+ )*([\w.]+)(?:[(\s:=<]|$)", re.MULTILINE)
+# or the name a line of a code block declares (`class Signer(`, `async def run(`, `readonly x: T`;
+# searched from a newline put before the text: a pattern that starts with `^` is tried at every
+# character, one that starts with `\n` only at line starts).
+_SIGNATURE = re.compile(r"`([\w.]+)[(:]")
+_DECLARES = re.compile(r"\n(?:[\w@]+ )*([\w.]+)(?=[(\s:=<]|$)", re.MULTILINE)
 _MENTIONS = re.compile(r"`([\w.]+)[`\s=<]")  # a name in a code span
 
 
@@ -196,10 +199,10 @@ class _PageNames:
         self.defined: dict[str, int] = {}
         self.named: dict[str, int] = {}
         for cid, chunk in chunks:
-            for m in _DEFINES.finditer(chunk.content):
-                _note(self.defined, m.group(1) or m.group(2), cid)
-            for m in _MENTIONS.finditer(chunk.content):
-                _note(self.named, m.group(1), cid)
+            for name in (*_SIGNATURE.findall(chunk.content), *_DECLARES.findall("\n" + chunk.content)):
+                _note(self.defined, name, cid)
+            for name in _MENTIONS.findall(chunk.content):
+                _note(self.named, name, cid)
 
     def find(self, s: Symbol) -> int | None:
         """Where `s` (a member by its class and name) is defined, else named, else (a member

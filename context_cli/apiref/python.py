@@ -23,6 +23,7 @@ from pathlib import Path
 from ..symbol import Symbol
 from .docstring import render
 from .model import ApiReference
+from .outline import outline
 from .pymodule import Def, ModuleInfo, read_module
 
 SKIP_DIRS = frozenset({"tests", "test", "testing", "examples", "example", "docs", "doc", "documentation",
@@ -178,7 +179,7 @@ def _read(path: Path, rel: str, module: str, is_package: bool, notes: list[str])
             size = path.stat().st_size
             notes.append(f"API: skipped {rel} ({size // 1_000_000} MB; larger than {MAX_FILE_BYTES // 1_000_000} MB)")
             return None
-        return read_module(ast.parse(data, filename=rel), module, rel, is_package=is_package), len(data)
+        return read_module(_parse(data, rel), module, rel, is_package=is_package), len(data)
     except SyntaxError as e:
         notes.append(f"API: skipped {rel} (not Python 3.{_minor()} syntax: {e.msg}, line {e.lineno})")
     except (RecursionError, MemoryError):
@@ -186,6 +187,18 @@ def _read(path: Path, rel: str, module: str, is_package: bool, notes: list[str])
     except (OSError, ValueError) as e:
         notes.append(f"API: skipped {rel} ({e})")
     return None
+
+
+def _parse(data: bytes, rel: str) -> ast.Module:
+    """The module's tree with its function bodies cut after their first statements (outline.py),
+    or the whole source's when the scanner is in doubt or the cut source does not parse."""
+    cut = outline(data)
+    if cut is not None and cut is not data:
+        try:
+            return ast.parse(cut, filename=rel)
+        except SyntaxError:
+            pass
+    return ast.parse(data, filename=rel)
 
 
 def _minor() -> int:
