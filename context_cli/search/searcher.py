@@ -498,7 +498,13 @@ def open_searcher(installed: Installed) -> PackageSearcher:
 
 
 def clear_cache() -> None:
+    """Close every cached package, each once no thread is reading it: every read of a
+    searcher's package holds its lock, and closing a connection while another thread's
+    statement runs crashes CPython 3.11 (that thread's next call on the closed connection
+    then fails with InvalidPackage instead)."""
     with _CACHE_LOCK:
-        for _, s in _CACHE.values():
-            s.pkg.close()
+        searchers = [s for _, s in _CACHE.values()]
         _CACHE.clear()
+    for s in searchers:
+        with s.lock:
+            s.pkg.close()
