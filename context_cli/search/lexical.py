@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 WEIGHTS = (5.0, 10.0, 1.0)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class LexicalHits:
     """One package's BM25 answer to a query: its best sections (`ids`, `scores`, best first)
     and, known before the candidates are, each query term's IDF in the package, the terms it

@@ -67,7 +67,7 @@ def rank_candidates(c: Candidates, priors: Sequence[float] | None, head: int, pa
     return Ranking(c, chosen[o], final[o])
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Ranking:
     """The judged candidates, best first: rows of `candidates` and their final scores. Read as
     columns of plain values (`column`), since a pack plans from sizes and takes a dozen of the
@@ -76,7 +76,7 @@ class Ranking:
     candidates: Candidates | None
     rows: np.ndarray  # int64 rows of the candidates, best first
     score: np.ndarray  # float64 final scores
-    _columns: dict[str, list] = field(default_factory=dict, repr=False)  # type: ignore[type-arg]
+    _columns: dict[str, list] = field(default_factory=dict)  # type: ignore[type-arg]
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -79,7 +79,7 @@ def _deletes(term: str, depth: int) -> set[str]:
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Vocabulary:
     """A package's terms with their document frequencies, and the delete index over the
     frequent ones (made once per package and process by `of`)."""
