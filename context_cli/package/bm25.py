@@ -225,7 +225,7 @@ def read_lengths(db: sqlite3.Connection) -> np.ndarray:
 Postings = dict[str, tuple["np.ndarray", "np.ndarray"]]  # term -> (chunk ids, (df, 3) tfs)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class TermCounts:
     """The terms of some chunks, counted where the chunks are made (a build's page workers,
     in parallel) so that the writer only merges: row k says chunk `chunk[k]` (its position in
@@ -242,7 +242,7 @@ class TermCounts:
     split_words: np.ndarray  # int32, (w, MAX_SPLIT_PARTS): one split word's tokens a row, -1 after them
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Prepared:
     """The index of `n` chunks as far as it needs no database: its postings and their blobs.
     A writer makes it in a thread while SQLite builds the full-text index (numpy, zlib and

@@ -93,7 +93,7 @@ FTS_CONFIG_KEYS = frozenset({"version", "pgsz", "automerge", "crisismerge", "use
 FTS_CONFIG_VERSION = 4
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class PageRecord:
     """One source page (a `pages` row), remembered so an unchanged page can be reused on rebuild."""
 

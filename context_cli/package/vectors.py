@@ -22,7 +22,7 @@ class MalformedVectors(InvalidPackage):
     """Vector blobs that do not decode to finite rows of the declared size."""
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class QualitySet:
     """A package's second vector set: one row per chunk, and what made it (schema.QUALITY_META)."""
 
