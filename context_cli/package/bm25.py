@@ -242,17 +242,18 @@ class TermCounts:
     split_words: np.ndarray  # int32, (w, MAX_SPLIT_PARTS): one split word's tokens a row, -1 after them
 
 
-@dataclass(eq=False, repr=False)
 class Prepared:
     """The index of `n` chunks as far as it needs no database: its postings and their blobs.
     A writer makes it in a thread while SQLite builds the full-text index (numpy, zlib and
     SQLite all release the GIL), then `write` checks it against that index."""
 
-    n: int
-    postings: Postings
-    blobs: dict[str, bytes]
-    sizes: dict[str, tuple[int, int]]  # term -> (chunks, occurrences): what FTS5's vocabulary says
-    phrases: Postings  # `phrases.phrase_postings`: phrase -> its chunk ids and counts
+    __slots__ = ("n", "postings", "blobs", "sizes", "phrases")
+
+    def __init__(self, n: int, postings: Postings, blobs: dict[str, bytes], sizes: dict[str, tuple[int, int]],
+                 phrases: Postings) -> None:
+        self.n, self.postings, self.blobs = n, postings, blobs
+        self.sizes = sizes  # term -> (chunks, occurrences): what FTS5's vocabulary says
+        self.phrases = phrases  # `phrases.phrase_postings`: phrase -> its chunk ids and counts
 
 
 Counted = Sequence[tuple[TermCounts, "np.ndarray"]]  # counted parts, each with its chunks' ids (merge_counts)
