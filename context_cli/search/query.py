@@ -172,14 +172,14 @@ def check_text(text: str, what: str) -> None:
         raise ContextError(f"{what} is not valid text (it contains a lone surrogate)") from None
 
 
-@dataclass(eq=False, repr=False)
 class Stems:
     """A query's words as index tokens (what titles and headings are matched against): each
     term's, every word's (stopwords too), and the terms' together."""
 
-    per_term: Mapping[str, frozenset[str]]
-    every: frozenset[str]
-    terms: frozenset[str]
+    __slots__ = ("per_term", "every", "terms")
+
+    def __init__(self, per_term: Mapping[str, frozenset[str]], every: frozenset[str], terms: frozenset[str]) -> None:
+        self.per_term, self.every, self.terms = per_term, every, terms
 
 
 @dataclass(frozen=True, eq=False, repr=False)
