@@ -23,7 +23,6 @@ import sqlite3
 import threading
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidPackage
@@ -225,34 +224,36 @@ def read_lengths(db: sqlite3.Connection) -> np.ndarray:
 Postings = dict[str, tuple["np.ndarray", "np.ndarray"]]  # term -> (chunk ids, (df, 3) tfs)
 
 
-@dataclass(frozen=True)
 class TermCounts:
     """The terms of some chunks, counted where the chunks are made (a build's page workers,
     in parallel) so that the writer only merges: row k says chunk `chunk[k]` (its position in
     the counted list) holds term `terms[term[k]]` `tf[k]` times per field."""
 
-    terms: tuple[str, ...]
-    chunk: np.ndarray  # int32, (k,)
-    term: np.ndarray  # int32, (k,)
-    tf: np.ndarray  # uint16 (int32 if a count needs it), (k, 3): compact, as workers send it back
-    # For phrase postings (`phrases.py`): every chunk's three fields' tokens in order, as
-    # indexes into `terms`, each field closed by -1; and the token sequences of the split
-    # words the chunks hold (`max_tokens`, `Claude's`), each once.
-    stream: np.ndarray  # int32
-    split_words: np.ndarray  # int32, (w, MAX_SPLIT_PARTS): one split word's tokens a row, -1 after them
+    __slots__ = ("terms", "chunk", "term", "tf", "stream", "split_words")
+
+    def __init__(self, terms: tuple[str, ...], chunk: np.ndarray, term: np.ndarray, tf: np.ndarray,
+                 stream: np.ndarray, split_words: np.ndarray) -> None:
+        self.terms, self.chunk, self.term = terms, chunk, term  # chunk, term: int32, (k,)
+        self.tf = tf  # uint16 (int32 if a count needs it), (k, 3): compact, as workers send it back
+        # For phrase postings (`phrases.py`): every chunk's three fields' tokens in order, as
+        # indexes into `terms`, each field closed by -1; and the token sequences of the split
+        # words the chunks hold (`max_tokens`, `Claude's`), each once.
+        self.stream = stream  # int32
+        self.split_words = split_words  # int32, (w, MAX_SPLIT_PARTS): one split word's tokens a row, -1 after them
 
 
-@dataclass
 class Prepared:
     """The index of `n` chunks as far as it needs no database: its postings and their blobs.
     A writer makes it in a thread while SQLite builds the full-text index (numpy, zlib and
     SQLite all release the GIL), then `write` checks it against that index."""
 
-    n: int
-    postings: Postings
-    blobs: dict[str, bytes]
-    sizes: dict[str, tuple[int, int]]  # term -> (chunks, occurrences): what FTS5's vocabulary says
-    phrases: Postings  # `phrases.phrase_postings`: phrase -> its chunk ids and counts
+    __slots__ = ("n", "postings", "blobs", "sizes", "phrases")
+
+    def __init__(self, n: int, postings: Postings, blobs: dict[str, bytes], sizes: dict[str, tuple[int, int]],
+                 phrases: Postings) -> None:
+        self.n, self.postings, self.blobs = n, postings, blobs
+        self.sizes = sizes  # term -> (chunks, occurrences): what FTS5's vocabulary says
+        self.phrases = phrases  # `phrases.phrase_postings`: phrase -> its chunk ids and counts
 
 
 Counted = Sequence[tuple[TermCounts, "np.ndarray"]]  # counted parts, each with its chunks' ids (merge_counts)

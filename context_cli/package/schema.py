@@ -6,8 +6,6 @@ kept exactly; everything of ours is an extra column, table or meta key it ignore
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 FORMAT_VERSION = "1"
 
 # Context's tables, verbatim apart from our trailing `url` column.
@@ -93,12 +91,11 @@ FTS_CONFIG_KEYS = frozenset({"version", "pgsz", "automerge", "crisismerge", "use
 FTS_CONFIG_VERSION = 4
 
 
-@dataclass(frozen=True)
 class PageRecord:
     """One source page (a `pages` row), remembered so an unchanged page can be reused on rebuild."""
 
-    doc_path: str
-    doc_title: str
-    url: str | None
-    content_hash: str
-    kind: str = "guide"  # document.PAGE_KINDS
+    __slots__ = ("doc_path", "doc_title", "url", "content_hash", "kind")
+
+    def __init__(self, doc_path: str, doc_title: str, url: str | None, content_hash: str, kind: str) -> None:
+        self.doc_path, self.doc_title, self.url, self.content_hash = doc_path, doc_title, url, content_hash
+        self.kind = kind  # document.PAGE_KINDS

@@ -7,7 +7,6 @@ needs directions, the scale is not stored and vectors are re-normalised when dec
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidPackage
@@ -22,15 +21,14 @@ class MalformedVectors(InvalidPackage):
     """Vector blobs that do not decode to finite rows of the declared size."""
 
 
-@dataclass(frozen=True)
 class QualitySet:
     """A package's second vector set: one row per chunk, and what made it (schema.QUALITY_META)."""
 
-    matrix: np.ndarray
-    source: str  # embed.quality.SOURCES
-    model: str
-    fingerprint: str
-    dtype: str = "int8"
+    __slots__ = ("matrix", "source", "model", "fingerprint", "dtype")
+
+    def __init__(self, matrix: np.ndarray, source: str, model: str, fingerprint: str, dtype: str = "int8") -> None:
+        self.matrix, self.model, self.fingerprint, self.dtype = matrix, model, fingerprint, dtype
+        self.source = source  # embed.quality.SOURCES
 
     def meta(self) -> dict[str, str]:
         return {"quality_source": self.source, "quality_model": self.model, "quality_fingerprint": self.fingerprint,

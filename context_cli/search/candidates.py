@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 Rankings = tuple["np.ndarray", "np.ndarray", "np.ndarray", "np.ndarray"]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Candidates:
     """One row per candidate: package `p`'s rows are `[bounds[p], bounds[p + 1])`."""
 

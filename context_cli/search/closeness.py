@@ -16,7 +16,7 @@ anyway: one `np.add.reduceat` over every package searched, and a dozen array ste
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._memo import LastMade
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .quality import MixedHits
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class PageRows:
     """A package's pages as runs of its vectors' rows: those whose run lies among the rows,
     in order of their first row."""
@@ -40,14 +40,14 @@ class PageRows:
     reach: int  # one past the last row a page has (where a tiled package's last page ends)
 
 
-@dataclass(frozen=True)
 class PageSpans:
     """Each page's sections as one run of chunk ids."""
 
-    paths: list[str]
-    first: np.ndarray  # int64 per page: its first section's chunk id
-    count: np.ndarray  # int64 per page: its sections
-    _rows: dict[tuple[int, int], PageRows | None] = field(default_factory=dict, compare=False, repr=False)
+    __slots__ = ("paths", "first", "count", "_rows")
+
+    def __init__(self, paths: list[str], first: np.ndarray, count: np.ndarray) -> None:
+        self.paths, self.first, self.count = paths, first, count  # int64 per page: its first section's chunk id, its sections
+        self._rows: dict[tuple[int, int], PageRows | None] = {}
 
     @classmethod
     def of(cls, rows: Sequence[Sequence[Any]]) -> PageSpans | None:
@@ -105,7 +105,7 @@ def page_rows(spans: PageSpans | None, hits: DenseHits | MixedHits) -> tuple[Pag
     return (rows, dev) if rows is not None else None
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class _Together:
     """Several packages' `PageRows` laid end to end, for one pass over all their rows."""
 

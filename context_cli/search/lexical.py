@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -25,21 +24,21 @@ if TYPE_CHECKING:
 WEIGHTS = (5.0, 10.0, 1.0)
 
 
-@dataclass
 class LexicalHits:
     """One package's BM25 answer to a query: its best sections (`ids`, `scores`, best first)
     and, known before the candidates are, each query term's IDF in the package, the terms it
     lacks, and every section's matched IDF (the summed IDF of the terms it holds); each term's
     section count (`df`) and the package's (`sections`), which the package prior weighs."""
 
-    ids: np.ndarray  # int64 chunk ids
-    scores: np.ndarray  # float64
-    idf: dict[str, float]
-    missing: list[str]
-    matched_idf: Callable[[np.ndarray], np.ndarray]  # chunk ids -> their matched IDF
-    scored: tuple[PackageScores, int] | None = None  # where `matched_idf` comes from: row k of packages scored together
-    df: Mapping[str, int] = field(default_factory=dict)  # query term (and phrase, ours) -> sections holding it
-    sections: int = 1
+    __slots__ = ("ids", "scores", "idf", "missing", "matched_idf", "scored", "df", "sections")
+
+    def __init__(self, ids: np.ndarray, scores: np.ndarray, idf: dict[str, float], missing: list[str],
+                 matched_idf: Callable[[np.ndarray], np.ndarray], scored: tuple[PackageScores, int] | None,
+                 df: Mapping[str, int], sections: int) -> None:
+        self.ids, self.scores, self.idf, self.missing = ids, scores, idf, missing  # int64 chunk ids, float64
+        self.matched_idf = matched_idf  # chunk ids -> their matched IDF
+        self.scored = scored  # where `matched_idf` comes from: row k of packages scored together
+        self.df, self.sections = df, sections  # query term (and phrase, ours) -> sections holding it
 
     def coverage(self, ids: np.ndarray) -> np.ndarray:
         """Each section's share of the query's IDF mass (0..1)."""
@@ -121,8 +120,8 @@ def term_statistics(postings: Postings | Bm25Index, query: Query, top: tuple[np.
     section's matched IDF, from `postings`."""
     dfs = postings.frequencies(query)
     idf, missing = term_weights(postings.n, query.terms, dfs)
-    return LexicalHits(top[0], top[1], idf, missing, postings.matched_idf(query, list(idf.values())),
-                       df=dict(zip(query.terms, dfs, strict=True)), sections=postings.n)
+    return LexicalHits(top[0], top[1], idf, missing, postings.matched_idf(query, list(idf.values())), None,
+                       dict(zip(query.terms, dfs, strict=True)), postings.n)
 
 
 def term_weights(n: int, words: Sequence[str], dfs: Sequence[int]) -> tuple[dict[str, float], list[str]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from itertools import chain
 from types import MappingProxyType
@@ -172,17 +172,17 @@ def check_text(text: str, what: str) -> None:
         raise ContextError(f"{what} is not valid text (it contains a lone surrogate)") from None
 
 
-@dataclass(frozen=True)
 class Stems:
     """A query's words as index tokens (what titles and headings are matched against): each
     term's, every word's (stopwords too), and the terms' together."""
 
-    per_term: Mapping[str, frozenset[str]]
-    every: frozenset[str]
-    terms: frozenset[str]
+    __slots__ = ("per_term", "every", "terms")
+
+    def __init__(self, per_term: Mapping[str, frozenset[str]], every: frozenset[str], terms: frozenset[str]) -> None:
+        self.per_term, self.every, self.terms = per_term, every, terms
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Query:
     """A question: its text and what the search reads of it.
 
@@ -201,8 +201,8 @@ class Query:
     identifier: str | None
     asks_definition: bool
     joined: tuple[str, ...] = ()
-    tokens: frozenset[str] = field(default=frozenset(), repr=False)  # every token, lower-cased (for library names)
-    whole: str | None = field(default=None, repr=False)  # the whole question's text, where this is part of it
+    tokens: frozenset[str] = frozenset()  # every token, lower-cased (for library names)
+    whole: str | None = None  # the whole question's text, where this is part of it
 
     @cached_property
     def asks_changes(self) -> bool:

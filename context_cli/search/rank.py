@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .groups import rank_within_group, stable_group_order
@@ -67,16 +66,16 @@ def rank_candidates(c: Candidates, priors: Sequence[float] | None, head: int, pa
     return Ranking(c, chosen[o], final[o])
 
 
-@dataclass
 class Ranking:
     """The judged candidates, best first: rows of `candidates` and their final scores. Read as
     columns of plain values (`column`), since a pack plans from sizes and takes a dozen of the
     couple of hundred."""
 
-    candidates: Candidates | None
-    rows: np.ndarray  # int64 rows of the candidates, best first
-    score: np.ndarray  # float64 final scores
-    _columns: dict[str, list] = field(default_factory=dict, repr=False)  # type: ignore[type-arg]
+    __slots__ = ("candidates", "rows", "score", "_columns")
+
+    def __init__(self, candidates: Candidates | None, rows: np.ndarray, score: np.ndarray) -> None:
+        self.candidates, self.rows, self.score = candidates, rows, score  # int64 rows, best first; float64 scores
+        self._columns: dict[str, list] = {}  # type: ignore[type-arg]
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -17,7 +17,6 @@ transposition, a trade for an index a third the size.
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .english import english_words
@@ -79,13 +78,14 @@ def _deletes(term: str, depth: int) -> set[str]:
     return out
 
 
-@dataclass(frozen=True)
 class Vocabulary:
     """A package's terms with their document frequencies, and the delete index over the
     frequent ones (made once per package and process by `of`)."""
 
-    df: dict[str, int]
-    index: dict[str, tuple[str, ...]]  # a frequent term or one of its one-letter deletes -> terms
+    __slots__ = ("df", "index")
+
+    def __init__(self, df: dict[str, int], index: dict[str, tuple[str, ...]]) -> None:
+        self.df, self.index = df, index  # index: a frequent term or one of its one-letter deletes -> terms
 
     @classmethod
     def of(cls, rows: Iterable[tuple[str, int]]) -> Vocabulary:
