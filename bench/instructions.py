@@ -59,9 +59,8 @@ def measure(root: Path, home: str, which: str, count: int) -> None:
     elif home == "six":
         questions, place = latency.batch_questions(), latency.six_packages_home()
     else:
-        from django_topics import QUESTIONS
-
         import build
+        from django_topics import QUESTIONS
 
         questions, place = QUESTIONS * (1 + (count + 5) // len(QUESTIONS)), build.django_home()
     os.environ["CONTEXT_HOME"] = str(place)
