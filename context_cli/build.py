@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from .apiref.autodoc import Expander
 from .apiref.extract import ApiReading, summary
 from .apiref.pages import api_documents, section_ids
-from .build_pages import PageWork, Pool, build_pages, page_pool, page_work
+from .build_pages import PageWork, Pool, build_pages, page_pool
 from .build_pages import Progress as Progress  # (stage, done, total); adding and registry use it
 from .chunk.chunker import content_key, dedupe
 from .document import Chunk, Document
@@ -159,7 +159,7 @@ class _Section:
 @dataclass
 class _Collected:
     """Everything the pages of a source gave: sections in reading order, one record per
-    page, each page's BM25 terms, and counts of pages that failed and of pages reused from
+    page, the BM25 terms of runs of sections (a page's, or a batch of pages'), and counts of pages that failed and of pages reused from
     the previous build."""
 
     sections: list[_Section] = field(default_factory=list)
@@ -184,7 +184,7 @@ class _Collected:
         self.sections.extend(sections)
 
     def counted(self, kept: list[int]) -> bm25.Counted:
-        """Each page's BM25 terms with the package ids of its sections: those at `kept`
+        """Each run's BM25 terms with the package ids of its sections: those at `kept`
         positions are numbered 1.. in that order, the others (dupes) 0."""
         import numpy as np
 
@@ -327,14 +327,32 @@ def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | No
 
 
 def _add_documents(out: _Collected, docs: Iterable[Document], prev: _Previous | None, model: Embedder | None) -> None:
-    """Ready-made pages, each reused from `prev` when unchanged, else chunked here."""
+    """Ready-made pages, each reused from `prev` when unchanged, else chunked here; their new
+    sections embedded, and all their sections counted, in one call each (Django's 391
+    reference pages: a call a page cost more than the work itself)."""
+    from .chunk.chunker import chunk_document
+
+    first, fresh = len(out.sections), []
     for doc in docs:
         record = PageRecord(doc.path, doc.title, doc.url, content_hash(_doc_text(doc)), doc.kind)
         old = prev.take(doc.path, record.content_hash) if prev else None
         if old is not None:
-            out.reuse_page(record, old)
+            out.sections.extend(_Section(c, content_key(c.content), v) for c, v in old.chunks)
+            out.reused_pages += 1
         else:
-            out.add_page(record, page_work(doc, model))
+            new = [_Section(c, content_key(c.content)) for c in chunk_document(doc)]
+            out.sections.extend(new)
+            fresh.extend(new)
+        out.pages.append(record)
+    if model is not None and fresh:
+        from .embed.text import embed_text
+
+        for s, v in zip(fresh, model.encode([embed_text(s.chunk) for s in fresh]), strict=True):
+            s.vector = v
+    added = out.sections[first:]
+    if added:
+        texts = [(s.chunk.doc_title, s.chunk.section_title, s.chunk.content) for s in added]
+        out.terms.append((bm25.count_terms(texts), first, len(out.sections)))
 
 
 @dataclass

@@ -86,3 +86,14 @@ def test_a_docstrings_section_title_becomes_a_rubric() -> None:
     rst_fast.render(page, BlockBuilder(), _Inline("docs/ext.rst", None))  # (raises Unsupported for a title inside)
     text = "\n".join(b.text for b in parse_file("docs/ext.rst", page.encode()).blocks)
     assert "Synopsis" in text and "Use it so." in text and "Usage" in text
+
+
+def test_an_expanded_page_stops_growing_at_its_cap() -> None:
+    from context_cli.apiref.autodoc import MAX_PAGE_BYTES
+
+    big = "word " * (MAX_PAGE_BYTES * 3 // 50)  # 30 % of the cap: the fifth starts past it
+    fill = Expander([Symbol(f"pkg.f{i}", "function", f"f{i}()", doc=big) for i in range(5)])
+    page = "\n\n".join(f".. autofunction:: pkg.f{i}" for i in range(5)).encode()
+    out = fill.expand("api.rst", page).decode()
+    assert [f"py:function:: f{i}()" in out for i in range(5)] == [True, True, True, True, False]
+    assert ".. autofunction:: pkg.f4" in out and ".. autofunction:: pkg.f3" not in out

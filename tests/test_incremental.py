@@ -131,6 +131,25 @@ def test_ready_made_documents_are_reused_too(tmp_path: Path) -> None:
     assert rows(tmp_path / "a.db") == rows(tmp_path / "b.db")
 
 
+def test_ready_made_documents_partly_reused_index_as_a_fresh_build(tmp_path: Path) -> None:
+    """Their sections are embedded and counted in one batch, the reused with the new."""
+    def spec(changed: str) -> dict:
+        return {"openapi": "3.0.0", "info": {"title": "T", "version": "1"},
+                "paths": {f"/items/{i}": {"get": {"summary": changed if i == 4 else f"Get item {i} with its fields",
+                                                  "responses": {"200": {"description": "ok"}}}} for i in range(10)}}
+
+    build(fetched_from_spec(spec("Get item four"), "t.yaml"), tmp_path / "a.db", BuildOptions())
+    again = build(fetched_from_spec(spec("Delete the widget_4 cache"), "t.yaml"), tmp_path / "b.db",
+                  BuildOptions(previous=tmp_path / "a.db"))
+    build(fetched_from_spec(spec("Delete the widget_4 cache"), "t.yaml"), tmp_path / "c.db", BuildOptions())
+    assert 0 < again.reused_pages < again.pages
+    assert rows(tmp_path / "b.db") == rows(tmp_path / "c.db")
+    for table in ("bm25_terms", "bm25_phrases", "bm25_lengths"):
+        with sqlite3.connect(tmp_path / "b.db") as b, sqlite3.connect(tmp_path / "c.db") as c:
+            query = f"SELECT * FROM {table} ORDER BY 1"
+            assert b.execute(query).fetchall() == c.execute(query).fetchall()
+
+
 def test_a_page_keeps_its_kind_through_a_rebuild(tmp_path: Path) -> None:
     from context_cli.document import Block, Document
     from context_cli.package.reader import open_package

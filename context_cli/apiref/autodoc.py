@@ -130,13 +130,16 @@ class Expander:
         lines = text.split("\n")
         module: str | None = None
         i = 0
+        size, sized = 0, 0  # the characters of out[:sized], counted on from there at each directive
         while i < len(lines):
             line = lines[i]
             current = _CURRENT.match(line)
             if current:
                 module = current.group(1)
             m = _AUTO.match(line)
-            if m is None or sum(len(x) for x in out) > MAX_PAGE_BYTES:
+            if m is not None:
+                size, sized = size + sum(map(len, out[sized:])), len(out)
+            if m is None or size > MAX_PAGE_BYTES:
                 out.append(line)
                 i += 1
                 continue
