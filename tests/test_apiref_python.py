@@ -56,6 +56,12 @@ def test_docstring_styles() -> None:
     assert "- `x` (int): the x." in google.markdown and "- `y`: the y more." in google.markdown
     numpy = render("Parameters\n----------\na : int\n    The a.\n")
     assert "- `a` (int): The a." in numpy.markdown
+    numpy = render("Parameters\n----------\na : int\n    The a.\n\nReturns\n-------\nint\n    The sum.\n\n"
+                   "Examples\n--------\n>>> f(1)\n2\n")
+    assert "- `a` (int): The a.\n\n**Returns:**\n\n- `int`: The sum." in numpy.markdown  # (not items of Parameters)
+    assert "**Examples:**\n\n```pycon\n>>> f(1)\n2\n```" in numpy.markdown
+    titled = render("Intro.\n\nServer Side Cursors\n-------------------\n\nText.\n\n.. admonition:: Best\n\n    Do it.\n")
+    assert titled.markdown == "Intro.\n\nServer Side Cursors\n-------------------\n\nText.\n\n**Best:** Do it."
     code = render("Use it::\n\n    s.sign(x)\n\n>>> 1 + 1\n2")
     assert "```python\ns.sign(x)\n```" in code.markdown and "```pycon\n>>> 1 + 1\n2\n```" in code.markdown
 

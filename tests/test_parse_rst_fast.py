@@ -137,10 +137,52 @@ A      B
 
    $ python -m pip install Django
 """,
+    "topics and sidebars where a section could start": """\
+.. topic:: A *topic*
+
+   Its text, and a list:
+
+   - one
+
+Section
+=======
+
+.. sidebar:: Aside
+   :name: aside
+
+   Aside *text*.
+
+.. sidebar::
+
+   Untitled.
+""",
+    "a topic and a sidebar at the top of a section": """\
+Section
+=======
+
+.. topic:: Topic
+   over two lines
+
+   Text.
+
+.. sidebar:: Side
+
+   Text.
+
+After.
+""",
+    "a topic in a sidebar (docutils allows it)": ".. sidebar:: S\n\n   .. topic:: T\n\n      text\n",
+    "a topic inside a list": "- .. topic:: T\n\n     text\n",
+    "a sidebar inside a quote": "Text\n\n   .. sidebar:: S\n\n      text\n",
+    "a topic without content": ".. topic:: T\n\nText.\n",
+    "a sidebar with a subtitle": ".. sidebar:: S\n   :subtitle: Sub\n\n   text\n",
 }
 
 
-DECLINED = {"a repeated inline target first in a version note"}  # docutils reports the name first
+DECLINED = {"a repeated inline target first in a version note",  # docutils reports the name first
+            "a topic in a sidebar (docutils allows it)",
+            "a topic inside a list", "a sidebar inside a quote",  # docutils reports them
+            "a topic without content", "a sidebar with a subtitle"}
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -194,7 +236,8 @@ def _block(draw: st.DrawFn, depth: int = 0) -> str:
     if kind == "directive":
         name = draw(st.sampled_from(["note", "versionadded:: 1.0", "method:: f(x)", "seealso", "code-block:: py",
                                      "admonition:: Title", "image:: x.png", "unknown-thing:: arg", "toctree",
-                                     "highlight:: c", "rubric:: R", "warning::  inline"]))
+                                     "highlight:: c", "rubric:: R", "warning::  inline", "topic:: T",
+                                     "sidebar", "sidebar:: S t"]))
         name = name if "::" in name else name + "::"
         option = draw(st.sampled_from(["", "   :name: n\n", "   :class: c\n", "   :bad option: x\n"]))
         return f".. {name}\n{option}\n{_indent(inner, '   ')}"

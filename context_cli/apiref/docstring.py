@@ -15,9 +15,11 @@ MAX_DOC_CHARS = 20_000  # a longer docstring is clipped (generated modules carry
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:-]+)::\s*(.*)$")
 _FIELD = re.compile(r"^:(param|parameter|arg|argument|key|keyword|type|returns?|rtype|raises?|except|exception|"
                     r"yields?|ytype|var|ivar|cvar|vartype)(?:\s+([^:]+))?:\s*(.*)$")
-_GOOGLE = re.compile(r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters|"
-                     r"Returns|Return|Yields|Yield|Raises|Raise|Warns|Attributes|Examples?|Notes?|"
-                     r"Warnings?|See Also|References|Todo|Methods):\s*$")
+_SECTIONS = ("Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters|Returns|Return|"
+             "Yields|Yield|Receives|Raises|Raise|Warns|Attributes|Examples?|Notes?|Warnings?|See Also|References|"
+             "Todo|Methods")
+_GOOGLE = re.compile(rf"^({_SECTIONS}):\s*$")
+_NUMPY_SECTION = re.compile(rf"^({_SECTIONS})$")  # over a rule; another title there is the docstring's own
 _NUMPY_RULE = re.compile(r"^-{3,}\s*$")
 _ROLE = re.compile(r":(?:py:)?[\w.-]+:`(~?)([^`<]*?)(?:\s*<([^>]+)>)?`")
 _DOUBLE_TICKS = re.compile(r"``([^`]+)``")
@@ -78,6 +80,22 @@ def _block(lines: list[str], start: int, base: int) -> tuple[list[str], int]:
     return [x[depth:] for x in body], end
 
 
+def _numpy_title(lines: list[str], i: int) -> bool:
+    return i + 1 < len(lines) and bool(_NUMPY_RULE.match(lines[i + 1].strip()))
+
+
+def _numpy_body(lines: list[str], start: int, base: int) -> tuple[list[str], int]:
+    """A NumPy section's lines from `start`, up to the next section's title (a line over a
+    rule at the title's indent) or a line left of it, dedented to the title's indent."""
+    end = start
+    while end < len(lines) and not (lines[end].strip() and (
+            _indent(lines[end]) < base or (_indent(lines[end]) == base and _numpy_title(lines, end)))):
+        end += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return [x[base:] for x in lines[start:end]], end
+
+
 def inline(text: str) -> str:
     """Roles and reST literals as Markdown code: :func:`~a.b` -> `b`, ``x`` -> `x`."""
     def role(m: re.Match[str]) -> str:
@@ -112,10 +130,10 @@ def _line(lines: list[str], i: int, out: list[str], state: _State) -> int:
         _field(f.group(1).lower(), (f.group(2) or "").strip(), " ".join([f.group(3), *body]).strip(), out, state)
         return end
     g = _GOOGLE.match(stripped)
-    numpy = i + 1 < len(lines) and _NUMPY_RULE.match(lines[i + 1].strip()) and stripped.replace(" ", "").isalpha()
+    numpy = _NUMPY_SECTION.match(stripped) and _numpy_title(lines, i)
     if g or numpy:
         title = g.group(1) if g else stripped
-        body, end = _block(lines, i + (1 if g else 2), base - (0 if g else 1))
+        body, end = _block(lines, i + 1, base) if g else _numpy_body(lines, i + 2, base)
         _section(title, body, out, numpy=not g)
         return end
     if stripped.endswith("::") and i + 1 < len(lines):
@@ -150,6 +168,8 @@ def _directive(name: str, arg: str, lines: list[str], i: int, base: int, out: li
         out += ["", f"```{arg or 'python'}", *body, "```", ""]
     elif name in _ADMONITIONS:
         out += ["", f"**{_ADMONITIONS[name]}:** " + " ".join(x for x in (inline(arg), text) if x), ""]
+    elif name == "admonition" and arg:  # (titled by its argument)
+        out += ["", f"**{inline(arg)}:** {text}".rstrip(), ""]
     elif body:
         out += ["", *[inline(x) for x in body], ""]
     return end

@@ -6,9 +6,9 @@ and builds a node for everything; on Django's docs that was most of a build's CP
 reader follows docutils' rules line by line for the constructs documentation uses (sections,
 paragraphs, `::` and doctest blocks, bullet and numbered lists, definition and field lists,
 simple tables, block quotes, comments, targets, and the directives `rst.py` renders: the
-Sphinx stand-ins of `rst_sphinx.Generic`, admonitions, images, rubrics, contents), builds a
-small tree of tuples and renders it the way `rst._Writer` renders docutils' tree. Inline text
-goes through `rst_inline` (docutils' inliner where that declines).
+Sphinx stand-ins of `rst_sphinx.Generic`, admonitions, topics, sidebars, images, rubrics,
+contents), builds a small tree of tuples and renders it the way `rst._Writer` renders
+docutils' tree. Inline text goes through `rst_inline` (docutils' inliner where that declines).
 
 Anything else (grid tables, footnotes, substitution definitions, option lists, line blocks,
 includes, glossaries, titles in odd places, malformed markup docutils would report) raises
@@ -223,7 +223,7 @@ class _Page:
                 out.append(("lit", "\n".join(block), "pycon"))
                 i += len(block)
             elif kind == "explicit":
-                i = self._explicit(lines, i, out)
+                i = self._explicit(lines, i, titles, out)
             elif kind == "anonymous":
                 assert m is not None
                 _, _, i, _ = _indented(lines, i, until_blank=True, first_indent=m.end())
@@ -463,7 +463,7 @@ class _Page:
 
     # -- explicit markup
 
-    def _explicit(self, lines: list[str], i: int, out: list[Node]) -> int:
+    def _explicit(self, lines: list[str], i: int, titles: bool, out: list[Node]) -> int:
         line = lines[i]
         if _CONSTRUCTS["footnote"].match(line) or _CONSTRUCTS["citation"].match(line):
             raise Unsupported("footnote or citation")
@@ -475,7 +475,7 @@ class _Page:
             raise Unsupported("substitution")
         m = _CONSTRUCTS["directive"].match(line)
         if m:
-            return self._directive(lines, i, m, out)
+            return self._directive(lines, i, m, titles, out)
         out.append(("invisible",))
         return self._comment(lines, i, _EXPLICIT.match(line).end())  # type: ignore[union-attr]
 
@@ -499,7 +499,7 @@ class _Page:
             escaped += utils.escape2null(block[k])
         return end
 
-    def _directive(self, lines: list[str], i: int, m: re.Match[str], out: list[Node]) -> int:
+    def _directive(self, lines: list[str], i: int, m: re.Match[str], titles: bool, out: list[Node]) -> int:
         name = m.group(1)
         cls = directives._directives.get(name.lower())
         if cls is None:  # a docutils directive not used yet (one of another language adds a message)
@@ -517,6 +517,8 @@ class _Page:
         elif cls is body.Rubric:
             args, options, content = _directive_block(block, 1, 0, True, {"class", "name"}, False)
             out.append(("rubric", self.raw(args[0])))
+        elif cls in (body.Topic, body.Sidebar) and titles:  # (elsewhere docutils reports them)
+            self._pseudo_section(cls, block, out)
         else:
             raise Unsupported(f"directive {name}")
         return end
@@ -531,6 +533,15 @@ class _Page:
             out.append(("adm", self.raw(args[0]).strip(), children))
         else:
             out.append(("adm", cls.node_class.__name__.replace("_", " ").capitalize(), children))  # type: ignore[attr-defined]
+
+    def _pseudo_section(self, cls: type, block: list[str], out: list[Node]) -> None:
+        """A topic or sidebar where a section could start (the document or a section): its
+        title, if any, then its body."""
+        required = cls is body.Topic
+        args, options, content = _directive_block(block, int(required), int(not required), True, {"name"}, True)
+        if not content:
+            raise Unsupported(f"{cls.__name__.lower()} without content")
+        out.append(("pseudo", self.raw(args[0]) if args else None, self.body(content)))
 
     def _generic(self, typed: str, block: list[str], out: list[Node]) -> None:
         """`rst_sphinx.Generic.run`."""
@@ -749,6 +760,10 @@ class _Render:
             sink.add(f"{node[1]}: {text}" if text else node[1])
         elif tag == "quote":
             self.body(node[1], sink)
+        elif tag == "pseudo":
+            if node[1] is not None:
+                sink.add(node[1].strip())
+            self.body(node[2], sink)
         elif tag == "table":
             sink.add(table_rows([[" ".join(self.nested(cell, sep=" ").split()) for cell in row] for row in node[1]]))
 

@@ -28,6 +28,10 @@ HOSTILE = {
     "unbalanced markup": "*a **b ``c `d <e`_ :f:`g |h| [1]_ _`i\n\n.. [\n\n.. |x\n\n.. _\n\n::\n",
     "a directive of nothing but options": ".. code-block::\n" + "   :a: b\n" * 5000,
     "an enumerated list of 5,000 items": "".join(f"{i}. item\n" for i in range(1, 5001)),
+    "sidebars and topics nested 1,500 deep": "".join("   " * i + (".. sidebar:: s\n\n" if i % 2 else ".. topic:: t\n\n")
+                                                     for i in range(1500)) + " " * 4500 + "x\n",
+    "5,000 topics and sidebars in a row": "".join(f".. topic:: *t{i}\n\n   x\n\n.. sidebar::\n   :name: n\n\n   `y\n\n"
+                                                  for i in range(2500)),
 }
 
 
