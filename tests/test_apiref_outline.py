@@ -108,3 +108,31 @@ def test_a_warning_after_three_statements_is_not_read_and_may_go() -> None:
 def test_nothing_to_cut_gives_the_same_bytes() -> None:
     source = b"x = 1\n\ndef f(): return 1\n\nclass A:\n    def g(self):\n        \"\"\"Doc.\"\"\"\n"
     assert outline(source) is source
+
+
+def test_what_a_modules_getattr_defines_is_kept_whole() -> None:
+    """pymodule walks all of `__getattr__`, so a function (or class) it defines is not cut."""
+    source = textwrap.dedent('''\
+        import warnings
+        def __getattr__(name):
+            def inner():
+                a = 1
+                b = 2
+                c = 3
+                d = 4
+                if name == "old":
+                    warnings.warn("old is gone", DeprecationWarning)
+                    return 1
+            return inner()
+        ''').encode()
+    assert outline(source) == source
+    assert summary(source).defs["old"].deprecated == "old is gone"
+
+
+def test_a_triple_quoted_fstring_is_in_doubt_for_a_newer_python() -> None:
+    """3.12 may read a field of `f\"\"\"...\"\"\"` across lines with the same quotes in it (PEP 701)."""
+    from context_cli.apiref.outline import _pep701_doubt
+
+    assert _pep701_doubt(b'A = f"""{"""\ndef g():\n    x\n"""}"""\n')
+    assert _pep701_doubt(b"x = Rf'''a'''\n") and _pep701_doubt(b'f"""x"""')
+    assert not _pep701_doubt(b'x = """a"""\nself"""\n') and not _pep701_doubt(b'x = f"a"\n')

@@ -7,7 +7,8 @@ A scanner of regular expressions reads the source one logical line at a time (st
 comments, brackets and backslash continuations consumed whole) with its indentation. A body
 with a docstring keeps it, one without becomes `...`, and one that mentions `warn` keeps its
 first four statements; the lines cut become empty, so every line number stays. A
-`__getattr__` outside any function is kept whole (pymodule reads all of a module's).
+`__getattr__` outside any function is kept whole, what it defines too (pymodule walks all
+of a module's).
 
 Anything the scanner is unsure of gives None, and the caller parses the whole source: a line
 it cannot read (a form feed, a stray backslash, brackets nested deeper than it follows, an
@@ -47,6 +48,10 @@ def _field_left_open(q: bytes) -> bytes:
 
 
 _NESTED_QUOTES = re.compile(_field_left_open(b'"') + rb"|" + _field_left_open(b"'"), re.DOTALL)
+# A triple-quoted f-string: 3.12 may read a field of one across lines with the same quotes in it,
+# which no one-line pattern can tell, so on 3.12 and later any such module is parsed whole.
+_TRIPLE_FSTRING = re.compile(rb"(?:\"\"\"|''')(?:(?<=\W[fF]...)|(?<=\W[fF][rR]...)|(?<=\W[rR][fF]...)"
+                             rb"|(?<=\A[fF]...)|(?<=\A[fF][rR]...)|(?<=\A[rR][fF]...))")
 _CONTINUATION = rb"\\\r?\n"
 _COMMENT = rb"#[^\n]*+"
 
@@ -96,13 +101,13 @@ class _Body:
         self.body: bytes | None = None
         self.statements = 0
         self.decorated: int | None = None  # where the decorators before the next statement start
-        self.whole = whole  # kept whole (a module's `__getattr__`)
+        self.whole = whole  # kept whole (a module's `__getattr__`, and what is defined in it)
 
 
 def outline(data: bytes) -> bytes | None:
     """`data` with its function bodies cut (docstrings kept), or None when in doubt."""
     if b"\0" in data or data.count(b"\r") != data.count(b"\r\n") or not _safe_coding(data) \
-            or (sys.version_info >= (3, 12) and _NESTED_QUOTES.search(data)):
+            or (sys.version_info >= (3, 12) and _pep701_doubt(data)):
         return None
     try:
         cuts = _cuts(data)
@@ -116,6 +121,11 @@ def outline(data: bytes) -> bytes | None:
         last = end
     out.append(data[last:])
     return b"".join(out)
+
+
+def _pep701_doubt(data: bytes) -> bool:
+    """Could Python 3.12+ read an f-string of `data` other than 3.11's tokenizer does (PEP 701)?"""
+    return _NESTED_QUOTES.search(data) is not None or _TRIPLE_FSTRING.search(data) is not None
 
 
 def _safe_coding(data: bytes) -> bool:
@@ -149,7 +159,8 @@ def _cuts(data: bytes) -> list[tuple[int, int, bytes]]:
                 pos = cut[1]
                 continue
         if line.start(2) >= 0:
-            bodies.append(_Body(indent, whole=not bodies and _GETATTR.match(data, line.start(4)) is not None))
+            whole = bodies[-1].whole if bodies else _GETATTR.match(data, line.start(4)) is not None
+            bodies.append(_Body(indent, whole=whole))
     return cuts
 
 
