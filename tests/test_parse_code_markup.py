@@ -93,3 +93,15 @@ def test_module_prefixes_keep_markup_shown_as_code():
     prefixes = ModulePrefixes({"_orm": "sqlalchemy.orm"})
     out = prefixes.titled("a.rst", b"``:class:`_orm.Session``` and :class:`_orm.Session`\n")
     assert out == b"``:class:`_orm.Session``` and :class:`Session <_orm.Session>`\n"
+
+
+def test_enumerated_and_field_items_end_their_block_where_their_text_resumes():
+    for marker in ("1)", "(1)", "a.", "iv.", "#.", ":param x:"):
+        pad = " " * (len(marker) + 1)
+        page = f"{marker} Like so::\n\n{pad}    :ref:`install`\n\n{pad}Then :ref:`install`.\n".encode()
+        assert REFS.titled("a.rst", page) == page.replace(b"Then :ref:`install`", b"Then " + TITLED), marker
+
+
+def test_a_term_ending_in_two_colons_opens_no_literal_block():
+    page = b"term::\n    definition with :ref:`install`\n"  # (no blank line: a definition list)
+    assert REFS.titled("a.rst", page) == page.replace(b":ref:`install`", TITLED)

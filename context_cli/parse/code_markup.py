@@ -19,11 +19,14 @@ import functools
 import re
 
 _CODE_DIRECTIVES = rb"code-block|code|sourcecode|doctest|testcode|testoutput|literalinclude|highlight|ipython"
-# A line that opens a literal block or a code directive, its indent (a list item's marker
-# counted in: the block is indented past the item's text) in the first group.
+# A line that opens a literal block or a code directive, its indent in the first group (a
+# list item's or a field's marker counted in: the block is indented past the item's text).
+_MARKER = (rb"(?:[-*+]|\xe2\x80\xa2|\(?(?:[0-9]+|[A-Za-z]|[ivxlcdmIVXLCDM]+|#)[.)]|\((?:[0-9]+|[A-Za-z]|#)\)"
+           rb"|:[^:\s][^:\n]*:)[ \t]+")
 _RST_OPENER = re.compile(
-    rb"([ \t]*(?:(?:[-*+]|[0-9]+\.|#\.)[ \t]+)?)(?![ \t])"
-    rb"(?:\.\. (?:" + _CODE_DIRECTIVES + rb")::[^\n]*|(?!\.\. )[^\n]*::[ \t]*)\r?\n")
+    rb"([ \t]*(?:" + _MARKER + rb")?)(?![ \t])"
+    rb"(?:(\.\. (?:" + _CODE_DIRECTIVES + rb")::[^\n]*)|(?!\.\. )[^\n]*::[ \t]*)\r?\n")
+_BLANK_AHEAD = re.compile(rb"[ \t]*\r?\n")  # a literal block starts after a blank line
 # An inline literal's start and end strings, as docutils tells them (roughly: its punctuation is
 # ASCII here), and the blank line that ends a paragraph and any literal in it.
 _LITERAL_START = re.compile(rb"``(?<![^\s\-:/'\"<(\[{]``)(?=\S)")  # (the backquotes first: found fast)
@@ -56,8 +59,9 @@ def _rst_blocks(data: bytes) -> Stretches:
     at = 0
     while (i := data.find(b"::", at)) != -1:
         opener = _RST_OPENER.match(data, data.rfind(b"\n", 0, i) + 1)
-        if opener is not None and opener.end() > i:
-            body = _indented_past(len(opener.group(1))).match(data, opener.end())
+        if opener is not None and opener.end() > i \
+                and (opener.group(2) or _BLANK_AHEAD.match(data, opener.end())):  # (else a definition list)
+            body = _indented_past(len(opener.group(1).decode("utf-8", "replace"))).match(data, opener.end())
             assert body is not None  # (it matches the empty string)
             out.append(body.span())
             at = max(body.end(), opener.end())
