@@ -60,6 +60,10 @@ def test_docstring_styles() -> None:
                    "Examples\n--------\n>>> f(1)\n2\n")
     assert "- `a` (int): The a.\n\n**Returns:**\n\n- `int`: The sum." in numpy.markdown  # (not items of Parameters)
     assert "**Examples:**\n\n```pycon\n>>> f(1)\n2\n```" in numpy.markdown
+    table = render("F.\n\nExamples\n--------\n>>> print(t)\nname\n----\nx\n")  # (doctest output's head: no title)
+    assert table.markdown == "F.\n\n**Examples:**\n\n```pycon\n>>> print(t)\nname\n----\nx\n```"
+    empty = render("Parameters\n----------\nReturns\n-------\nint\n    The x.\n")
+    assert empty.markdown == "**Parameters:**\n\n**Returns:**\n\n- `int`: The x."
     titled = render("Intro.\n\nServer Side Cursors\n-------------------\n\nText.\n\n.. admonition:: Best\n\n    Do it.\n")
     assert titled.markdown == "Intro.\n\nServer Side Cursors\n-------------------\n\nText.\n\n**Best:** Do it."
     code = render("Use it::\n\n    s.sign(x)\n\n>>> 1 + 1\n2")

@@ -84,12 +84,19 @@ def _numpy_title(lines: list[str], i: int) -> bool:
     return i + 1 < len(lines) and bool(_NUMPY_RULE.match(lines[i + 1].strip()))
 
 
+def _section_ends(lines: list[str], start: int, i: int) -> bool:
+    """Is line `i` (at a NumPy section's indent) the title that ends the section from `start`?"""
+    return _numpy_title(lines, i) and (
+        i == start or not lines[i - 1].strip() or bool(_NUMPY_SECTION.match(lines[i].strip())))
+
+
 def _numpy_body(lines: list[str], start: int, base: int) -> tuple[list[str], int]:
     """A NumPy section's lines from `start`, up to the next section's title (a line over a
-    rule at the title's indent) or a line left of it, dedented to the title's indent."""
+    rule at the title's indent: a section's name, or another after a blank line, as doctest
+    output may hold a table's head) or a line left of it, dedented to the title's indent."""
     end = start
     while end < len(lines) and not (lines[end].strip() and (
-            _indent(lines[end]) < base or (_indent(lines[end]) == base and _numpy_title(lines, end)))):
+            _indent(lines[end]) < base or (_indent(lines[end]) == base and _section_ends(lines, start, end)))):
         end += 1
     while end > start and not lines[end - 1].strip():
         end -= 1
