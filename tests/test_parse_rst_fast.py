@@ -261,3 +261,11 @@ def test_generated_pages_read_as_docutils_reads_them(blocks: list[str], gap: str
     slow, fast = both(text)
     if fast is not None:
         assert fast == slow
+
+
+def test_only_the_first_leading_field_list_is_docinfo() -> None:
+    """docutils makes one docinfo of the document's first field list; a second one after a
+    comment is a field list the page shows (found by the generated pages above)."""
+    text = ":name: word\n:other: word\n   ==\n\n.. word\n   word\n\n:name: word\n:other: word\n   ==\n"
+    slow, fast = both(text)
+    assert fast == slow == [Block(level=0, title="", text="- name: word\n- other: word\n  ==")]

@@ -180,6 +180,7 @@ class _Page:
         self.inline = inline
         self.title_styles: list[Any] = []
         self.level = 0
+        self.docinfo = False  # the leading field list taken as docinfo (docutils takes one)
 
     def raw(self, text: str) -> str:
         return self.inline(text).shown
@@ -214,7 +215,7 @@ class _Page:
                 assert m is not None
                 i = self._enumerated(lines, i, m, titles, out)
             elif kind == "field":
-                if titles and self.level == 0 and all(node[0] in _PREBIBLIOGRAPHIC for node in out):
+                if titles and self.level == 0 and not self.docinfo and all(node[0] in _PREBIBLIOGRAPHIC for node in out):
                     i = self._docinfo(lines, i)
                 else:
                     i = self._fields(lines, i, out)
@@ -416,6 +417,7 @@ class _Page:
         docinfo the writer skips (its `dedication` and `abstract` would be topics)."""
         fields: list[Node] = []
         end = self._fields(lines, i, fields)
+        self.docinfo = True
         for name, _ in fields[0][1]:
             if " ".join(name.lower().split()) in ("dedication", "abstract"):
                 raise Unsupported("dedication or abstract")
