@@ -86,6 +86,8 @@ def test_stretches_by_markup():
     assert shown("a.md", b"a ``x ` y`` b `z`\n") == [b"``x ` y``", b"`z`"]
     assert shown("a.md", b"```a``` opens no fence\n\n{ref}`x`\n") == []  # (its info holds backquotes)
     assert shown("a.html", b"``x``") == [] and shown("README", b"``x``") == []
+    assert shown("llms.txt", b"a `x` b\n") == [b"`x`"] and shown("a.mdx", b"a `x` b\n") == [b"`x`"]  # (as parsed)
+    assert shown("_sources/a.rst.txt", b"a ``x`` b\n") == [b"``x``"]
     assert shown("a.rst", b"Not a directive's body:\n\n.. note::\n\n   text\n") == []
 
 

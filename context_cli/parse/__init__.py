@@ -28,6 +28,7 @@ __all__ = [
     "SUFFIXES",
     "ParseError",
     "ParserFailure",
+    "markup",
     "parse_asciidoc",
     "parse_file",
     "parse_html",
@@ -140,6 +141,14 @@ def _suffix(rel_path: str) -> str:
         if inner in (".rst", ".md"):
             return inner
     return suffix
+
+
+def markup(rel_path: str) -> str | None:
+    """"rst" or "md": the markup a page's roles and code are written in, told by its suffix as
+    the parser is picked (a `.txt` page taken for reST, as Sphinx projects write them); None
+    for a page in another."""
+    suffix = _suffix(rel_path)
+    return "rst" if suffix in _RST or suffix == ".txt" else "md" if suffix in _MARKDOWN else None
 
 
 @_guarded

@@ -5,11 +5,13 @@ A page that teaches Sphinx (Sphinx's own docs, a project's contributing guide) w
 it there (`parse.ref_titles`, `parse.module_prefixes`) would show a form the author never wrote.
 The stretches are found in a page's bytes in linear time:
 
-- reST (`.rst`, `.txt`): inline literals (``` ``x`` ```), the literal block after a line ending
-  in `::` (a directive's `::` aside) and the bodies of code directives (`code-block`, `code`,
-  `sourcecode`, `doctest`…), as far as their lines are indented past the line that opens them.
-- Markdown/MyST (`.md`, `.markdown`): fenced blocks and code spans. A fence that opens a MyST
-  directive (```` ```{note} ````) holds markup, not code, and may hold fences of its own.
+- reST (`.rst`, `.txt`): inline literals (``` ``x`` ```), the literal block after a line
+  ending in `::` (a directive's `::` aside) and the bodies of code directives (`code-block`,
+  `code`, `sourcecode`, `doctest`…), as far as their lines are indented past the line that
+  opens them.
+- Markdown/MyST (`.md`, `.markdown`, `.mdx`, `llms.txt`): fenced blocks and code spans. A
+  fence that opens a MyST directive (```` ```{note} ````) holds markup, not code, and may hold
+  fences of its own.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+
+from . import markup
 
 _CODE_DIRECTIVES = rb"code-block|code|sourcecode|doctest|testcode|testoutput|literalinclude|highlight|ipython"
 # A line that opens a literal block or a code directive, its indent in the first group (a
@@ -41,13 +45,13 @@ Stretches = list[tuple[int, int]]
 
 
 def code_stretches(rel: str, data: bytes) -> Stretches:
-    """The (start, end) stretches of page `rel` (its markup told by its suffix) that are code,
+    """The (start, end) stretches of page `rel` (its markup told by `parse.markup`) that are code,
     in order and apart; none for a page in another markup."""
-    suffix = rel.rsplit(".", 1)[-1].lower() if "." in rel else ""
-    if suffix in ("rst", "txt"):
+    written = markup(rel)
+    if written == "rst":
         blocks = _rst_blocks(data)
         return _union(blocks, _inline_literals(data)) if b"``" in data else blocks
-    if suffix in ("md", "markdown"):
+    if written == "md":
         return _markdown(data) if b"`" in data or b"~~~" in data else []
     return []
 

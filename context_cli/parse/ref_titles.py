@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from . import markup
 from .code_markup import code_stretches
 
 # `.. _label:` (reST; the label may be quoted in backquotes) and `(label)=` (MyST).
@@ -44,13 +45,13 @@ class RefTitles:
 
     @classmethod
     def of_pages(cls, pages: Iterable[tuple[str, bytes]]) -> RefTitles:
-        """The labels of every reST (`.rst`, `.txt`) and Markdown page of a tree in UTF-8; a
+        """The labels of every reST and Markdown page (`parse.markup`) of a tree in UTF-8; a
         label defined twice (a translation beside the original) keeps its first page's title."""
         titles: dict[str, str] = {}
         for rel, data in pages:
-            suffix = rel.rsplit(".", 1)[-1].lower() if "." in rel else ""
-            read = _rst_labels if suffix in ("rst", "txt") and b".. _" in data else \
-                _myst_labels if suffix in ("md", "markdown") and b")=" in data else None
+            written = markup(rel)
+            read = _rst_labels if written == "rst" and b".. _" in data else \
+                _myst_labels if written == "md" and b")=" in data else None
             if read is not None and (text := _utf8(data)) is not None:
                 for label, title in read(text).items():
                     titles.setdefault(label, title)
