@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from .apiref.autodoc import Expander
 from .apiref.extract import ApiReading, summary
 from .apiref.pages import api_documents, section_ids
-from .build_pages import PageWork, Pool, build_pages, page_pool
+from .build_pages import PageWork, Pool, build_pages, chunk_terms, page_pool
 from .build_pages import Progress as Progress  # (stage, done, total); adding and registry use it
 from .chunk.chunker import content_key, dedupe
 from .document import Chunk, Document
@@ -159,8 +159,8 @@ class _Section:
 @dataclass
 class _Collected:
     """Everything the pages of a source gave: sections in reading order, one record per
-    page, the BM25 terms of runs of sections (a page's, or a batch of pages'), and counts of pages that failed and of pages reused from
-    the previous build."""
+    page, the BM25 terms of runs of sections (a page's, or a batch of pages'), and counts of
+    pages that failed and of pages reused from the previous build."""
 
     sections: list[_Section] = field(default_factory=list)
     pages: list[PageRecord] = field(default_factory=list)
@@ -174,8 +174,7 @@ class _Collected:
                   work.terms)
 
     def reuse_page(self, record: PageRecord, old: _OldPage) -> None:
-        texts = [(c.doc_title, c.section_title, c.content) for c, _ in old.chunks]
-        self._add(record, [_Section(c, content_key(c.content), v) for c, v in old.chunks], bm25.count_terms(texts))
+        self._add(record, old.sections(), chunk_terms([c for c, _ in old.chunks]))
         self.reused_pages += 1
 
     def _add(self, record: PageRecord, sections: list[_Section], terms: bm25.TermCounts) -> None:
@@ -337,7 +336,7 @@ def _add_documents(out: _Collected, docs: Iterable[Document], prev: _Previous | 
         record = PageRecord(doc.path, doc.title, doc.url, content_hash(_doc_text(doc)), doc.kind)
         old = prev.take(doc.path, record.content_hash) if prev else None
         if old is not None:
-            out.sections.extend(_Section(c, content_key(c.content), v) for c, v in old.chunks)
+            out.sections.extend(old.sections())
             out.reused_pages += 1
         else:
             new = [_Section(c, content_key(c.content)) for c in chunk_document(doc)]
@@ -349,10 +348,8 @@ def _add_documents(out: _Collected, docs: Iterable[Document], prev: _Previous | 
 
         for s, v in zip(fresh, model.encode([embed_text(s.chunk) for s in fresh]), strict=True):
             s.vector = v
-    added = out.sections[first:]
-    if added:
-        texts = [(s.chunk.doc_title, s.chunk.section_title, s.chunk.content) for s in added]
-        out.terms.append((bm25.count_terms(texts), first, len(out.sections)))
+    if len(out.sections) > first:
+        out.terms.append((chunk_terms([s.chunk for s in out.sections[first:]]), first, len(out.sections)))
 
 
 @dataclass
@@ -361,6 +358,9 @@ class _OldPage:
     url: str | None
     kind: str
     chunks: list[tuple[Chunk, np.ndarray | None]]  # (chunk, float32 vector or None)
+
+    def sections(self) -> list[_Section]:
+        return [_Section(c, content_key(c.content), v) for c, v in self.chunks]
 
 
 class _Previous:

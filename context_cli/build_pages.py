@@ -56,8 +56,13 @@ def page_work(doc: Document, model: Embedder | None) -> PageWork:
 
     chunks = chunk_document(doc)
     vectors = model.encode([embed_text(c) for c in chunks]) if model is not None else None
-    terms = count_terms([(c.doc_title, c.section_title, c.content) for c in chunks])
-    return PageWork(doc.title, doc.url, doc.kind, chunks, [content_key(c.content) for c in chunks], vectors, terms)
+    return PageWork(doc.title, doc.url, doc.kind, chunks, [content_key(c.content) for c in chunks], vectors,
+                    chunk_terms(chunks))
+
+
+def chunk_terms(chunks: Sequence[Chunk]) -> TermCounts:
+    """The BM25 terms of sections: their page's title, their own title and their text."""
+    return count_terms([(c.doc_title, c.section_title, c.content) for c in chunks])
 
 
 def build_pages(items: Sequence[tuple[str, bytes]], model: Embedder | None, pool: Pool | None = None,
