@@ -293,15 +293,20 @@ class Query:
         return frozenset(f for f in found if f == whole or f not in english_words())
 
     @cached_property
+    def _lower_tokens(self) -> list[str]:
+        """The lower-cased question's tokens, in order."""
+        return _TOKEN.findall(self.text.lower())
+
+    @cached_property
     def _squashed(self) -> str:
         """The question's tokens, lower-cased, joined into one string."""
-        return "".join(_TOKEN.findall(self.text.lower()))
+        return "".join(self._lower_tokens)
 
     @cached_property
     def _joined_tokens(self) -> frozenset[str]:
         """Each run of two or three of the question's tokens, joined and lower-cased
         (`tanstackquery`): a name written as several words."""
-        flat = _TOKEN.findall(self.text.lower())
+        flat = self._lower_tokens
         return frozenset("".join(flat[k:k + n]) for k, n in _runs(len(flat)))
 
     def fts_match(self) -> str | None:
