@@ -250,12 +250,13 @@ class Query:
         if not self.names_library(name):  # the common case, once per package searched
             return self
         forms = self._naming_forms(name)
-        words = [[t.lower() for t in _TOKEN.findall(w)] for w in _WORD.findall(self.text)]
+        raw = _WORD.findall(self.text)
+        words = [[t.lower() for t in _TOKEN.findall(w)] for w in raw]
         flat = [t for w in words for t in w]
         named = {k for k, t in enumerate(flat) if t in forms}
         named.update(k + i for k, n in _runs(len(flat)) if "".join(flat[k:k + n]) in forms for i in range(n))
         left, at = [], 0
-        for word, tokens in zip(_WORD.findall(self.text), words, strict=True):
+        for word, tokens in zip(raw, words, strict=True):
             if not tokens or not all(k in named for k in range(at, at + len(tokens))):
                 left.append(word)
             at += len(tokens)
