@@ -1,4 +1,5 @@
-"""Closing the searchers' cache while another thread reads one of its packages.
+"""Closing the searchers' cache while another thread reads one of its packages, and threads
+loading one package's vectors at once.
 
 CPython 3.11's sqlite3 crashes (or corrupts memory) when a connection is closed while
 another thread's statement runs on it: the full suite once lost a worker so, when a test's
@@ -72,6 +73,34 @@ def _read(searcher: PackageSearcher, started: threading.Event, ended: list[str])
     except InvalidPackage as e:
         ended.append(str(e))
 
+
+def test_threads_loading_vectors_at_once_share_one_load(tmp_path: Path) -> None:
+    """Two threads asking a fresh searcher for its vectors at the same moment get the same
+    matrix: one loads it, the other waits for that load rather than making its own copy."""
+    from context_cli.adding import AddRequest, add_source
+    from context_cli.search.searcher import clear_cache, open_searcher
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\n## Streaming\n\nStream responses as they come.\n", "utf-8")
+    installed = add_source(AddRequest(source=str(docs), name="vectored", version="1.0.0")).installed
+    for _ in range(10):
+        clear_cache()
+        searcher = open_searcher(installed)
+        gate, got = threading.Barrier(4), list[object]()
+        threads = [threading.Thread(target=_load_vectors, args=(searcher, gate, got)) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert got[0] is not None and all(index is got[0] for index in got)
+
+
+
+def _load_vectors(searcher: PackageSearcher, gate: threading.Barrier, got: list[object]) -> None:
+    gate.wait()
+    found = searcher.dense()
+    got.append(found[1] if found else None)
 
 if __name__ == "__main__":
     _race(Path(sys.argv[1]))

@@ -407,13 +407,15 @@ class PackageSearcher:
     def dense(self) -> tuple[Embedder, VectorIndex] | None:
         """The package's model and vectors, or None (with `note` saying why)."""
         if not self._dense_checked:
-            try:
-                self._load_dense()
-            except PackageTooSlow:  # tried once: that search skips the package, later ones search it lexically
-                self.note = "its vectors took too long to load; searched lexically"
-                raise
-            finally:
-                self._dense_checked = True
+            with self.lock:  # one load: a second thread waits for it, not loading its own copy
+                if not self._dense_checked:
+                    try:
+                        self._load_dense()
+                    except PackageTooSlow:  # tried once: that search skips the package, later ones lexical
+                        self.note = "its vectors took too long to load; searched lexically"
+                        raise
+                    finally:
+                        self._dense_checked = True
         if self._model is None or self._vectors is None:
             return None
         return self._model, self._vectors
@@ -465,8 +467,7 @@ class PackageSearcher:
         from .dense import VectorIndex
 
         try:
-            with self.lock:
-                index = VectorIndex.load(self.pkg)
+            index = VectorIndex.load(self.pkg)
         except PackageTooSlow:
             raise
         except InvalidPackage as e:
