@@ -60,6 +60,32 @@ def test_peer_and_our_package_in_one_call(lib):
     assert "library" not in answer
 
 
+def test_another_package_fills_no_budget_with_sections_of_none_of_the_words(tmp_path):
+    """Searched together, each package offers its own "best" section: one of the unrelated
+    package's, holding none of the question's words, is not packed however much room is left."""
+    def folder(name: str, pages: dict[str, str]) -> str:
+        root = tmp_path / name
+        root.mkdir()
+        for page, text in pages.items():
+            (root / page).write_text(text, "utf-8")
+        return str(root)
+
+    web = folder("web", {"blueprints.md": "# Blueprints\n\n## Registering\n\nRegister a blueprint on the app "
+                         "with a URL prefix: `app.register_blueprint(bp, url_prefix='/admin')`.\n"})
+    topics = ["A byte stream releases its socket when closed.", "Keep-alive connections per host.",
+              "Retries back off exponentially after a timeout.", "Proxies are read from the environment.",
+              "Certificates are verified against the system store.", "Cookies persist across requests.",
+              "Compressed bodies are decoded as they arrive.", "Events fire before and after each request."]
+    streams = folder("streams", {f"topic{i}.md": f"# Topic {i}\n\n## Detail\n\n{text}\n"
+                                 for i, text in enumerate(topics)})
+    libraries = [add_source(AddRequest(source=src, name=name, version="1.0.0")).installed
+                 for name, src in (("web", web), ("streams", streams))]
+    found = search("register a blueprint with a url prefix", libraries, SearchOptions(budget=5000))
+    assert {r["library"] for r in found["results"]} == {"web@1.0.0"}
+    alone = search("close the byte stream", libraries, SearchOptions(budget=5000))
+    assert alone["results"][0]["library"] == "streams@1.0.0"
+
+
 def cand(i, tokens, page="a.md", lib="x@1"):
     return Candidate(library=lib, chunk_id=i, doc_path=page, doc_title="A", section_title=f"S{i}",
                      content=("word " * (tokens * 4 // 5))[: tokens * 4], tokens=tokens, url=None, score=1.0 / i)

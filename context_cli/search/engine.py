@@ -18,7 +18,7 @@ from ..errors import ContextError
 from .answer import Answer, Hit, Json
 from .candidates import attach_evidence, fuse
 from .options import DEFAULT_BUDGET, DEFAULT_LIMIT, DEFAULT_PARAMS, MAX_QUERY_CHARS, RankingParams, SearchOptions
-from .pack import Candidate, pack, plan, read_sections, reading_order
+from .pack import FILL_FLOOR, Candidate, pack, plan, read_sections, reading_order
 from .query import EmptyQuery, Query, check_text
 from .rank import Ranking, package_priors, rank_candidates
 from .run import READING, SearchRun
@@ -41,7 +41,7 @@ def answer(text: str, packages: Iterable[Installed], opts: SearchOptions | None 
         raise ContextError("budget and limit must be positive")
     run = SearchRun.open(packages, query, warm=opts.warm)  # one searcher a package, each one's question
     ranking = ranked(query, run, opts)
-    chosen = [] if nothing_matched(run) else build_pack(ranking, query, run, opts)
+    chosen = [] if nothing_matched(run) else build_pack(ranking.without_filler(FILL_FLOOR), query, run, opts)
     run.note_docs_cover({c.library for c in chosen})  # docs not exact to the version say so
     return make_answer(query, run, chosen, opts)
 

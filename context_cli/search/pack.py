@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from .run import PackageQuery, SearchRun
 
 MAX_PER_PAGE = 3
+# A section holding none of the question's words and scoring under this share of the best
+# is not packed, however much room is left (`Ranking.without_filler`, docs/search.md).
+FILL_FLOOR = 0.05
 TRIM_NOTE = "\n\n[… trimmed to fit the token budget]"
 T = TypeVar("T")
 

@@ -106,6 +106,15 @@ class Ranking:
         keep = ~np.isin(c.package[self.rows], gone)
         return Ranking(c, self.rows[keep], self.score[keep])
 
+    def without_filler(self, fraction: float) -> Ranking:
+        """The ranking less the candidates that hold none of the question's words and score
+        under `fraction` of the best."""
+        c = self.candidates
+        if c is None or not len(self.rows) or self.score.max() <= 0:
+            return self
+        keep = (self.score >= fraction * self.score.max()) | (c.coverage[self.rows] > 0)
+        return self if keep.all() else Ranking(c, self.rows[keep], self.score[keep])
+
     @classmethod
     def empty(cls) -> Ranking:
         import numpy as np
