@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from apiref_fixtures import install_release, pypi, unpack_sdist  # noqa: F401 - a fixture
 from click.testing import CliRunner
 
-from context_cli.apiref.changes import compare
+from context_cli.apiref.changes import compare, parameters, same_parameters
 from context_cli.package.reader import open_package
 from context_cli.store.store import Store
 from context_cli.surfaces.cli import cli
@@ -23,6 +24,7 @@ def test_changes_between_two_releases_fetched_and_built(pypi) -> None:  # noqa: 
     changed = {c["name"]: c for c in answer["changed"]}
     want = changed["itsdangerous.encoding.want_bytes"]
     assert "s: _t_str_bytes" in want["old"] and "s: str | bytes" in want["new"]
+    assert want["annotationsOnly"] is True
     # 2.2.0 annotated it; a bare class setting (2.1.2's `default_serializer = _CompactJSON`) is no entry
     assert [a["name"] for a in answer["added"]] == ["itsdangerous.url_safe.URLSafeSerializerMixin.default_serializer"]
     assert answer["removed"] == []
@@ -31,6 +33,8 @@ def test_changes_between_two_releases_fetched_and_built(pypi) -> None:  # noqa: 
     assert {i.label for i in Store().installed()} == {"itsdangerous@2.1.2", "itsdangerous@2.2.0"}
     again = CliRunner().invoke(cli, ["changes", "itsdangerous", "2.1.2", "2.2.0", "--no-fetch"])  # installed now
     assert again.exit_code == 0 and "## Changed (" in again.stdout and "### " in again.stdout
+    retyped = sum(c["annotationsOnly"] for c in answer["changed"])
+    assert f"### In annotations only ({retyped})" in again.stdout
 
 
 def test_no_fetch_refuses_a_version_not_installed(pypi) -> None:  # noqa: F811
@@ -49,6 +53,34 @@ def test_compare_matches_moved_entries_by_their_public_names() -> None:
     assert [s.name for s in added] == ["pkg.a.fresh"] and [s.name for s in removed] == ["pkg.a.gone"]
     assert [(o.signature, n.signature) for o, n in changed] == [("run(x)", "run(x, y=1)")]
     assert [s.name for s in deprecated] == ["pkg.a.old"]
+
+
+@pytest.mark.parametrize(("old", "new", "same"), [
+    ("f(a: int, b: str = 'x') -> None", "f(a: int | None, b: bytes = 'x') -> bool", True),
+    ("Flask.open_resource(resource: str, mode: str = 'rb')",
+     "Flask.open_resource(resource: str, mode: str = 'rb', encoding: str | None = None)", False),
+    ("f(a, b=1)", "f(a, b=2)", False),  # a default changed
+    ("f(a, b)", "f(b, a)", False),  # the order changed
+    ("f(a, *, b)", "f(a, b)", False),  # keyword-only no longer
+    ("class S(MutableMapping) S(x=None)", "class S(MutableMapping[str, Any]) S(x: dict | None = None)", True),
+    ("class S(Base)", "class S(Other)", False),
+    ("View.decorators: list[Callable] = []", "View.decorators: list[Callable[..., Any]] = []", True),
+    ("f(sep: str = ',', key=lambda x: (x, 1))", "f(sep: Literal[','] = ',', key=lambda x: (x, 1))", True),
+    ("f(x: str = ')')", "f(x: bytes = ')')", True),  # a bracket in a string is no bracket
+    ("on(event: string, cb: (err: Error, n: number) => void): this",
+     "on(event: 'close' | 'data', cb: (err?: Error) => void): this", True),
+    ("create(opts?: { a: string, b: number }): Client", "create(options?: Options): Client", False),
+    ("f(a", "f(a", False),  # unbalanced: never called the same
+    ("f(a='", "f(a='", False),
+])
+def test_annotations_only_changes_are_told_apart(old: str, new: str, same: bool) -> None:
+    assert same_parameters(old, new) is same
+
+
+def test_parameters_of_a_class_and_its_constructor() -> None:
+    assert parameters("class C(Base[T], Mixin) C(a: int, *args, b=(1, 2), **kw) -> None") == [
+        [("Base", ""), ("Mixin", "")], [("a", ""), ("*args", ""), ("b", "(1, 2)"), ("**kw", "")]]
+    assert parameters("x: int") == [] and parameters("f)") is None
 
 
 def test_a_package_built_before_the_api_is_rebuilt_with_it(pypi, context_home: Path, tmp_path: Path) -> None:  # noqa: F811

@@ -48,8 +48,8 @@ class Changes:
         return {
             "library": self.library, "from": self.old, "to": self.new,
             "added": [brief(s) for s in self.added], "removed": [brief(s) for s in self.removed],
-            "changed": [{"name": n.name, "kind": n.kind, "old": o.signature, "new": n.signature}
-                        for o, n in self.changed],
+            "changed": [{"name": n.name, "kind": n.kind, "old": o.signature, "new": n.signature,
+                         "annotationsOnly": same_parameters(o.signature, n.signature)} for o, n in self.changed],
             "deprecated": [{**brief(s), "message": s.deprecated} for s in self.deprecated],
             "releaseNotes": [{"version": n.version, "title": n.title, "content": n.content, "source": n.source}
                              for n in self.notes],
@@ -80,6 +80,72 @@ def compare(old: list[Symbol], new: list[Symbol]) -> tuple[list[Symbol], list[Sy
             deprecated.append(s)
     removed = [s for s in old if id(s) not in matched]
     return added, removed, changed, deprecated
+
+
+def same_parameters(old: str, new: str) -> bool:
+    """Whether two signatures name the same parameters, in the same order and with the same
+    defaults, so that only their annotations (or the return type) differ: what a caller must
+    change is in the others. Brackets that do not balance count as different."""
+    a = parameters(old)
+    return a is not None and a == parameters(new)
+
+
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def parameters(signature: str) -> list[list[tuple[str, str]]] | None:
+    """Each top-level parenthesised group of `signature` (a class's bases, then its
+    parameters; a function's parameters) as (name, default) pairs, annotations left out;
+    None when its brackets or quotes do not balance. Python and TypeScript alike: a name ends
+    at its first `:`, `=` or `[` (TypeScript's `?` dropped), a default follows that `=`."""
+    groups: list[list[tuple[str, str]]] = []
+    depth, quote, start = 0, "", 0
+    params: list[str] = []
+    i = 0
+    while i < len(signature):
+        ch = signature[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in _OPEN:
+            depth += 1
+            if depth == 1 and ch == "(":
+                start, params = i + 1, []
+        elif ch in _CLOSE:
+            depth -= 1
+            if depth < 0:
+                return None
+            if depth == 0 and ch == ")":
+                params.append(signature[start:i])
+                groups.append([_parameter(p) for p in params if p.strip()])
+        elif ch == "," and depth == 1:
+            params.append(signature[start:i])
+            start = i + 1
+        i += 1
+    return None if depth or quote else groups
+
+
+def _parameter(text: str) -> tuple[str, str]:
+    """(name, default) of one parameter's text."""
+    depth, colon, equals = 0, -1, -1
+    for i, ch in enumerate(text):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+        elif depth == 0 and ch == ":" and colon < 0 and equals < 0:
+            colon = i
+        elif (depth == 0 and ch == "=" and equals < 0 and text[i + 1:i + 2] not in ("=", ">")
+              and text[i - 1:i] not in ("=", "!", "<", ">")):
+            equals = i
+    ends = [k for k in (colon, equals) if k >= 0]
+    name = text[:min(ends)] if ends else text
+    default = " ".join(text[equals + 1:].split()) if equals >= 0 else ""
+    return name.split("[", 1)[0].strip().rstrip("?").strip(), default  # a base's `[str, Any]` is typing too
 
 
 def changes(old: Installed, new: Installed) -> Changes:

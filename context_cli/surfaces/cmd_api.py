@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..apiref.changes import Changes as ChangesResult
+from ..apiref.changes import same_parameters
 from ..apiref.lookup import Found, Lookup, find_api
 from ..apiref.pages import since_note
 from ..store.store import Installed, Store
@@ -101,10 +102,15 @@ def _changes_markdown(c: ChangesResult) -> str:
     lines = [f"# {c.old} -> {c.new}", ""]
     for title, items in (("Added", c.added), ("Removed", c.removed)):
         lines += [f"## {title} ({len(items)})", ""] + [f"- `{s.name}` ({s.kind})" for s in items] + [""]
-    lines += [f"## Changed ({len(c.changed)})", ""]
-    for o, n in c.changed:
-        lines += [f"- `{n.name}`", f"  - before: `{' '.join(o.signature.split())}`",
-                  f"  - now: `{' '.join(n.signature.split())}`"]
+    lines += [f"## Changed ({len(c.changed)})"]
+    retyped = [same_parameters(o.signature, n.signature) for o, n in c.changed]
+    for title, only in (("In their parameters", False), ("In annotations only", True)):
+        pairs = [pair for pair, r in zip(c.changed, retyped, strict=True) if r == only]
+        if pairs:
+            lines += ["", f"### {title} ({len(pairs)})", ""]
+        for o, n in pairs:
+            lines += [f"- `{n.name}`", f"  - before: `{' '.join(o.signature.split())}`",
+                      f"  - now: `{' '.join(n.signature.split())}`"]
     lines += ["", f"## Newly deprecated ({len(c.deprecated)})", ""]
     lines += [f"- `{s.name}`" + (f": {s.deprecated}" if s.deprecated else "") for s in c.deprecated]
     if c.notes:
