@@ -40,6 +40,7 @@ from .package.writer import content_hash, fill_package, write_package
 from .parse.includes import may_include
 from .parse.module_prefixes import ModulePrefixes
 from .parse.ref_titles import RefTitles
+from .parse.sphinx_conf import SphinxConf
 from .sources.base import Fetched
 from .sources.folder import Discovered, discover, links_note
 
@@ -302,7 +303,10 @@ def _collect(fetched: Fetched, found: Discovered | None, progress: Progress | No
         except OSError:
             out.skipped += 1
     refs = RefTitles.of_pages(pages)
-    prefixes = ModulePrefixes.of_tree(found.root, (rel for rel, _ in pages))
+    conf = SphinxConf.of_tree(found.root, (rel for rel, _ in pages))
+    prefixes = ModulePrefixes.of(conf)
+    if expander is not None:
+        expander.use_conf(conf)
     files = []  # (rel, data, digest, old page or None)
     for rel, data in pages:
         if expander is not None:

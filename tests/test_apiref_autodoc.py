@@ -11,6 +11,7 @@ from apiref_fixtures import unpack_sdist
 from context_cli.apiref.autodoc import Expander
 from context_cli.apiref.python import extract_api
 from context_cli.parse import parse_file
+from context_cli.parse.sphinx_conf import SphinxConf
 from context_cli.symbol import Symbol
 
 
@@ -63,6 +64,32 @@ def test_members_are_picked_as_sphinx_picks_them(expander) -> None:
     assert members("   :members: sign, default_digest_method") == {"sign", "default_digest_method"}
     assert members("") == set()
     assert fill.shown["itsdangerous.signer.Signer.default_digest_method"] == "docs/pick.rst"  # its class's page
+
+
+@pytest.mark.parametrize(("conf", "options", "want"), [
+    (b"autodoc_default_options = {'members': True}", "", "documented"),
+    (b"autodoc_default_options = {'members': None, 'undoc-members': True}", "", "all"),
+    (b"autodoc_default_options = {'members': True, 'undoc-members': False}", "", "documented"),
+    (b"autodoc_default_options = {'members': True}", "   :no-members:", "none"),
+    (b"autodoc_default_options = {'members': True, 'exclude-members': 'sign'}", "", "documented less sign"),
+    (b"autodoc_default_options = {'members': True, 'exclude-members': 'sign'}", "   :exclude-members: unsign",
+     "documented less unsign"),
+    (b"autodoc_default_flags = ['members', 'undoc-members']", "", "all"),
+    (b"autodoc_default_options = {'members': True}\nautodoc_default_options = {}", "", "none"),  # the last wins
+    (b"autodoc_default_options = dict(members=True)", "", "none"),  # computed: not read
+    (b"autodoc_default_options = {'members': 1}", "", "none"),  # neither True, None nor a string
+    (b"", "", "none"),
+])
+def test_conf_py_default_options_fill_a_bare_directive(expander, conf: bytes, options: str, want: str) -> None:
+    fill, _ = expander
+    fill.use_conf(SphinxConf(conf))
+    page = f".. autoclass:: itsdangerous.signer.Signer\n{options}\n".encode()
+    text = fill.expand("docs/pick.rst", page).decode()
+    got = set(re.findall(r"^   \.\. py:\w+:: (?:[\w]+\.)*(\w+)", text, re.MULTILINE))
+    documented = {"secret_key", "derive_key", "get_signature", "sign", "verify_signature", "unsign", "validate"}
+    assert got == {"documented": documented, "all": documented | {"default_digest_method", "default_key_derivation"},
+                   "none": set(), "documented less sign": documented - {"sign"},
+                   "documented less unsign": documented - {"unsign"}}[want]
 
 
 def test_a_page_that_shows_a_member_is_its_home_over_a_fill_that_passed_it_over(expander) -> None:

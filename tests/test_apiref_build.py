@@ -166,3 +166,24 @@ def test_a_short_module_docstring_opens_its_first_entry_a_long_one_has_its_own_s
     assert page("Dummy mail backend.") == [(2, "send", "Dummy mail backend.\n\n```python\nsend(to)\n```\n\nSend a message.")]
     long = "How mail is sent. " * 80
     assert page(long) == [(0, "", long), (2, "send", "```python\nsend(to)\n```\n\nSend a message.")]
+
+
+def test_the_trees_conf_py_defaults_fill_its_bare_directives(tmp_path: Path) -> None:
+    """`autodoc_default_options` in the docs' conf.py (read, never run) applies to every page."""
+    from apiref_fixtures import write_tree
+
+    from context_cli.build import BuildOptions, build
+    from context_cli.sources.base import Fetched
+
+    code = ('class Greeter:\n    """Greets people."""\n\n    def wave(self) -> None:\n        """Wave a hand."""\n'
+            '\n    def bow(self) -> None:\n        """Bow politely."""\n')
+    tree = {"pyproject.toml": '[project]\nname = "hello"\nversion = "1.0"\n', "hello/__init__.py": code,
+            "docs/api.rst": "API\n===\n\n.. autoclass:: hello.Greeter\n"}
+    texts = []
+    for conf in ("", "autodoc_default_options = {'members': True, 'exclude-members': 'bow'}\n"):
+        root = write_tree(tmp_path / f"hello{len(texts)}", {**tree, "docs/conf.py": conf})
+        fetched = Fetched(source_type="folder", source_url="hello", folder=root, name="hello", version="1.0")
+        with open_package(build(fetched, tmp_path / f"out{len(texts)}.db", BuildOptions(embed=False)).path) as pkg:
+            texts.append("\n".join(c.content for _, c in pkg.page_chunks(["docs/api.rst"])))
+    assert "Greets people." in texts[0] and "Wave a hand." not in texts[0]
+    assert "Wave a hand." in texts[1] and "Bow politely." not in texts[1]

@@ -8,6 +8,7 @@ from pathlib import Path
 from context_cli.build import BuildOptions, build
 from context_cli.package.reader import open_package
 from context_cli.parse.module_prefixes import ModulePrefixes
+from context_cli.parse.sphinx_conf import SphinxConf
 from context_cli.sources.base import Fetched
 
 # As SQLAlchemy's doc/build/conf.py writes it (a shortened excerpt).
@@ -42,7 +43,7 @@ def prefixes() -> ModulePrefixes:
 def test_conf_py_prefixes_are_read_without_running_it(tmp_path: Path):
     conf = tmp_path / "conf.py"
     conf.write_text(CONF + 'zzzeeksphinx_module_prefixes["_x"] = "x"\nraise SystemExit\n')
-    assert ModulePrefixes.of_conf(conf).prefixes == {"_sa": "sqlalchemy", "_orm": "sqlalchemy.orm",
+    assert ModulePrefixes.of(SphinxConf.of_file(conf)).prefixes == {"_sa": "sqlalchemy", "_orm": "sqlalchemy.orm",
                                                      "_schema": "sqlalchemy.schema"}
 
 
@@ -89,14 +90,14 @@ def sdist(tmp_path: Path, conf: str | None) -> Path:
 def test_conf_py_is_found_beside_or_above_the_pages_inside_the_source(tmp_path: Path):
     root = sdist(tmp_path, CONF)
     rels = ["doc/build/orm/session_basics.rst", "doc/build/orm/index.rst"]
-    assert ModulePrefixes.of_tree(root, rels).prefixes["_orm"] == "sqlalchemy.orm"
-    assert ModulePrefixes.of_tree(root / "doc" / "build", ["orm/index.rst"]).prefixes["_sa"] == "sqlalchemy"
+    assert ModulePrefixes.of(SphinxConf.of_tree(root, rels)).prefixes["_orm"] == "sqlalchemy.orm"
+    assert ModulePrefixes.of(SphinxConf.of_tree(root / "doc" / "build", ["orm/index.rst"])).prefixes["_sa"] == "sqlalchemy"
     (tmp_path / "conf.py").write_text(CONF)  # above the source root: not the tree's
-    assert ModulePrefixes.of_tree(root / "doc" / "build" / "orm", ["index.rst"]).prefixes == {}
+    assert ModulePrefixes.of(SphinxConf.of_tree(root / "doc" / "build" / "orm", ["index.rst"])).prefixes == {}
     (root / "doc" / "build" / "orm" / "sub").mkdir()
     (root / "doc" / "build" / "orm" / "sub" / "conf.py").write_text(CONF)  # below the pages: not theirs
-    assert ModulePrefixes.of_tree(root / "doc" / "build" / "orm", ["index.rst"]).prefixes == {}
-    assert ModulePrefixes.of_tree(root, []).prefixes == {}
+    assert ModulePrefixes.of(SphinxConf.of_tree(root / "doc" / "build" / "orm", ["index.rst"])).prefixes == {}
+    assert ModulePrefixes.of(SphinxConf.of_tree(root, [])).prefixes == {}
 
 
 def built_text(tmp_path: Path, conf: str | None) -> dict[str, str]:

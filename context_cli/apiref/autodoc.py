@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
+from ..parse.sphinx_conf import SphinxConf
 from ..symbol import Symbol
 from .pages import entry_text
 
@@ -48,6 +49,19 @@ class Expander:
         self.children: dict[str, list[Symbol]] = {}
         self._described: list[tuple[str, str, str | None]] = []  # (page, target, module) in the order met
         self._homes: list[tuple[str, str]] = []  # (page, entry) for entries a fill passed over: `_home`
+        self.defaults: dict[str, str] = {}  # conf.py's default options of every auto* directive (`use_conf`)
+
+    def use_conf(self, conf: SphinxConf) -> None:
+        """Take the tree's `autodoc_default_options` (or the older `autodoc_default_flags`) as
+        Sphinx does: an option a directive leaves out is the default's, unless the directive
+        negates it (`:no-members:`); True or None mean the bare option, False none. So
+        `{"members": True}` fills a bare `.. autoclass::` with its members."""
+        options, flags = conf.setting("autodoc_default_options"), conf.setting("autodoc_default_flags")
+        found = dict.fromkeys((f for f in flags if isinstance(f, str)), "") if isinstance(flags, list) else {}
+        if isinstance(options, dict):
+            found.update({k: "" if v is True or v is None else v for k, v in options.items()
+                          if isinstance(k, str) and (v is True or v is None or isinstance(v, str))})
+        self.defaults = found
 
     @property
     def by_name(self) -> dict[str, Symbol]:
@@ -148,14 +162,15 @@ class Expander:
             while end < len(lines) and (not lines[end].strip() or _width(lines[end]) > len(indent)):
                 end += 1
             block = lines[i + 1:end]
-            options = _options(block)
+            own = _options(block)
+            options = own | {k: v for k, v in self.defaults.items() if k not in own and f"no-{k}" not in own}
             symbol = self.find(target, module)
             if symbol is None:
                 out.extend(lines[i:end])
             else:
                 if kind == "module":
                     module = symbol.name
-                pick = _Pick.of(options) if "members" in options or (kind == "module" and not options) else None
+                pick = _Pick.of(options) if "members" in options or (kind == "module" and not own) else None
                 out.extend(self._rst_entry(symbol, indent, pick, rel))
                 out.extend(x for x in block if x.strip() and not x.strip().startswith(":"))
                 out.append("")

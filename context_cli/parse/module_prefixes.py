@@ -4,8 +4,8 @@ SQLAlchemy, Alembic, Mako and dogpile write `:class:`_orm.Session`` and `:meth:`
 their conf.py maps each prefix to a module (`zzzeeksphinx_module_prefixes = {"_orm":
 "sqlalchemy.orm", ...}`) and the zzzeeksphinx extension shows the role as `Session` and
 `Session.execute()`. Our parsers read no conf.py and would show `_orm.Session`, a name the reader
-never sees. The builder reads the prefixes from the tree's conf.py (`ModulePrefixes.of_tree`: a
-literal dict, read with `ast`, never executed) and writes each prefixed role as its titled form,
+never sees. The builder reads the prefixes from the tree's conf.py (`ModulePrefixes.of`: a literal
+dict, read with `ast`, never executed) and writes each prefixed role as its titled form,
 `:class:`Session <_orm.Session>``, which every parser shows as its title (`titled`).
 
 zzzeeksphinx's rule (render_pydomains.py): meth, attr and paramref show the last two dotted parts
@@ -18,20 +18,16 @@ zzzeeksphinx reads the target.
 
 from __future__ import annotations
 
-import ast
-import posixpath
 import re
-from collections.abc import Iterable
-from pathlib import Path
 
 from .ref_titles import sub_within_growth
+from .sphinx_conf import SphinxConf
 
 # `:meth:`_orm.Session.execute`` (reST, `py:` domain optional) and {meth}`...` (MyST).
 _ROLE = re.compile(rb"(:(?:py:)?(meth|attr|paramref|func|obj|data|mod|class):|\{(?:py:)?(meth|attr|paramref|func|obj"
                    rb"|data|mod|class)\})`\.?([A-Za-z_]\w*)\.([\w.]*\w)(\(\))?`")
 _MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _SETTING = "zzzeeksphinx_module_prefixes"
-MAX_CONF = 1 << 20  # bytes: a conf.py is a few kB (SQLAlchemy's 16 kB); more is not read
 _MAX_NAME = 200  # a prefix or module name longer than this is not one
 
 
@@ -42,31 +38,13 @@ class ModulePrefixes:
         self.prefixes = prefixes
 
     @classmethod
-    def of_tree(cls, root: Path, rels: Iterable[str]) -> ModulePrefixes:
-        """The prefixes of the conf.py in the pages' common folder or the nearest folder above it
-        inside `root`; none when there is no such file."""
-        folders = {posixpath.dirname(rel) for rel in rels}
-        if not folders:
+    def of(cls, conf: SphinxConf) -> ModulePrefixes:
+        """The prefixes conf.py sets: a literal dict of names to modules, else none."""
+        value = conf.setting(_SETTING)
+        if not isinstance(value, dict):
             return cls({})
-        folder = root / posixpath.commonpath(list(folders))
-        for d in (folder, *folder.parents):
-            conf = d / "conf.py"
-            if conf.is_file() and not conf.is_symlink():
-                return cls.of_conf(conf)
-            if d == root:
-                break
-        return cls({})
-
-    @classmethod
-    def of_conf(cls, conf: Path) -> ModulePrefixes:
-        """The literal dict conf.py assigns to `zzzeeksphinx_module_prefixes`; none when the
-        file is too large, unreadable, not Python, or the value is not a literal dict of names."""
-        try:
-            with conf.open("rb") as f:
-                source = f.read(MAX_CONF + 1)
-        except OSError:
-            return cls({})
-        return cls(_prefixes(source) if len(source) <= MAX_CONF and _SETTING.encode() in source else {})
+        return cls({k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)
+                    and len(k) <= _MAX_NAME and len(v) <= _MAX_NAME and k.isidentifier() and _MODULE.fullmatch(v)})
 
     def titled(self, rel: str, data: bytes) -> bytes:
         """`data`, page `rel`, with each role whose target starts with a known prefix written with the title
@@ -92,19 +70,3 @@ def _shown(role: str, tokens: list[str]) -> str:
     else:
         name = tokens[-1]
     return name + "()" if role in ("meth", "func") else name
-
-
-def _prefixes(source: bytes) -> dict[str, str]:
-    """The last top-level literal assignment of the setting in `source`, checked."""
-    try:
-        tree = ast.parse(source)
-        values = [node.value for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)
-                  and node.value is not None and any(isinstance(t, ast.Name) and t.id == _SETTING
-                                                     for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
-        value = ast.literal_eval(values[-1]) if values else None
-    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
-        return {}
-    if not isinstance(value, dict):
-        return {}
-    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)
-            and len(k) <= _MAX_NAME and len(v) <= _MAX_NAME and k.isidentifier() and _MODULE.fullmatch(v)}

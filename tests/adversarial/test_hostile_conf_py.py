@@ -12,7 +12,8 @@ import pytest
 
 from context_cli.build import BuildOptions, build
 from context_cli.package.reader import open_package
-from context_cli.parse.module_prefixes import MAX_CONF, ModulePrefixes
+from context_cli.parse.module_prefixes import ModulePrefixes
+from context_cli.parse.sphinx_conf import MAX_CONF, SphinxConf
 from context_cli.sources.base import Fetched
 
 SETTING = "zzzeeksphinx_module_prefixes = "
@@ -42,7 +43,7 @@ def test_hostile_conf_py_means_no_prefixes(tmp_path: Path, text: str) -> None:
     conf = tmp_path / "conf.py"
     conf.write_bytes(text.encode("utf-8", "surrogateescape"))
     start = time.perf_counter()
-    assert ModulePrefixes.of_conf(conf).prefixes == {}
+    assert ModulePrefixes.of(SphinxConf.of_file(conf)).prefixes == {}
     assert time.perf_counter() - start < 20
 
 
@@ -51,15 +52,15 @@ def test_a_linked_or_unreadable_conf_py_is_not_read(tmp_path: Path) -> None:
     real.write_text(GOOD)
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "conf.py").symlink_to(real)
-    assert ModulePrefixes.of_tree(tmp_path, ["docs/a.rst"]).prefixes == {}
+    assert ModulePrefixes.of(SphinxConf.of_tree(tmp_path, ["docs/a.rst"])).prefixes == {}
     (tmp_path / "docs" / "conf.py").unlink()
     (tmp_path / "docs" / "conf.py").mkdir()  # a folder named conf.py
-    assert ModulePrefixes.of_tree(tmp_path, ["docs/a.rst"]).prefixes == {}
+    assert ModulePrefixes.of(SphinxConf.of_tree(tmp_path, ["docs/a.rst"])).prefixes == {}
     (tmp_path / "docs" / "conf.py").rmdir()
     (tmp_path / "docs" / "conf.py").write_text(GOOD)
     if os.geteuid() != 0:  # root reads any file
         (tmp_path / "docs" / "conf.py").chmod(0)
-        assert ModulePrefixes.of_tree(tmp_path, ["docs/a.rst"]).prefixes == {}
+        assert ModulePrefixes.of(SphinxConf.of_tree(tmp_path, ["docs/a.rst"])).prefixes == {}
 
 
 def test_prefixed_roles_grow_a_page_at_most_twice() -> None:
