@@ -129,3 +129,23 @@ def test_a_jsdoc_since_shows_in_the_entry(tmp_path: Path) -> None:
     text = entry_text(parse)
     assert parse.since == "2.1" and "*Added in version 2.1.*" in text and "```ts\nparse('x')\n```" in text
     assert text.startswith("```ts\nfunction parse(text: string): object\n```")
+
+
+def test_a_js_specifier_reads_the_declarations_beside_the_code(tmp_path: Path) -> None:
+    """zod 4 writes `export * from "./v4/classic/external.js"` in `index.d.cts`, with the
+    `.js` file beside its `.d.ts`: the declarations are read, never the code (zod 4.6.7 gave
+    10 entries, its entry points alone, before)."""
+    root = write_tree(tmp_path / "package", {
+        "package.json": json.dumps({"name": "lib", "exports": {".": {"types": "./index.d.cts", "require": "./index.cjs"}}}),
+        "index.d.cts": 'import * as z from "./v4/external.js";\nexport * from "./v4/external.js";\nexport { z };\n'
+                       'export * from "./more.cjs";\nexport * from "./bare";\n',
+        "index.cjs": "module.exports = require('./v4/external.js');\n",
+        "v4/external.js": "export function string() { return 1; }\n",
+        "v4/external.d.ts": "/** A string schema. */\nexport declare function string(): Schema;\n"
+                            "export interface Schema { parse(x: unknown): string }\n",
+        "more.cjs": "exports.more = 1;\n", "more.d.cts": "export declare const more: number;\n",
+        "bare.d.ts": "export declare function bare(): void;\n"})
+    symbols = {s.name: s for s in extract_declarations(root, registry="npm", name="lib", version="1.0.0").symbols}
+    assert symbols["lib.string"].signature == "function string(): Schema" and "A string schema." in symbols["lib.string"].doc
+    assert "lib.z.string" in symbols["lib.string"].aliases
+    assert {"lib.Schema.parse", "lib.more", "lib.bare"} <= set(symbols)

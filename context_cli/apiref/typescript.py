@@ -227,9 +227,14 @@ class _Reader:
             target = posixpath.normpath(posixpath.join(posixpath.dirname(base), spec))
         else:
             return None
-        stem = target[:-3] if target.endswith((".js", ".mjs", ".cjs")) else target
-        for candidate in (target, f"{stem}.d.ts", f"{stem}.d.mts", f"{stem}.d.cts", f"{stem}.ts",
-                          f"{target}/index.d.ts"):
+        stem, ext = posixpath.splitext(target)
+        if target.endswith(_DECLARATION):
+            candidates: tuple[str, ...] = (target,)
+        elif ext in (".js", ".mjs", ".cjs", ".jsx"):  # the code's declarations, never the code itself
+            candidates = (f"{stem}.d.ts", f"{stem}.d.mts", f"{stem}.d.cts", f"{stem}.ts", f"{stem}.tsx")
+        else:
+            candidates = (f"{target}.d.ts", f"{target}.ts", f"{target}.tsx", f"{target}/index.d.ts")
+        for candidate in candidates:
             if not candidate.startswith("..") and (self.root / candidate).is_file():
                 return candidate
         return None
@@ -478,6 +483,9 @@ def _add(table: dict[str, Decl], new: Decl) -> None:
     elif new.kind in ("interface", "namespace"):
         for k, v in new.members.items():
             old.members.setdefault(k, v)
+
+
+_DECLARATION = (".d.ts", ".d.mts", ".d.cts", ".ts", ".mts", ".cts", ".tsx")
 
 
 def _squash(text: str) -> str:
