@@ -66,6 +66,10 @@ def test_docstring_styles() -> None:
     assert empty.markdown == "**Parameters:**\n\n**Returns:**\n\n- `int`: The x."
     titled = render("Intro.\n\nServer Side Cursors\n-------------------\n\nText.\n\n.. admonition:: Best\n\n    Do it.\n")
     assert titled.markdown == "Intro.\n\nServer Side Cursors\n-------------------\n\nText.\n\n**Best:** Do it."
+    indented = render("Add.\n\nParameters\n----------\n    a : int\n        The first.\n\nNotes\n-----\n"
+                      "    Not checked::\n\n        add(1, 2)\n")  # items indented under their titles
+    assert indented.markdown == ("Add.\n\n**Parameters:**\n\n- `a` (int): The first.\n\n**Notes:**\n\n"
+                                 "Not checked:\n\n```python\nadd(1, 2)\n```")
     code = render("Use it::\n\n    s.sign(x)\n\n>>> 1 + 1\n2")
     assert "```python\ns.sign(x)\n```" in code.markdown and "```pycon\n>>> 1 + 1\n2\n```" in code.markdown
 

@@ -196,8 +196,11 @@ def _field(name: str, arg: str, text: str, out: list[str], state: _State) -> Non
 
 
 def _section(title: str, body: list[str], out: list[str], *, numpy: bool) -> None:
-    """A Google (`Args:` + indented items) or NumPy (`Parameters` + rule) section."""
+    """A Google (`Args:` + indented items) or NumPy (`Parameters` + rule) section. A NumPy
+    section's items may sit indented under its title, as numpydoc reads them too."""
     out += ["", f"**{title}:**", ""]
+    depth = min((_indent(x) for x in body if x.strip()), default=0)
+    body = [x[depth:] for x in body]
     if title.lower().startswith(("example", "note", "warning", "see also", "reference", "todo")):
         i = 0
         while i < len(body):
