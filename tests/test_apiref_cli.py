@@ -51,3 +51,16 @@ def test_package_without_api_says_how_to_get_one(docs_folder) -> None:
                                     "--no-embed"]).exit_code == 0
     code, _, err = api("anything", "--lib", "plain")
     assert code == 1 and "no API reference" in err and "context add pypi:" in err
+
+
+def test_a_deprecation_is_shown_once(tmp_path) -> None:
+    from apiref_fixtures import write_tree
+
+    root = write_tree(tmp_path / "hello", {
+        "pyproject.toml": '[project]\nname = "hello"\nversion = "1.0"\n', "docs/index.md": "# Hello\n\nGreets.\n",
+        "hello/__init__.py": 'def old(name: str) -> str:\n    """Say hi.\n\n    .. deprecated:: 1.0\n'
+                             '       Use :func:`greet`.\n    """\n'})
+    added = CliRunner().invoke(cli, ["add", str(root), "--no-embed"])
+    assert added.exit_code == 0, added.output
+    code, out, _ = api("old")
+    assert code == 0 and out.count("Deprecated") == 1 and "Use `greet`." in out, out

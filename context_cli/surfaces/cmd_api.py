@@ -47,7 +47,7 @@ def _markdown(f: Found) -> str:
     parts = [f"## {s.name} ({s.kind}, {f.library})"]
     if s.signature:
         parts.append(f"```\n{s.signature}\n```")
-    if s.deprecated is not None:
+    if s.deprecated is not None and s.deprecated not in s.doc:  # (the docstring's own says it once)
         parts.append(f"**Deprecated:** {s.deprecated}" if s.deprecated else "**Deprecated.**")
     if s.aliases:
         parts.append("Also available as " + ", ".join(f"`{a}`" for a in s.aliases) + ".")
