@@ -149,3 +149,27 @@ def test_a_js_specifier_reads_the_declarations_beside_the_code(tmp_path: Path) -
     assert symbols["lib.string"].signature == "function string(): Schema" and "A string schema." in symbols["lib.string"].doc
     assert "lib.z.string" in symbols["lib.string"].aliases
     assert {"lib.Schema.parse", "lib.more", "lib.bare"} <= set(symbols)
+
+
+def test_a_types_package_that_augments_its_index_from_referenced_files(tmp_path: Path) -> None:
+    """@types/lodash's shape: `index.d.ts` references `common/*.d.ts`, which add the methods to
+    its `LoDashStatic` with `declare module "../index"`, and exports `const _: LoDashStatic`:
+    `_.debounce` is `lodash.debounce`, with its JSDoc and overloads."""
+    root = write_tree(tmp_path / "lodash", {
+        "package.json": json.dumps({"name": "@types/lodash", "types": "index.d.ts"}),
+        "index.d.ts": '/// <reference path="./common/function.d.ts" />\n/// <reference types="node" />\n'
+                      '/// <reference path="../outside.d.ts" />\n'
+                      "export = _;\nexport as namespace _;\ndeclare const _: _.LoDashStatic;\n"
+                      "declare namespace _ {\n    interface LoDashStatic {}\n    interface Settings { wait: number }\n}\n",
+        "common/function.d.ts": 'import _ = require("../index");\ndeclare module "../index" {\n'
+                                "    interface LoDashStatic {\n        /** Delays `func`. */\n"
+                                "        debounce(func: () => void): () => void;\n"
+                                "        debounce(func: () => void, wait: number): () => void;\n    }\n}\n"
+                                'declare module "elsewhere" {\n    export function ignored(): void;\n}\n'})
+    (tmp_path / "outside.d.ts").write_text("export declare function outside(): void;\n", "utf-8")  # not the package's
+    symbols = {s.name: s for s in extract_declarations(root, registry="npm", name="lodash", version="4").symbols}
+    debounce = symbols["lodash.debounce"]
+    assert debounce.kind == "function" and debounce.doc == "Delays `func`."
+    assert debounce.signature == ("function debounce(func: () => void): () => void\n"
+                                  "function debounce(func: () => void, wait: number): () => void")
+    assert "lodash.Settings.wait" in symbols and not any("ignored" in n or "outside" in n for n in symbols)

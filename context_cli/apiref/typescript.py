@@ -38,6 +38,9 @@ INTERNAL_DIRS = frozenset({"dist", "build", "lib", "cjs", "esm", "es", "src", "c
                            "typings"})  # build output and private typings, not import paths
 INSTALL_HINT = "reading TypeScript declarations needs the typescript extra: pip install 'context-docs[typescript]'"
 
+_REFERENCE = re.compile(r'///\s*<reference\s+path\s*=\s*["\']([^"\']+)["\']')
+_TYPED = re.compile(r":\s*(?:[\w$]+\.)*([\w$]+)\s*;?$")  # a variable's declared type's last name
+
 _DECLARATIONS = {"function_signature": "function", "function_declaration": "function", "class_declaration": "class",
                  "abstract_class_declaration": "class", "interface_declaration": "interface",
                  "type_alias_declaration": "type", "enum_declaration": "enum", "internal_module": "namespace",
@@ -64,6 +67,8 @@ class FileInfo:
     namespaces: dict[str, str] = field(default_factory=dict)  # exported name -> file (`export * as ns`)
     stars: list[str] = field(default_factory=list)
     imports: dict[str, tuple[str, str]] = field(default_factory=dict)  # local -> (file, name or "*")
+    references: list[str] = field(default_factory=list)  # `/// <reference path="..." />` files
+    augments: dict[str, list[Decl]] = field(default_factory=dict)  # file -> `declare module "./file" {...}`
 
 
 def extract_declarations(root: Path, *, registry: str, name: str, version: str,
@@ -320,6 +325,7 @@ class _Summary:
         for node in root.named_children:
             self.statement(node, self.doc_before(node))
         decl = self.info.decls.get(self.equals) if self.equals else None
+        self.augmented(decl.members if decl is not None else self.info.decls)
         if decl is None:
             return
         if decl.kind != "namespace":  # the module is callable (or constructible) itself
@@ -327,6 +333,28 @@ class _Summary:
         for member in decl.members.values():  # the namespace's members are the module's exports
             self.info.decls.setdefault(member.name, member)
             self.info.exports[member.name] = (None, member.name)
+        owner, members = self.value_type(decl)
+        for member in members.values():  # `export = _` of `const _: LoDashStatic`: its members, as functions
+            if member.kind == "method":
+                member.kind = "function"
+                member.signature = "\n".join("function " + line.removeprefix(f"{owner}.")
+                                             for line in member.signature.split("\n"))
+            self.info.decls.setdefault(member.name, member)
+            self.info.exports.setdefault(member.name, (None, member.name))
+
+    def augmented(self, scope: dict[str, Decl]) -> None:
+        """Merge into `scope` what the files this one references declare into it
+        (`declare module "../index" { interface LoDashStatic {...} }`: @types/lodash)."""
+        for ref in self.info.references:
+            other = self.reader.file(ref)
+            for decl in other.augments.get(self.info.path, []) if other is not None else []:
+                _add(scope, decl)
+
+    def value_type(self, decl: Decl) -> tuple[str, dict[str, Decl]]:
+        """The interface a variable is declared as (`const _: _.LoDashStatic`): its name and members."""
+        m = _TYPED.search(decl.signature) if decl.kind == "variable" else None
+        found = (decl.members.get(m.group(1)) or self.info.decls.get(m.group(1))) if m else None
+        return (found.name, found.members) if found is not None and found.kind == "interface" else ("", {})
 
     def doc_before(self, node: Any) -> str:
         prev = node.prev_named_sibling
@@ -343,11 +371,30 @@ class _Summary:
                 self.statement(child, doc, exported)
         elif kind == "import_statement":
             self.import_(node)
+        elif kind == "comment":
+            ref = _REFERENCE.match(self.text(node))
+            target = self.reader.resolve_module(self.info.path, ref.group(1)) if ref else None
+            if target is not None:
+                self.info.references.append(target)
+        elif kind == "module" and self.augments(node, doc):
+            return
         else:
             for decl in self.declarations(node, doc, 0):
                 _add(self.info.decls, decl)
                 if exported:
                     self.info.exports[decl.name] = (None, decl.name)
+
+    def augments(self, node: Any, doc: str) -> bool:
+        """`declare module "../index" {...}` naming a file of this package: its declarations
+        are that file's, once that file references this one (`augmented`)."""
+        name = node.child_by_field_name("name")
+        spec = self.text(name).strip("'\"") if name is not None and name.type == "string" else ""
+        target = self.reader.resolve_module(self.info.path, spec) if spec.startswith(".") else None
+        if target is None:
+            return False
+        for decl in self.declarations(node, doc, 0):
+            self.info.augments.setdefault(target, []).extend(decl.members.values())
+        return True
 
     def export(self, node: Any, doc: str) -> None:
         source = node.child_by_field_name("source")
