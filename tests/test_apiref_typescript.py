@@ -173,3 +173,22 @@ def test_a_types_package_that_augments_its_index_from_referenced_files(tmp_path:
     assert debounce.signature == ("function debounce(func: () => void): () => void\n"
                                   "function debounce(func: () => void, wait: number): () => void")
     assert "lodash.Settings.wait" in symbols and not any("ignored" in n or "outside" in n for n in symbols)
+
+
+def test_declare_module_of_the_packages_own_name_is_its_api(tmp_path: Path) -> None:
+    """mongoose's shape: `types/index.d.ts` and the files it references each write
+    `declare module 'mongoose' {...}`; what those blocks declare is the module's API."""
+    root = write_tree(tmp_path / "package", {
+        "package.json": json.dumps({"name": "mongoose", "types": "./types/index.d.ts"}),
+        "types/index.d.ts": '/// <reference path="./query.d.ts" />\n'
+                            "declare module 'mongoose' {\n  import events = require('events');\n"
+                            "  /** Opens the default connection. */\n"
+                            "  export function connect(uri: string): Promise<void>;\n"
+                            "  class Schema { constructor(definition?: object); }\n}\n",
+        "types/query.d.ts": "declare module 'mongoose' {\n  class Query {\n    /** Finds documents. */\n"
+                            "    find(filter: object): this;\n  }\n}\n"
+                            "declare module 'other-package' {\n  function notOurs(): void;\n}\n"})
+    symbols = {s.name: s for s in extract_declarations(root, registry="npm", name="mongoose", version="9").symbols}
+    assert symbols["mongoose.connect"].doc == "Opens the default connection."
+    assert symbols["mongoose.Schema"].kind == "class" and symbols["mongoose.Query.find"].doc == "Finds documents."
+    assert not any("notOurs" in n for n in symbols)

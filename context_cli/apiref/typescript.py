@@ -68,7 +68,7 @@ class FileInfo:
     stars: list[str] = field(default_factory=list)
     imports: dict[str, tuple[str, str]] = field(default_factory=dict)  # local -> (file, name or "*")
     references: list[str] = field(default_factory=list)  # `/// <reference path="..." />` files
-    augments: dict[str, list[Decl]] = field(default_factory=dict)  # file -> `declare module "./file" {...}`
+    augments: dict[str, list[tuple[Decl, bool]]] = field(default_factory=dict)  # file -> (decl, exported)
 
 
 def extract_declarations(root: Path, *, registry: str, name: str, version: str,
@@ -81,7 +81,7 @@ def extract_declarations(root: Path, *, registry: str, name: str, version: str,
         return ref
     parser = _parser()
     reader = _Reader(Path(root), parser, ref.notes, time.monotonic() + max_seconds,
-                     str(_manifest(Path(root)).get("name") or name))
+                     str(_manifest(Path(root)).get("name") or name), entries)
     ref.symbols = reader.symbols(entries)
     return ref
 
@@ -193,9 +193,11 @@ def _parser() -> Any:
 
 
 class _Reader:
-    def __init__(self, root: Path, parser: Any, notes: list[str], deadline: float, own_name: str) -> None:
+    def __init__(self, root: Path, parser: Any, notes: list[str], deadline: float, own_name: str,
+                 entries: dict[str, str]) -> None:
         self.root, self.parser, self.notes, self.deadline = root, parser, notes, deadline
         self.own_name = own_name  # `next/dist/...` inside next is a path in this package
+        self.entries = entries  # public module -> its declaration file (`declare module "mongoose"` names one)
         self.files: dict[str, FileInfo | None] = {}
 
     def file(self, rel: str) -> FileInfo | None:
@@ -343,12 +345,15 @@ class _Summary:
             self.info.exports.setdefault(member.name, (None, member.name))
 
     def augmented(self, scope: dict[str, Decl]) -> None:
-        """Merge into `scope` what the files this one references declare into it
-        (`declare module "../index" { interface LoDashStatic {...} }`: @types/lodash)."""
-        for ref in self.info.references:
-            other = self.reader.file(ref)
-            for decl in other.augments.get(self.info.path, []) if other is not None else []:
+        """Merge into `scope` what this file and the files it references declare into it
+        (`declare module "../index" { interface LoDashStatic {...} }`: @types/lodash); what a
+        block naming one of the package's modules declares is exported (mongoose's
+        `declare module 'mongoose' {...}` in its index and the files it references)."""
+        for other in [self.info, *(self.reader.file(ref) for ref in self.info.references)]:
+            for decl, exported in other.augments.get(self.info.path, []) if other is not None else []:
                 _add(scope, decl)
+                if exported:
+                    self.info.exports.setdefault(decl.name, (None, decl.name))
 
     def value_type(self, decl: Decl) -> tuple[str, dict[str, Decl]]:
         """The interface a variable is declared as (`const _: _.LoDashStatic`): its name and members."""
@@ -385,15 +390,18 @@ class _Summary:
                     self.info.exports[decl.name] = (None, decl.name)
 
     def augments(self, node: Any, doc: str) -> bool:
-        """`declare module "../index" {...}` naming a file of this package: its declarations
-        are that file's, once that file references this one (`augmented`)."""
+        """`declare module "../index" {...}` naming a file of this package, or `declare module
+        "mongoose" {...}` naming one of its public modules: its declarations are that file's,
+        once that file references this one or is this one (`augmented`)."""
         name = node.child_by_field_name("name")
         spec = self.text(name).strip("'\"") if name is not None and name.type == "string" else ""
-        target = self.reader.resolve_module(self.info.path, spec) if spec.startswith(".") else None
+        public = spec in self.reader.entries
+        target = self.reader.entries[spec] if public else \
+            self.reader.resolve_module(self.info.path, spec) if spec.startswith(".") else None
         if target is None:
             return False
         for decl in self.declarations(node, doc, 0):
-            self.info.augments.setdefault(target, []).extend(decl.members.values())
+            self.info.augments.setdefault(target, []).extend((d, public) for d in decl.members.values())
         return True
 
     def export(self, node: Any, doc: str) -> None:
