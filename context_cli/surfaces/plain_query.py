@@ -1,7 +1,7 @@
 """`context query LIBRARY TOPIC`, the form agents run (Neuledge Context's), answered without
 click.
 
-Loading click and the command group costs a cold query about 8 % of its instructions
+Loading click and the command group costs a cold query about 7 % of its instructions
 (docs/performance.md, "Eighteenth round"), for parsing two words. `is_plain` accepts only a
 command line that click would run with every default: exactly `query`, a library and a
 topic, neither starting with `-`; anything else (an option, `--help`, a missing argument)
