@@ -14,11 +14,14 @@ For both tools, alternating run by run (or call by call), it times:
    adds another checkout of ours (`ours@base`) to each round, for before/after in one run;
 2. cold `query django@5.1.4 "<question>"`, a fresh process per run (after one untimed query in
    the home), over run_all's questions: p50; `--baseline`'s checkout takes its turn too, and
-   so does `--wheel`'s install (a user's cold start has no editable checkout's finder);
+   so does `--wheel`'s install (a user's cold start has no editable checkout's finder), which
+   is then the headline row;
 3. warm `get_docs` over stdio with the real MCP client (both servers up at once, called in
    turn), two-word topics and full questions from django_topics.py: p50 and p95, and how many
    calls returned no sections (the peer ANDs every word of a topic, so a full question often
-   finds nothing: fast and empty).
+   finds nothing: fast and empty). The floor takes its turn too (bench_mcp.py's server that
+   answers every call at once with our answer to the first question): what the client and
+   the pipes cost, below which no server's figure can go.
 
 The tree: the peer reads `.rst` but not `.txt`, and Django's docs are reStructuredText in
 `.txt` files (on the raw tree it finds 7 files and 8 sections). So both tools build the same
@@ -66,6 +69,7 @@ from django_topics import QUESTIONS, TWO_WORDS
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 NAME, VERSION = "django", "5.1.4"
 LIBRARY = f"{NAME}@{VERSION}"
+FLOOR = "floor"  # the same client against a server that answers every call at once with our answer
 HOW_TO_BUILD = ("no peer: build Neuledge Context (see this script's docstring: clone, pnpm install, node-gyp "
                 "rebuild better-sqlite3, tsc) and pass --peer PATH/packages/context or set CONTEXT_PEER")
 
@@ -204,16 +208,18 @@ class Call:
 
 
 async def _paired_get_docs(tools: list[Tool], homes: dict[str, Path], topic_sets: dict[str, list[str]],
-                           calls: int) -> dict[str, dict[str, list[Call]]]:
-    """Both servers up at once, called in turn: {tool: {kind: [Call]}}."""
+                           calls: int, floor: list[str]) -> dict[str, dict[str, list[Call]]]:
+    """Both servers and the floor (`floor`, bench_mcp's canned-answer server) up at once,
+    called in turn: {tool or FLOOR: {kind: [Call]}}."""
     async with bench_mcp.serving(homes[tools[0].name], tools[0].serve(homes[tools[0].name])) as (a, _), \
-            bench_mcp.serving(homes[tools[1].name], tools[1].serve(homes[tools[1].name])) as (b, _):
-        sessions = {tools[0].name: a, tools[1].name: b}
+            bench_mcp.serving(homes[tools[1].name], tools[1].serve(homes[tools[1].name])) as (b, _), \
+            bench_mcp.serving(homes[tools[0].name], floor) as (c, _):
+        sessions = {tools[0].name: a, tools[1].name: b, FLOOR: c}
         every = [t for topics in topic_sets.values() for t in topics]
         for i in range(bench_mcp.WARMUP):
             for session in sessions.values():
                 await bench_mcp.call(session, LIBRARY, every[i % len(every)])
-        out: dict[str, dict[str, list[Call]]] = {t.name: {kind: [] for kind in topic_sets} for t in tools}
+        out: dict[str, dict[str, list[Call]]] = {name: {kind: [] for kind in topic_sets} for name in sessions}
         for kind, topics in topic_sets.items():
             for i in range(calls):
                 for name in list(sessions) if i % 2 == 0 else list(sessions)[::-1]:
@@ -337,7 +343,8 @@ def main() -> None:
             cold = cold_queries(queried, homes, max(10, args.query_runs))
             say(f"get_docs over stdio, {args.calls} calls per tool and kind")
             kinds = {"2-word topics": TWO_WORDS, "full questions": QUESTIONS}
-            mcp = anyio.run(_paired_get_docs, tools, homes, kinds, max(100, args.calls))
+            floor = bench_mcp.floor_command(homes["ours"], LIBRARY, QUESTIONS[0], Path(tmp) / "floor.json")
+            mcp = anyio.run(_paired_get_docs, tools, homes, kinds, max(100, args.calls), floor)
     say("done")
     o, t = (tool.name for tool in tools)
     print("\n".join(build_table(builds, [b.name for b in builders])))
@@ -345,18 +352,22 @@ def main() -> None:
           + "".join(f", {n} {sizes[n]:.1f} MB" for n in sizes if n not in (o, t)))
     print("sections (pages): " + ", ".join(f"{n} {c[0]} ({c[1]})" for n, c in counts.items()) + f"; tree {tree}")
     if not args.build_only:
+        user = "ours (wheel)" if args.wheel else o  # the headline: installed as a user has it, when given
         rows = ["| figure | ours p50 (spread) | theirs p50 (spread) | ratio | target ratio |", "|---|---|---|---|---|",
-                row("cold `query django@5.1.4 \"<question>\"`",
-                    f"{cold[o][0].p50:.3f} s ({cold[o][0].spread('s', '.3f')})",
-                    f"{cold[t][0].p50:.3f} s ({cold[t][0].spread('s', '.3f')})", cold[o][0].p50 / cold[t][0].p50,
+                row(f"cold `query django@5.1.4 \"<question>\"`, {user}",
+                    f"{cold[user][0].p50:.3f} s ({cold[user][0].spread('s', '.3f')})",
+                    f"{cold[t][0].p50:.3f} s ({cold[t][0].spread('s', '.3f')})", cold[user][0].p50 / cold[t][0].p50,
                     "≤ 0.25×")]
         rows += [row(f"cold `query`, {n}", f"{cold[n][0].p50:.3f} s ({cold[n][0].spread('s', '.3f')})",
-                     f"{cold[t][0].p50:.3f} s", cold[n][0].p50 / cold[t][0].p50, "≤ 0.25×") for n in cold if n not in (o, t)]
+                     f"{cold[t][0].p50:.3f} s", cold[n][0].p50 / cold[t][0].p50, "≤ 0.25×") for n in cold if n not in (user, t)]
         for kind in kinds:
-            s = {n: Summary.of([c.ms for c in mcp[n][kind]]) for n in (o, t)}
+            s = {n: Summary.of([c.ms for c in mcp[n][kind]]) for n in (o, t, FLOOR)}
             rows.append(row(f"MCP `get_docs` warm, stdio, {kind}", *(f"{s[n].p50:.2f} ms (p95 {s[n].p95:.2f}; "
                                                                       f"{s[n].spread('ms', '.2f')})" for n in (o, t)),
                             s[o].p50 / s[t].p50, "≤ 0.5×"))
+            rows.append(row(f"the floor, {kind}: the client against a canned answer of ours",
+                            f"{s[FLOOR].p50:.2f} ms ({s[FLOOR].spread('ms', '.2f')})", f"{s[t].p50:.2f} ms",
+                            s[FLOOR].p50 / s[t].p50, "< 0.5× for the target to be reachable"))
         print("\n" + "\n".join(rows))
         print(f"cold queries with no sections: ours {cold[o][1]}/{cold[o][0].n}, theirs {cold[t][1]}/{cold[t][0].n}")
         for kind in kinds:

@@ -1,5 +1,5 @@
 """`python -m context_cli` runs the command line."""
 
-from .surfaces.cli import main
+from .surfaces.entry import main
 
 main()

@@ -45,8 +45,9 @@ def test_a_query_imports_none_of_what_only_other_commands_need(home: Path) -> No
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["searched"] == {"mylib@1.0.0": "hybrid"}
     modules = imported(done.stderr)
-    assert {"numpy", "click", "context_cli.search.engine", "context_cli.sync.scope"} <= modules  # real imports seen
-    for needless in ("packaging", "packaging.version",  # versions are compared only between several candidates
+    assert {"numpy", "context_cli.search.engine", "context_cli.sync.scope"} <= modules  # real imports seen
+    for needless in ("click", "context_cli.surfaces.cli",  # a plain query is parsed without them
+                     "packaging", "packaging.version",  # versions are compared only between several candidates
                      "shutil", "bz2", "lzma",  # installing copies files, a query does not
                      "difflib",  # only a "not installed" message suggests names
                      "context_cli.sync.docslock", "context_cli.sync.model",  # no docs.lock here to read
@@ -68,7 +69,7 @@ def test_a_query_in_a_synced_project_still_reads_its_lock(home: Path) -> None:
 
 def cli_after(prelude: str) -> str:
     """Python code that runs `prelude`, then the CLI as `context` would."""
-    return prelude + "import sys\nsys.argv[0] = 'context'\nfrom context_cli.surfaces.cli import main\nmain()\n"
+    return prelude + "import sys\nsys.argv[0] = 'context'\nfrom context_cli.surfaces.entry import main\nmain()\n"
 
 
 def test_the_quick_exit_runs_exit_hooks_and_flushes_everything(home: Path) -> None:
@@ -130,3 +131,66 @@ def test_a_query_started_with_a_closed_stream_exits_as_before(home: Path, closed
     done = subprocess.run(f'"{sys.executable}" -m context_cli query mylib "{QUESTION}" {closed}', shell=True,
                           env=env, capture_output=True, text=True, timeout=120, cwd=home)
     assert (done.returncode, done.stderr) == (0, "")
+
+
+# `query LIBRARY TOPIC` with every default, through click instead of the plain path.
+THROUGH_CLICK = ("--budget", "2000")
+
+
+@pytest.mark.parametrize("args", [("mylib", QUESTION), ("nosuch", QUESTION), ("mylib", "   "), ("mylib@9", QUESTION),
+                                  ("mylib", "pipeline \u00e9t\u00e9 \u2028 \x1b[31m \udcff"), ("", QUESTION)])
+def test_a_plain_query_prints_what_click_prints(home: Path, args: tuple[str, str]) -> None:
+    """The same bytes on stdout and stderr and the same status, answer or error, either way."""
+    plain, clicked = run(home, "query", *args), run(home, "query", *args, *THROUGH_CLICK)
+    group = "context_cli.surfaces.cli"  # (click itself is loaded to show an error either way)
+    assert group not in imported(plain.stderr) and group in imported(clicked.stderr)
+    assert (plain.returncode, plain.stdout) == (clicked.returncode, clicked.stdout)
+    assert said(plain.stderr) == said(clicked.stderr)
+
+
+def said(stderr: str) -> list[str]:
+    """stderr without `-X importtime`'s lines."""
+    return [line for line in stderr.splitlines() if not line.startswith("import time:")]
+
+
+@pytest.mark.parametrize("extra", [(), THROUGH_CLICK])
+def test_a_reader_that_leaves_gets_status_1_and_no_traceback(home: Path, extra: tuple[str, ...]) -> None:
+    """A closed pipe: click's way (status 1, nothing on stderr) on the plain path too."""
+    env = {**os.environ, "CONTEXT_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    read, write = os.pipe()
+    os.close(read)
+    with subprocess.Popen([sys.executable, "-m", "context_cli", "query", "mylib", QUESTION, *extra], env=env,
+                          stdout=write, stderr=subprocess.PIPE, cwd=home) as proc:
+        os.close(write)
+        _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err) == (1, b"")
+
+
+@pytest.mark.parametrize(("args", "env", "plain"), [
+    (["query", "mylib", QUESTION], {}, True),
+    (["query", "mylib", "-v"], {}, False),  # an option, or a topic click would take for one
+    (["query", "-h", QUESTION], {}, False),
+    (["query", "mylib"], {}, False),  # click reports the missing topic
+    (["query", "mylib", QUESTION, "extra"], {}, False),
+    (["search", "mylib", QUESTION], {}, False),
+    (["query", "mylib", QUESTION], {"_CONTEXT_COMPLETE": "bash_complete"}, False),  # a shell's completion request
+    (["query", "mylib", QUESTION], {"PYTHONIOENCODING": "latin-1"}, False),  # click rewraps only some streams
+    (["query", "mylib", QUESTION], {"PYTHONIOENCODING": "utf8"}, True),
+])
+def test_only_a_plain_query_skips_click(args: list[str], env: dict[str, str], plain: bool) -> None:
+    code = ("import json, sys; from context_cli.surfaces.plain_query import is_plain; "
+            "print(is_plain(json.loads(sys.argv[1])), 'click' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(args)], env={**os.environ, **env},
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.split() == [str(plain), "False"]
+
+
+def test_a_plain_query_stops_on_ctrl_c_as_click_does(home: Path) -> None:
+    """Ctrl-C while answering: the full command line's message and status."""
+    prelude = ("from context_cli.search import engine\n"
+               "def interrupted(*args, **kwargs):\n"
+               "    raise KeyboardInterrupt\n"
+               "engine.answer = interrupted\n")
+    for extra in ((), THROUGH_CLICK):
+        done = run(home, "query", "mylib", QUESTION, *extra, code=cli_after(prelude))
+        assert (done.returncode, done.stdout, done.stderr) == (130, "", "Interrupted: stopped.\n")

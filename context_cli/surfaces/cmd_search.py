@@ -13,6 +13,7 @@ from ..errors import ContextError
 from ..search.answer import dumps
 from ..search.engine import DEFAULT_BUDGET, DEFAULT_LIMIT, SearchOptions, answer
 from ..store.store import Installed, Store
+from .plain_query import answer_text, json_text
 from .project import ProjectScope, project_options, project_scope, resolve_in_scope
 from .render import echo, json_safe, to_markdown
 
@@ -37,9 +38,7 @@ def select_packages(store: Store, specs: tuple[str, ...], scope: ProjectScope) -
 @project_options
 def query(library: str, topic: str, budget: int, pretty: bool, project: Path | None, no_project: bool) -> None:
     """Search one LIBRARY ([registry/]name[@version]) for TOPIC; prints JSON."""
-    store = Store()
-    pkg = resolve_in_scope(store, library, project_scope(store, project, no_project))
-    echo_json(answer(topic, [pkg], SearchOptions(budget=budget)).to_dict(), pretty=pretty)
+    click.echo(answer_text(library, topic, budget=budget, pretty=pretty, project=project, no_project=no_project))
 
 
 @click.command("search")
@@ -73,16 +72,9 @@ def search(topic: str | None, libs: tuple[str, ...], budget: int, limit: int, fm
         raise click.UsageError("give a TOPIC, or --batch FILE")
     result = answer(topic, packages, opts)
     if fmt == "json":
-        echo_json(result.to_dict(), pretty=pretty)
+        click.echo(json_text(result.to_dict(), pretty=pretty))
     else:
         echo(to_markdown(result), redacted=False)
-
-
-def echo_json(data: object, *, pretty: bool) -> None:
-    """An answer's JSON: indented for a person (a terminal, or `pretty`); piped, it is for a
-    program, one line without indentation (12 % smaller on a real answer)."""
-    terminal = sys.stdout is not None and sys.stdout.isatty()  # a stream closed at start is None
-    click.echo(json_safe(dumps(data, indent=2 if pretty or terminal else None)))
 
 
 def run_batch(path: Path, packages: list[Installed], opts: SearchOptions) -> None:

@@ -12,8 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import click
-
 from ..errors import ContextError, NotInstalled
 from ..store.store import Installed, Spec, Store
 
@@ -49,6 +47,8 @@ class ProjectScope:
 
 def project_options(func: F) -> F:
     """`--project PATH` and `--no-project`, shared by the commands that honour the scope."""
+    import click  # (not at the top: a plain `context query` resolves its library without click)
+
     func = click.option("--no-project", is_flag=True,
                         help="Ignore the project's .context/docs.lock: see every installed package.")(func)
     return click.option("--project", "project", type=click.Path(exists=True, path_type=Path), metavar="PATH",

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import re
 
-import click
-
 from ..errors import redact
 from ..search.answer import Answer, Hit
 
@@ -40,6 +38,8 @@ def json_safe(text: str) -> str:
 def echo(message: str = "", *, err: bool = False, nl: bool = True, redacted: bool = True) -> None:
     """`click.echo` for human-readable text: controls stripped and, in messages (not in
     documentation, whose examples may show `?api_key=...` on purpose), credentials masked."""
+    import click  # (not at the top: a plain `context query` prints without loading click)
+
     click.echo(terminal_safe(redact(message) if redacted else message), err=err, nl=nl)
 
 
