@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,15 +66,19 @@ def install_release(store_root: Path, version: str, scratch: Path, *, api: bool 
     return Store(store_root).install(built.path).path
 
 
-def serve_npm(srv: Routes, name: str, version: str, tarball: str) -> None:
-    """`name@version` on a loopback npm registry, its tarball the fixture file `tarball`."""
-    data = (FIXTURES / tarball).read_bytes()
-    path = f"/tarballs/{tarball}"
+def serve_npm(srv: Routes, name: str, version: str, tarball: str | bytes) -> None:
+    """`name@version` on a loopback npm registry, its tarball the fixture file `tarball` (or
+    these bytes)."""
+    data = tarball if isinstance(tarball, bytes) else (FIXTURES / tarball).read_bytes()
+    path = f"/tarballs/{name.replace('/', '__')}-{version}.tgz" if isinstance(tarball, bytes) else f"/tarballs/{tarball}"
     srv.add(path, data)
     sri = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
-    srv.add("/" + name.replace("/", "%2F"), {
+    doc_path = "/" + name.replace("/", "%2F")
+    served = json.loads(srv.routes[doc_path]) if doc_path in srv.routes else {"versions": {}}  # (a version more)
+    srv.add(doc_path, {
         "name": name, "dist-tags": {"latest": version},
-        "versions": {version: {"name": name, "version": version, "dist": {"tarball": srv.url + path, "integrity": sri}}}})
+        "versions": {**served["versions"],
+                     version: {"name": name, "version": version, "dist": {"tarball": srv.url + path, "integrity": sri}}}})
 
 
 @pytest.fixture
@@ -88,3 +93,17 @@ def npm(monkeypatch: pytest.MonkeyPatch) -> Iterator[Routes]:
         serve_npm(srv, "@types/babel__code-frame", "7.27.0", "types-babel__code-frame-7.27.0.tgz")
         monkeypatch.setenv("CONTEXT_NPM_REGISTRY_URL", srv.url)
         yield srv
+
+
+def npm_tarball(files: dict[str, str]) -> bytes:
+    """An npm tarball of `files` (paths inside its `package/` folder -> text)."""
+    import io
+
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for rel, text in files.items():
+            data = text.encode("utf-8")
+            info = tarfile.TarInfo(f"package/{rel}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()

@@ -192,3 +192,43 @@ def test_declare_module_of_the_packages_own_name_is_its_api(tmp_path: Path) -> N
     assert symbols["mongoose.connect"].doc == "Opens the default connection."
     assert symbols["mongoose.Schema"].kind == "class" and symbols["mongoose.Query.find"].doc == "Finds documents."
     assert not any("notOurs" in n for n in symbols)
+
+
+def test_newest_allowed_reads_the_ranges_packages_pin() -> None:
+    from context_cli.apiref.npm_dependencies import newest_allowed
+
+    versions = ["0.2.1", "0.2.9", "0.3.0", "1.0.0", "1.2.3", "1.2.9", "1.4.0", "2.0.0", "2.1.0-beta.1"]
+    assert newest_allowed(versions, "1.2.3") == "1.2.3"
+    assert newest_allowed(versions, "^1.2.3") == "1.4.0" and newest_allowed(versions, "~1.2.3") == "1.2.9"
+    assert newest_allowed(versions, "^0.2.1") == "0.2.9"  # a 0.x caret stays on its minor
+    assert newest_allowed(versions, "*", latest="2.0.0") == "2.0.0" and newest_allowed(versions, "^3.0.0") is None
+    assert newest_allowed(versions, ">=1.0.0 <2") is None and newest_allowed(versions, "workspace:*") is None
+
+
+def test_what_a_package_re_exports_from_its_dependencies_is_read_from_them(npm, tmp_path: Path) -> None:  # noqa: F811
+    """vue's shape: `export * from '@vue/runtime-dom'`, which re-exports `@vue/runtime-core`:
+    each got from the registry at the version its re-exporter depends on. Imports fetch
+    nothing, nor do peer dependencies."""
+    from apiref_fixtures import npm_tarball, serve_npm
+
+    from context_cli.apiref.extract import extract_release
+
+    serve_npm(npm, "@lib/dom", "3.5.1", npm_tarball({
+        "package.json": json.dumps({"name": "@lib/dom", "types": "dom.d.ts", "dependencies": {"@lib/core": "~3.5.0"}}),
+        "dom.d.ts": 'export * from "@lib/core";\n/** Mounts an app. */\nexport declare function mount(): void;\n'}))
+    for version in ("3.5.0", "3.5.2", "3.6.0"):  # ~3.5.0 allows 3.5.2, the newest of its minor
+        serve_npm(npm, "@lib/core", version, npm_tarball({
+            "package.json": json.dumps({"name": "@lib/core", "version": version, "types": "core.d.ts"}),
+            "core.d.ts": f"/** Makes a ref ({version}). */\nexport declare function ref<T>(value: T): T;\n"}))
+    root = write_tree(tmp_path / "package", {
+        "package.json": json.dumps({"name": "lib", "types": "index.d.ts", "dependencies": {"@lib/dom": "3.5.1"},
+                                    "peerDependencies": {"peer-lib": "^1.0.0"}}),
+        "index.d.ts": 'import { Thing } from "never-fetched";\nexport * from "@lib/dom";\nexport * from "peer-lib";\n'
+                      'export declare function own(t: Thing): void;\n'})
+    ref = extract_release(root, source_type="npm", registry="npm", name="lib", version="3.5.1")
+    assert ref is not None
+    symbols = {s.name: s for s in ref.symbols}
+    assert symbols["lib.ref"].doc == "Makes a ref (3.5.2)." and symbols["lib.mount"].doc == "Mounts an app."
+    assert symbols["lib.ref"].source == "node_modules/@lib/core/core.d.ts" and "lib.own" in symbols
+    assert "API: read @lib/core@3.5.2 for what it re-exports" in ref.notes
+    assert not any("peer-lib" in n or "never-fetched" in n for n in ref.notes)

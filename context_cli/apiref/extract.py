@@ -121,12 +121,18 @@ def extract_release(root: Path, *, source_type: str, registry: str, name: str, v
 
 
 def _declarations(root: Path, *, registry: str, name: str, version: str) -> ApiReference:
+    from .npm_dependencies import NpmDependencies
     from .typescript import extract_declarations
 
+    dependencies = NpmDependencies()
     try:
-        return extract_declarations(root, registry=registry, name=name, version=version)
+        ref = extract_declarations(root, registry=registry, name=name, version=version, dependencies=dependencies)
     except ContextError as e:  # the optional parser is not installed
         return _skipped(ApiReference(registry=registry, name=name, version=version, language="typescript"), str(e))
+    finally:
+        dependencies.cleanup()
+    ref.notes += dependencies.notes
+    return ref
 
 
 def _skipped(ref: ApiReference, why: str) -> ApiReference:

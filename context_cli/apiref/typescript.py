@@ -16,7 +16,7 @@ import os
 import posixpath
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,8 +72,11 @@ class FileInfo:
 
 
 def extract_declarations(root: Path, *, registry: str, name: str, version: str,
-                         max_seconds: float = MAX_SECONDS, origin: str = "") -> ApiReference:
-    """Every public declaration of the npm package unpacked at `root` (its `package/` folder)."""
+                         max_seconds: float = MAX_SECONDS, origin: str = "",
+                         dependencies: Callable[[str, str], Path | None] | None = None) -> ApiReference:
+    """Every public declaration of the npm package unpacked at `root` (its `package/` folder);
+    what it re-exports from other packages too, when `dependencies` gets them (by name and
+    the version range asked for: `npm_dependencies.NpmDependencies`)."""
     ref = ApiReference(registry=registry, name=name, version=version, language="typescript", origin=origin)
     entries = entry_points(Path(root), name)
     if not entries:
@@ -81,7 +84,7 @@ def extract_declarations(root: Path, *, registry: str, name: str, version: str,
         return ref
     parser = _parser()
     reader = _Reader(Path(root), parser, ref.notes, time.monotonic() + max_seconds,
-                     str(_manifest(Path(root)).get("name") or name), entries)
+                     str(_manifest(Path(root)).get("name") or name), entries, dependencies)
     ref.symbols = reader.symbols(entries)
     return ref
 
@@ -116,6 +119,21 @@ def entry_points(root: Path, name: str) -> dict[str, str]:
 
 def _manifest(root: Path) -> dict[str, Any]:
     return read_manifest(root / "package.json")
+
+
+def _dependencies_of(root: Path) -> dict[str, str]:
+    """Package -> version range, of the packages `root`'s package.json depends on (not its peer
+    or optional ones: the user picks those, and a re-export of one is theirs to look up)."""
+    found = _manifest(root).get("dependencies")
+    return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(found, dict) else {}
+
+
+def _prefix(rel: str) -> str:
+    """"node_modules/NAME/" for a path in a fetched package (`@scope/name` too), else ""."""
+    if not rel.startswith("node_modules/"):
+        return ""
+    parts = rel.split("/")
+    return "/".join(parts[:3 if parts[1].startswith("@") else 2]) + "/"
 
 
 def read_manifest(path: Path) -> dict[str, Any]:
@@ -194,22 +212,53 @@ def _parser() -> Any:
 
 class _Reader:
     def __init__(self, root: Path, parser: Any, notes: list[str], deadline: float, own_name: str,
-                 entries: dict[str, str]) -> None:
+                 entries: dict[str, str], dependencies: Callable[[str, str], Path | None] | None = None) -> None:
         self.root, self.parser, self.notes, self.deadline = root, parser, notes, deadline
         self.own_name = own_name  # `next/dist/...` inside next is a path in this package
         self.entries = entries  # public module -> its declaration file (`declare module "mongoose"` names one)
+        self.dependencies = dependencies
+        # Where files are: "" this package, "node_modules/NAME/" a package it re-exports (None: not got).
+        self.roots: dict[str, Path | None] = {"": root}
+        self.wanted: dict[str, dict[str, str]] = {"": _dependencies_of(root)}  # prefix -> package -> range
         self.files: dict[str, FileInfo | None] = {}
+
+    def _place(self, rel: str) -> tuple[Path, Path] | None:
+        """(the folder `rel` is in, its path) for a path of this package or a fetched one."""
+        prefix = _prefix(rel)
+        folder = self.roots.get(prefix)
+        return (folder, folder / rel[len(prefix):]) if folder is not None else None
+
+    def _exists(self, rel: str) -> bool:
+        place = self._place(rel)
+        return place is not None and place[1].is_file()
+
+    def dependency(self, base: str, spec: str) -> str | None:
+        """`export * from '@vue/runtime-dom'`: that package's declaration file for `spec`,
+        fetched at the version the package of `base` depends on; None when it cannot be."""
+        name = "/".join(spec.split("/")[:2 if spec.startswith("@") else 1])
+        prefix = f"node_modules/{name}/"
+        if prefix not in self.roots:
+            wanted = self.wanted.get(_prefix(base), {}).get(name)
+            folder = self.dependencies(name, wanted) if self.dependencies and wanted is not None else None
+            self.roots[prefix] = folder
+            self.wanted[prefix] = _dependencies_of(folder) if folder is not None else {}
+        folder = self.roots[prefix]
+        found = entry_points(folder, name).get(spec) if folder is not None else None
+        return prefix + found if found else None
 
     def file(self, rel: str) -> FileInfo | None:
         if rel in self.files:
             return self.files[rel]
         self.files[rel] = None  # (a cycle meets None: nothing more from there)
-        path = self.root / rel
+        place = self._place(rel)
+        if place is None:
+            return None
+        folder, path = place
         if len(self.files) > MAX_FILES or time.monotonic() > self.deadline:
             self.notes.append(f"API: stopped reading declarations at {rel} (file or time limit)")
             return None
         try:
-            if not path.is_file() or path.is_symlink() or not path.resolve().is_relative_to(self.root.resolve()):
+            if not path.is_file() or path.is_symlink() or not path.resolve().is_relative_to(folder.resolve()):
                 return None  # (a linked folder may lead out of the package)
             size = path.stat().st_size
             if size > MAX_FILE_BYTES:
@@ -242,7 +291,7 @@ class _Reader:
         else:
             candidates = (f"{target}.d.ts", f"{target}.ts", f"{target}.tsx", f"{target}/index.d.ts")
         for candidate in candidates:
-            if not candidate.startswith("..") and (self.root / candidate).is_file():
+            if not candidate.startswith("..") and _prefix(candidate) == _prefix(base) and self._exists(candidate):
                 return candidate
         return None
 
@@ -406,7 +455,10 @@ class _Summary:
 
     def export(self, node: Any, doc: str) -> None:
         source = node.child_by_field_name("source")
-        target = self.reader.resolve_module(self.info.path, self.text(source).strip("'\"")) if source else None
+        spec = self.text(source).strip("'\"") if source else ""
+        target = self.reader.resolve_module(self.info.path, spec) if spec else None
+        if target is None and spec and not spec.startswith((".", "/")):  # from another package
+            target = self.reader.dependency(self.info.path, spec)
         declaration = node.child_by_field_name("declaration")
         if declaration is not None:
             self.statement(declaration, doc, exported=True)
