@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from ..version import __version__
-from .entry import ERROR_CHARS, run
+from .process import ERROR_CHARS, run
 
 # command name -> "module:function" (modules under context_cli.surfaces); a new command is one
 # line here and one in SHORT_HELP.

