@@ -9,7 +9,9 @@ saves. The caller only collects the results, drops cross-page duplicates and wri
 from __future__ import annotations
 
 import functools
+import gc
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -79,10 +81,11 @@ def build_pages(items: Sequence[tuple[str, bytes]], model: Embedder | None, pool
         except (OSError, RuntimeError):  # BrokenProcessPool is a RuntimeError: work here instead
             pass
     results = []
-    for n, item in enumerate(items, start=1):
-        results.append(_one(item, model, root))
-        if progress:
-            progress("parsing", n, len(items))
+    with _collecting_less():
+        for n, item in enumerate(items, start=1):
+            results.append(_one(item, model, root))
+            if progress:
+                progress("parsing", n, len(items))
     return results
 
 
@@ -208,12 +211,40 @@ _worker_model: Embedder | None = None
 WORKER_GC_THRESHOLD = (20_000, 10, 100)
 
 
+class _Collecting:
+    """The workers' collector threshold (WORKER_GC_THRESHOLD) while this process parses pages
+    itself (a tree too small for workers, a rebuild of few pages, a machine with one core),
+    the caller's own one again once the last such parse in the process ends (parses in
+    several threads at once restore it once)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._parses = 0
+        self._saved = gc.get_threshold()
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if not self._parses:
+                self._saved = gc.get_threshold()
+                gc.set_threshold(*WORKER_GC_THRESHOLD)
+            self._parses += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._parses -= 1
+                if not self._parses:
+                    gc.set_threshold(*self._saved)
+
+
+_collecting_less = _Collecting()
+
+
 def _start_worker(model_spec: str | None, embed: bool) -> None:
     """Load the build's model once per worker (a forked worker has it already), and set the
     garbage collector for parsing: what the worker holds now (modules, the model) is frozen
     out of its scans, and it collects less often."""
-    import gc
-
     global _worker_model
     # One worker per core already: the tokenizer's own threads would only compete with them.
     os.environ["TOKENIZERS_PARALLELISM"] = "false"

@@ -68,6 +68,25 @@ def test_workers_collect_garbage_less_often_and_the_caller_keeps_its_settings() 
     assert gc.get_threshold() == mine != WORKER_GC_THRESHOLD
 
 
+def test_pages_parsed_here_collect_garbage_as_workers_do_then_the_callers_setting_is_back() -> None:
+    import gc
+
+    from context_cli.build_pages import WORKER_GC_THRESHOLD
+
+    mine = gc.get_threshold()
+    seen = []
+
+    def progress(stage: str, done: int, total: int) -> None:
+        seen.append(gc.get_threshold())
+        if done == 1:  # a second parse in this process meanwhile leaves the setting to the first
+            build_pages(_pages(1), None)
+            seen.append(gc.get_threshold())
+
+    assert len(build_pages(_pages(3), None, progress=progress)) == 3
+    assert seen == [WORKER_GC_THRESHOLD] * 4
+    assert gc.get_threshold() == mine != WORKER_GC_THRESHOLD
+
+
 def test_the_progress_bar_starts_no_thread_so_a_build_on_a_terminal_still_forks() -> None:
     from context_cli.surfaces.progress import progress_bar
 

@@ -88,6 +88,8 @@ A      B
     "a paragraph running into an indented block": "line one\nline two\n   indented\nback\n",
     "a definition list with a code term": "``term``\n   its definition\n\nnext\n   second\n",
     "numbered lists": "1. one\n2. two\n\n#. auto\n#. again\n\n3. three\n4. four\n",
+    "numbered lists in parentheses": "#) auto\n#) again\n\n(1) one\n(2) two\n(4) skips\n\n3) three\n#) next\n"
+                                     "\n(1) one\n2) other format\n",
     "a list item followed by text without a blank line": "- a\n- b\ntext\n",
     "roles, references and escapes": (
         ":func:`foo` and :class:`~a.b.C` and `a link <https://example.com>`_ and name_ and\n"
@@ -227,7 +229,8 @@ def _block(draw: st.DrawFn, depth: int = 0) -> str:
         gap = draw(st.sampled_from(["\n", "\n\n"]))
         return gap.join(f"- {_indent(inner, '  ').lstrip()}" for _ in range(draw(st.integers(1, 3))))
     if kind == "enum":
-        marks = draw(st.sampled_from([["1.", "2."], ["#.", "#."], ["2.", "3."], ["1.", "3."]]))
+        marks = draw(st.sampled_from([["1.", "2."], ["#.", "#."], ["2.", "3."], ["1.", "3."], ["1)", "2)"],
+                                      ["#)", "#)"], ["(1)", "(2)"], ["(#)", "2)"], ["1.", "2)"], ["a.", "b."]]))
         return "\n".join(f"{m} {line}" for m in marks)
     if kind == "defs":
         return f"{line}\n{_indent(inner, '   ')}"

@@ -473,7 +473,9 @@ def merge_counts(parts: Counted, n: int) -> Postings:
     tf = np.concatenate([c.tf for c, _ in parts])
     keep = cid > 0
     tok, cid, tf = tok[keep], cid[keep], tf[keep]
-    order = np.argsort(tok * (n + 1) + cid)
+    # Each (term, chunk) pair is counted once, so the keys are distinct and every sort gives
+    # the same order; the stable one (a timsort: the parts are sorted runs) takes half the time.
+    order = np.argsort(tok * (n + 1) + cid, kind="stable")
     tok, cid, tf = tok[order], cid[order], tf[order]
     bounds = np.searchsorted(tok, np.arange(len(names) + 1)).tolist()
     post: Postings = {}

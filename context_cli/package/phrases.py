@@ -98,13 +98,20 @@ def _occurrences(seq: np.ndarray, table: np.ndarray, base: int) -> tuple[np.ndar
     second[table[:, 1]] = True
     start = np.flatnonzero(first[seq[:-1]] & second[seq[1:]])  # then the first two tokens together
     pairs = seq[start].astype(np.int64) * base + seq[start + 1]
-    begins = _among(pairs, firsts)
-    start, pairs = start[begins], pairs[begins]
+    # Each start's first two tokens looked up once among the phrases' (by binary search: a few
+    # bytes a start, where `np.isin` sorts both together, tens of MB for a package's pairs);
+    # a phrase length then only marks which of those keys open a phrase of that length.
+    keys, key_of = np.unique(firsts, return_inverse=True)
+    key = np.minimum(np.searchsorted(keys, pairs), len(keys) - 1)
+    begins = keys[key] == pairs
+    start, pairs, key = start[begins], pairs[begins], key[begins]
     last = len(seq) - 1  # a field's closing -1: a window running past the end reads it
     pids, starts = [], []
     for size in np.unique(sizes).tolist():
         which = np.flatnonzero(sizes == size)
-        mine = _among(pairs, firsts[which])
+        opens = np.zeros(len(keys), dtype=bool)
+        opens[key_of[which]] = True
+        mine = opens[key]
         at, want, seen = start[mine], firsts[which], pairs[mine]
         if size > 2:
             windows = seq[np.minimum(at[:, None] + np.arange(size), last)]
@@ -123,16 +130,6 @@ def _occurrences(seq: np.ndarray, table: np.ndarray, base: int) -> tuple[np.ndar
         pids.append(found)
         starts.append(at)
     return np.concatenate(pids), np.concatenate(starts)
-
-
-def _among(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """`np.isin(values, keys)` by binary search: a few bytes a value, where `isin` sorts both
-    together (tens of MB for a package's token pairs)."""
-    import numpy as np
-
-    keys = np.unique(keys)
-    found: np.ndarray = keys[np.minimum(np.searchsorted(keys, values), len(keys) - 1)] == values
-    return found
 
 
 def _hash(windows: np.ndarray) -> np.ndarray:

@@ -363,8 +363,6 @@ class _Page:
         fmt, sequence, ordinal = _enumerator(m)
         if not _is_item(lines, i, ordinal, sequence, fmt):
             return self._text(lines, i, titles, out)
-        if fmt != "period" or sequence not in ("arabic", "#"):
-            raise Unsupported("enumerator")
         assert ordinal is not None
         if ordinal != 1:
             out.append(("msg",))
