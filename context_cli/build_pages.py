@@ -132,10 +132,12 @@ class Pool:
 
 @contextmanager
 def page_pool(files: int, model_spec: str | None, *, embed: bool, start: bool = True) -> Iterator[Pool | None]:
-    """A pool for `files` pages if the tree is big enough and there is more than one core;
-    with `embed`, each worker loads the model `model_spec` names. See `Pool` for `start`."""
+    """A pool for `files` pages if the tree is big enough: a worker a core, one on a machine
+    of one core too (the parse's caches then die with it: Django's tree peaks at 161 MB, not
+    the 182 MB of one process, for the same CPU; docs/performance.md "Build, round 18"); with
+    `embed`, each worker loads the model `model_spec` names. See `Pool` for `start`."""
     workers = min(os.cpu_count() or 1, 8)
-    if files < PARALLEL_MIN_FILES or workers < 2:
+    if files < PARALLEL_MIN_FILES:
         yield None
         return
     pool = Pool(workers, model_spec, embed, start=start)
@@ -213,7 +215,7 @@ WORKER_GC_THRESHOLD = (20_000, 10, 100)
 
 class _Collecting:
     """The workers' collector threshold (WORKER_GC_THRESHOLD) while this process parses pages
-    itself (a tree too small for workers, a rebuild of few pages, a machine with one core),
+    itself (a tree too small for workers, a rebuild of few pages),
     the caller's own one again once the last such parse in the process ends (parses in
     several threads at once restore it once)."""
 
