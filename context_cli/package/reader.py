@@ -23,6 +23,7 @@ from .deadline import DEFAULT_DEADLINE_S, LOAD_DEADLINE_S, PackageTooSlow, Query
 from .identity import InvalidIdentity, PackageId, check_identity
 from .schema import QUALITY_TABLE, SYMBOL_DOC_ZLIB, SYMBOL_FILES_TABLE, SYMBOL_TAIL, SYMBOLS_TABLE, PageRecord
 from .symbol_docs import Inflated
+from .symbol_signatures import signature_text
 from .validate import MAX_VALUE_BYTES, check
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ class Package:
     has_quality: bool = False  # a second vector set (validate.quality_set; its rows unchecked until read)
     has_symbols: bool = False  # the API reference read from the release's code (`symbols` table)
     has_symbol_doc_zlib: bool = False  # its long docstrings deflated (package/symbol_docs.py)
-    has_symbol_files: bool = False  # its paths in `symbol_files` (else `tail` and `source` on every row)
+    has_symbol_files: bool = False  # its paths in `symbol_files`, signatures packed (else `tail`, `source`)
 
     @property
     def name(self) -> str:
@@ -215,9 +216,10 @@ class Package:
             sql += f" WHERE {self.symbol_tail} IN ({','.join('?' * len(params))})"
         with self.deadline(DEFAULT_DEADLINE_S if tails is not None else LOAD_DEADLINE_S):
             rows = self.db.execute(sql + " ORDER BY id", params).fetchall()
-        docs = Inflated(self.label)
-        return [(Symbol(name=n, kind=k, signature=sig, doc=docs.text(doc, z), deprecated=dep, since=since,
-                        source=src, line=line, aliases=tuple(a for a in aliases.split("\n") if a)), cid)
+        docs, packed = Inflated(self.label), self.has_symbol_files
+        return [(Symbol(name=n, kind=k, signature=signature_text(n, sig) if packed else sig, doc=docs.text(doc, z),
+                        deprecated=dep, since=since, source=src, line=line,
+                        aliases=tuple(a for a in aliases.split("\n") if a)), cid)
                 for n, k, sig, doc, src, aliases, dep, since, line, cid, z in rows]
 
     def vectors(self) -> tuple[np.ndarray, np.ndarray]:

@@ -59,7 +59,7 @@ class Found:
     has_quality: bool = False  # a second vector set whose table and meta look usable (`quality_set`)
     has_symbols: bool = False  # an API reference table with the columns we read
     has_symbol_doc_zlib: bool = False  # ... and its optional deflated docstrings (package/symbol_docs.py)
-    has_symbol_files: bool = False  # ... in the layout with `symbol_files` (else `tail` and `source` a row)
+    has_symbol_files: bool = False  # ... in the layout with `symbol_files` and packed signatures
 
 
 def check(db: sqlite3.Connection, label: str, deep: bool) -> Found:
