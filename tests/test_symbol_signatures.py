@@ -17,8 +17,8 @@ CASES = [
     ("react.useEffect", "function useEffect(effect: EffectCallback): void\nfunction useEffect(): void",
      f"function {LAST1}(effect: EffectCallback): void\nfunction {LAST1}(): void"),
     ("top", "top(x)", f"{LAST1}(x)"),
-    ("p.get", "getter()", "getter()"),  # another name that starts with it
-    ("p.C.get", "C.get_all()", "C.get_all()"),
+    ("p.get", "getter()", f"{LAST1}ter()"),  # another name that starts with it reads back too
+    ("p.C.get", "C.get_all()", f"{LAST2}_all()"),
     ("p.C.$x", "C.$x: number", f"{LAST2}: number"),
     ("p.f", "", ""),
     ("p.f", "g = f(1)", "g = f(1)"),  # the name is not where a signature names itself

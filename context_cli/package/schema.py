@@ -64,14 +64,14 @@ SYMBOL_FILES_TABLE = "symbol_files"
 # The last dotted part of `name`, lower case (ASCII letters: SQLite's `lower`): `rtrim` takes off
 # every character but dots from the end, leaving the qualifier, whose length is skipped.
 SYMBOL_TAIL = "lower(substr(name, length(rtrim(name, replace(name, '.', ''))) + 1))"
-SYMBOLS_DDL = f"""
+SYMBOLS_DDL = """
 CREATE TABLE symbols (id INTEGER PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL,
   signature TEXT NOT NULL DEFAULT '', doc TEXT NOT NULL DEFAULT '', deprecated TEXT, since TEXT,
   file INTEGER, line INTEGER NOT NULL DEFAULT 0, aliases TEXT NOT NULL DEFAULT '',
   chunk_id INTEGER, doc_zlib BLOB);
-CREATE INDEX symbols_tail ON symbols({SYMBOL_TAIL});
 CREATE TABLE symbol_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL);
 """
+SYMBOLS_INDEX = f"CREATE INDEX symbols_tail ON symbols({SYMBOL_TAIL});"  # made after the rows: one sort
 # The columns read in every layout, and `file` with `symbol_files(id, path)`; `doc_zlib` is
 # optional (packages before it lack it).
 SYMBOL_COLUMNS = ("name", "kind", "signature", "doc", "deprecated", "since", "line", "aliases", "chunk_id")

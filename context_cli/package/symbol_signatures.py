@@ -7,7 +7,7 @@ A signature starts with the name it is called by, after keywords or decorators a
 0.33 MB of signatures. Each line's first such name is stored as one control character:
 LAST2 for the name's last two dotted parts (`Signer.sign`), LAST1 for its last part
 (`sign`). Neither occurs in a signature a language writes; one that holds them has them
-stored as U+FFFD.
+stored as U+FFFD. (A name found inside a longer one, `get` in `getter()`, reads back as well.)
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import re
 LAST2, LAST1 = "\x1e", "\x1f"
 _MARKS = re.compile(f"[{LAST2}{LAST1}]")
 _LEAD = re.compile(r"(?:[@\w]+ )*")  # keywords and decorators before the name (`async`, `@classmethod`)
-_IDENT = re.compile(r"[\w$]")
 
 
 def packed_signature(name: str, signature: str) -> str:
@@ -43,9 +42,10 @@ def signature_text(name: str, stored: str) -> str:
 def _packed_line(line: str, last2: str | None, last1: str) -> str:
     start, lead = 0, -1
     while True:
-        for short, mark in ((last2, LAST2), (last1, LAST1)):
-            if short and line.startswith(short, start) and not _IDENT.match(line, start + len(short)):
-                return line[:start] + mark + line[start + len(short):]
+        if last2 is not None and line.startswith(last2, start):
+            return f"{line[:start]}{LAST2}{line[start + len(last2):]}"
+        if line.startswith(last1, start):
+            return f"{line[:start]}{LAST1}{line[start + len(last1):]}"
         if lead < 0:
             lead = _LEAD.match(line).end()  # type: ignore[union-attr]  # (it matches the empty string)
         start = line.find(" ", start, lead) + 1

@@ -31,6 +31,7 @@ from .schema import (
     SYMBOL_DOC_ZLIB,
     SYMBOL_FILES_TABLE,
     SYMBOLS_DDL,
+    SYMBOLS_INDEX,
     PageRecord,
 )
 from .symbol_docs import packed
@@ -195,7 +196,8 @@ def _write_symbols(db: sqlite3.Connection, symbols: SymbolRows) -> None:
     columns = (*SYMBOL_COLUMNS, "file", SYMBOL_DOC_ZLIB)
     db.executemany(
         f"INSERT INTO symbols({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-        ((s.name, s.kind, packed_signature(s.name, s.signature), doc, s.deprecated, s.since, s.line, "\n".join(s.aliases), cid,
-          files.setdefault(s.source, len(files) + 1), deflated)
+        ((s.name, s.kind, packed_signature(s.name, s.signature), doc, s.deprecated, s.since, s.line,
+          "\n".join(s.aliases), cid, files.setdefault(s.source, len(files) + 1), deflated)
          for s, cid in symbols for doc, deflated in (packed(s.doc),)))
     db.executemany(f"INSERT INTO {SYMBOL_FILES_TABLE}(id, path) VALUES (?, ?)", ((i, p) for p, i in files.items()))
+    db.execute(SYMBOLS_INDEX)
