@@ -266,3 +266,29 @@ def test_a_damaged_symbol_files_table_hides_or_blanks_paths_only(tmp_path: Path,
     else:
         [found] = find_api("p.signer.sign", [inst]).symbols
         assert found.symbol.name == "p.signer.sign" and found.symbol.source in ("", "\x00", "dup")
+
+
+def test_a_symbol_files_table_without_its_key_stays_bounded(tmp_path: Path) -> None:
+    """`symbol_files` rebuilt without its INTEGER PRIMARY KEY and 100,000 rows: reading every
+    entry (the suggestions of `context api`) looks a path up per row, and stays fast."""
+    import sqlite3
+
+    from context_cli.apiref.lookup import find_api
+    from context_cli.document import Chunk
+    from context_cli.package.writer import write_package
+    from context_cli.store.store import Store
+    from context_cli.symbol import Symbol
+
+    rows = [(Symbol(f"p.m{i % 50}.f{i}", "function", f"f{i}()", source=f"p/m{i % 50}.py"), 1) for i in range(3000)]
+    path = write_package(tmp_path / "p.db", {"name": "p", "version": "1"}, [Chunk("a.md", "A", "", "Text.", 2, False)],
+                         symbols=rows)
+    with sqlite3.connect(path) as db:
+        db.executescript("DROP TABLE symbol_files; CREATE TABLE symbol_files (id TEXT, path TEXT);")
+        db.executemany("INSERT INTO symbol_files VALUES (?, ?)", ((str(i), f"p/m{i}.py") for i in range(100_000)))
+    inst = Store(tmp_path / "store").install(path)
+    start = time.monotonic()
+    found = find_api("f2999x", [inst])
+    assert found.suggestions and not found.notes
+    [hit] = find_api("p.m49.f2999", [inst]).symbols
+    assert hit.symbol.source == "p/m50.py"  # its file id, 50, matched as SQLite compares text with an integer
+    assert time.monotonic() - start < 5
