@@ -144,6 +144,67 @@ def test_packages_from_before_deflated_docstrings_still_read(tmp_path: Path) -> 
         assert pkg.has_symbols and [s.doc for s, _ in pkg.symbols()] == ["A docstring stored as text. " * 20]
 
 
+def test_each_source_path_is_stored_once_and_tails_come_from_names(tmp_path: Path) -> None:
+    """`symbol_files` holds each path once (Django's 8,195 rows name 636 files); the index on
+    the name's last part finds entries as the `tail` column did, whatever the name's case."""
+    from context_cli.apiref.lookup import find_api
+    from context_cli.document import Chunk
+    from context_cli.package.identifiers import identifier_chunks
+    from context_cli.package.writer import write_package
+    from context_cli.symbol import Symbol
+
+    rows = [(Symbol("p", "module", source="p/__init__.py"), None),
+            (Symbol("p.signer.Signer", "class", "class Signer", source="p/signer.py", line=3), 1),
+            (Symbol("p.signer.Signer.sign", "method", "Signer.sign(value)", source="p/signer.py", line=9,
+                    aliases=("p.Signer.sign",)), 1),
+            (Symbol("p.x.fÄrger", "function", "fÄrger()", source="p/ärger.py"), 1),
+            (Symbol("top_level", "function", "top_level()", source=""), None)]
+    path = write_package(tmp_path / "p.db", {"name": "p", "version": "1"},
+                         [Chunk("p/signer.py", "p.signer", "Signer", "class Signer", 3, True)], symbols=rows)
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT path FROM symbol_files ORDER BY id").fetchall() == [
+            ("p/__init__.py",), ("p/signer.py",), ("p/ärger.py",), ("",)]
+        plan = " ".join(str(r) for r in db.execute("EXPLAIN QUERY PLAN SELECT name FROM symbols WHERE "
+                                                    "lower(substr(name, length(rtrim(name, replace(name, '.', '')))"
+                                                    " + 1)) IN ('sign', 'x')"))
+        assert "USING INDEX symbols_tail" in plan
+    with open_package(path) as pkg:
+        assert pkg.has_symbol_files
+        assert [(s.name, s.source, s.line) for s, _ in pkg.symbols(["sign"])] == [
+            ("p.signer.Signer.sign", "p/signer.py", 9)]
+        assert [s.name for s, _ in pkg.symbols(["top_level"])] == ["top_level"]
+        assert [(s.source, cid) for s, cid in pkg.symbols()] == [(r.source, c) for r, c in rows]
+        assert identifier_chunks("Signer.sign", pkg) == [1] and identifier_chunks("fÄrger()", pkg) == [1]
+    found = find_api("p.Signer.sign", [Store(tmp_path / "store").install(path)])
+    assert [(f.symbol.name, f.symbol.source) for f in found.symbols] == [("p.signer.Signer.sign", "p/signer.py")]
+
+
+def test_packages_from_before_symbol_files_still_read(tmp_path: Path) -> None:
+    """Packages built before `symbol_files` hold `tail` and `source` on every row, with the
+    index on `tail` (lower case as Python makes it)."""
+    from context_cli.document import Chunk
+    from context_cli.package.identifiers import identifier_chunks
+    from context_cli.package.writer import write_package
+
+    path = write_package(tmp_path / "p.db", {"name": "p", "version": "1"},
+                         [Chunk("a.md", "A", "", "Some text about signing.", 6, False)], symbols=[])
+    with sqlite3.connect(path) as db:
+        db.executescript("DROP TABLE symbols; DROP TABLE symbol_files;"
+                         "CREATE TABLE symbols (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tail TEXT NOT NULL,"
+                         " kind TEXT NOT NULL, signature TEXT NOT NULL DEFAULT '', doc TEXT NOT NULL DEFAULT '',"
+                         " deprecated TEXT, since TEXT, source TEXT NOT NULL DEFAULT '', line INTEGER NOT NULL"
+                         " DEFAULT 0, aliases TEXT NOT NULL DEFAULT '', chunk_id INTEGER, doc_zlib BLOB);"
+                         "CREATE INDEX symbols_tail ON symbols(tail);")
+        db.executemany("INSERT INTO symbols(name, tail, kind, source, line, chunk_id) VALUES (?, ?, ?, ?, ?, 1)",
+                       [("p.signer.Signer.sign", "sign", "method", "p/signer.py", 9),
+                        ("p.x.fÄrger", "färger", "function", "p/ärger.py", 2)])
+    with open_package(path) as pkg:
+        assert pkg.has_symbols and not pkg.has_symbol_files
+        assert [(s.name, s.source, s.line) for s, _ in pkg.symbols(["sign"])] == [
+            ("p.signer.Signer.sign", "p/signer.py", 9)]
+        assert identifier_chunks("Signer.sign", pkg) == [1] and identifier_chunks("fÄrger()", pkg) == [1]
+
+
 def test_a_short_module_docstring_opens_its_first_entry_a_long_one_has_its_own_section() -> None:
     """A section per one-line module docstring (143 of Django's 827 reference sections) costs
     more in the index than its text; a long one is a guide of its own."""

@@ -2,7 +2,7 @@
 identifier-first rule ranks names the same way: package/identifiers.py).
 
 A name may be qualified or not (`send_file`, `flask.send_file`, `Session.request`): it is
-found through its last part (the table's `tail` index) and matches a symbol whose name or
+found through its last part (the `symbols_tail` index) and matches a symbol whose name or
 alias is the query or ends with `.query`. With no such entry, the closest names are offered.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ContextError, InvalidPackage
-from ..package.identifiers import rank_names
+from ..package.identifiers import rank_names, tail_keys
 from ..package.reader import open_package
 from ..store.store import Installed
 from ..symbol import Symbol
@@ -69,7 +69,7 @@ def find_api(query: str, packages: Sequence[Installed], *, limit: int = MAX_SYMB
     then case-insensitive), or suggestions. Packages without an API reference are passed over;
     if none has one, ContextError says how to get one."""
     name = normalise(query)
-    tail = name.rsplit(".", 1)[-1].lower()
+    last = name.rsplit(".", 1)[-1]
     with_api: list[str] = []
     hits: list[tuple[int, Found]] = []
     tails: dict[str, str] = {}  # every tail (lower) -> a full name, for suggestions
@@ -80,7 +80,7 @@ def find_api(query: str, packages: Sequence[Installed], *, limit: int = MAX_SYMB
                 if not pkg.has_symbols:
                     continue
                 with_api.append(pkg.label)
-                found = [(_rank(symbol, name), Found(pkg.label, symbol, cid)) for symbol, cid in pkg.symbols([tail])]
+                found = [(_rank(symbol, name), Found(pkg.label, symbol, cid)) for symbol, cid in pkg.symbols(tail_keys(last))]
                 hits.extend((rank, f) for rank, f in found if rank is not None)
                 if not hits:
                     for symbol, _ in pkg.symbols():
@@ -95,7 +95,7 @@ def find_api(query: str, packages: Sequence[Installed], *, limit: int = MAX_SYMB
     out = Lookup(query=name, libraries=with_api, symbols=[f for _, f in hits[:limit]], more=max(0, len(hits) - limit),
                  notes=notes)
     if not hits:
-        close = difflib.get_close_matches(tail, list(tails), n=MAX_SUGGESTIONS, cutoff=0.6)
+        close = difflib.get_close_matches(last.lower(), list(tails), n=MAX_SUGGESTIONS, cutoff=0.6)
         out.suggestions = [tails[t] for t in close]
     return out
 

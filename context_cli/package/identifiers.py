@@ -26,6 +26,7 @@ MAX_TAIL_ROWS = 2000  # rows one identifier query reads (`get` has hundreds of m
 _SHAPE = re.compile(r"(?:[\w$@/-]+\.)*[A-Za-z_$][\w$]*")
 _HUMP = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def identifier(query: str) -> str | None:
@@ -48,12 +49,19 @@ def parts(name: str) -> tuple[str, ...]:
 
 
 def tails(name: str) -> tuple[str, ...]:
-    """The `symbols.tail` keys that may hold `name`'s entry: its last part as written, and
+    """The `symbols` tail keys that may hold `name`'s entry: its last part as written, and
     that part's words joined as the other case styles write them (`use_effect` for
     `useEffect`, `sendfile` for `send_file`). Lower case, as the index is."""
     last = name.rsplit(".", 1)[-1]
     words = parts(last)
-    return tuple(dict.fromkeys((last.lower(), "".join(words), "_".join(words))))
+    return tuple(dict.fromkeys((*tail_keys(last), "".join(words), "_".join(words))))
+
+
+def tail_keys(last: str) -> tuple[str, ...]:
+    """A name's last part as the `symbols_tail` index holds it: lower case as SQLite's `lower`
+    makes it (ASCII letters only), and as Python's made it in packages built before
+    `symbol_files` (the two differ only in names with other capital letters)."""
+    return tuple(dict.fromkeys((last.translate(_ASCII_LOWER), last.lower())))
 
 
 def identifier_chunks(query: str, pkg: Package) -> list[int]:
@@ -78,18 +86,20 @@ def identifier_chunks(query: str, pkg: Package) -> list[int]:
 
 def _chunks_named(name: str, pkg: Package) -> list[int]:
     keys = tails(name)
-    sql = (f"SELECT CAST(name AS TEXT), CAST(aliases AS TEXT), CAST(tail AS TEXT), CAST(chunk_id AS INTEGER) "
-           f"FROM symbols WHERE tail IN ({','.join('?' * len(keys))}) AND chunk_id IS NOT NULL LIMIT {MAX_TAIL_ROWS}")
+    sql = (f"SELECT CAST(name AS TEXT), CAST(aliases AS TEXT), CAST(chunk_id AS INTEGER) FROM symbols "
+           f"WHERE {pkg.symbol_tail} IN ({','.join('?' * len(keys))}) AND chunk_id IS NOT NULL LIMIT {MAX_TAIL_ROWS}")
     with pkg.deadline():
         rows = pkg.db.execute(sql, keys).fetchall()
     ranked: list[tuple[int, int, int]] = []
     words = parts(name)
-    for symbol_name, aliases, tail, chunk_id in rows:
+    last = name.rsplit(".", 1)[-1].lower()
+    for symbol_name, aliases, chunk_id in rows:
         if not isinstance(symbol_name, str) or not isinstance(chunk_id, int):
             continue
         all_names = (symbol_name, *(aliases or "").split("\n"))
         rank = rank_names(all_names, name)
-        if rank is None and tail != keys[0] and any(parts(n)[-len(words):] == words for n in all_names if n):
+        if rank is None and symbol_name.rsplit(".", 1)[-1].lower() != last \
+                and any(parts(n)[-len(words):] == words for n in all_names if n):
             rank = 4  # the same words in another case style
         if rank is not None:
             ranked.append((rank, symbol_name.count("."), chunk_id))

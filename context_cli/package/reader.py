@@ -21,8 +21,9 @@ from ..errors import InvalidPackage
 from . import vectors as vec
 from .deadline import DEFAULT_DEADLINE_S, LOAD_DEADLINE_S, PackageTooSlow, QueryGuard
 from .identity import InvalidIdentity, PackageId, check_identity
-from .schema import QUALITY_TABLE, SYMBOL_DOC_ZLIB, SYMBOLS_TABLE, PageRecord
+from .schema import QUALITY_TABLE, SYMBOL_DOC_ZLIB, SYMBOL_FILES_TABLE, SYMBOL_TAIL, SYMBOLS_TABLE, PageRecord
 from .symbol_docs import Inflated
+from .symbol_signatures import signature_text
 from .validate import MAX_VALUE_BYTES, check
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ class Package:
     has_quality: bool = False  # a second vector set (validate.quality_set; its rows unchecked until read)
     has_symbols: bool = False  # the API reference read from the release's code (`symbols` table)
     has_symbol_doc_zlib: bool = False  # its long docstrings deflated (package/symbol_docs.py)
+    has_symbol_files: bool = False  # its paths in `symbol_files`, signatures packed (else `tail`, `source`)
 
     @property
     def name(self) -> str:
@@ -187,6 +189,12 @@ class Package:
                 f"SELECT id FROM chunks WHERE doc_path IN ({','.join('?' * len(params))})", params)]
         return self.chunks(ids)
 
+    @property
+    def symbol_tail(self) -> str:
+        """The SQL of a `symbols` row's last name part in lower case, the indexed key of
+        unqualified look-ups (a column in packages built before `symbol_files`)."""
+        return SYMBOL_TAIL if self.has_symbol_files else "tail"
+
     def symbols(self, tails: Iterable[str] | None = None) -> list[tuple[Symbol, int | None]]:
         """(symbol, id of the section showing it) whose last name part is one of `tails`
         (lower case; found through the `symbols_tail` index), or every symbol when None;
@@ -195,7 +203,9 @@ class Package:
 
         if not self.has_symbols:
             return []
-        sql = ("SELECT " + ", ".join(_as_text(c) for c in ("name", "kind", "signature", "doc", "source", "aliases"))
+        source = (f"(SELECT path FROM {SYMBOL_FILES_TABLE} WHERE {SYMBOL_FILES_TABLE}.id = {SYMBOLS_TABLE}.file)"
+                  if self.has_symbol_files else "source")
+        sql = ("SELECT " + ", ".join(_as_text(c) for c in ("name", "kind", "signature", "doc", source, "aliases"))
                + ", CAST(deprecated AS TEXT), CAST(since AS TEXT), coalesce(CAST(line AS INTEGER), 0),"
                f" CAST(chunk_id AS INTEGER), {SYMBOL_DOC_ZLIB if self.has_symbol_doc_zlib else 'NULL'} FROM {SYMBOLS_TABLE}")
         params: list[str] = []
@@ -203,12 +213,13 @@ class Package:
             params = sorted(set(tails))
             if not params:
                 return []
-            sql += f" WHERE tail IN ({','.join('?' * len(params))})"
+            sql += f" WHERE {self.symbol_tail} IN ({','.join('?' * len(params))})"
         with self.deadline(DEFAULT_DEADLINE_S if tails is not None else LOAD_DEADLINE_S):
             rows = self.db.execute(sql + " ORDER BY id", params).fetchall()
-        docs = Inflated(self.label)
-        return [(Symbol(name=n, kind=k, signature=sig, doc=docs.text(doc, z), deprecated=dep, since=since,
-                        source=src, line=line, aliases=tuple(a for a in aliases.split("\n") if a)), cid)
+        docs, packed = Inflated(self.label), self.has_symbol_files
+        return [(Symbol(name=n, kind=k, signature=signature_text(n, sig) if packed else sig, doc=docs.text(doc, z),
+                        deprecated=dep, since=since, source=src, line=line,
+                        aliases=tuple(a for a in aliases.split("\n") if a)), cid)
                 for n, k, sig, doc, src, aliases, dep, since, line, cid, z in rows]
 
     def vectors(self) -> tuple[np.ndarray, np.ndarray]:
@@ -290,7 +301,7 @@ def open_package(path: Path, *, registry: str | None = None, deep: bool = False,
     pkg = Package(path=path, meta=found.meta, id=pid, db=db, guard=guard, has_vectors=found.has_vectors,
                   has_bm25=found.has_bm25, has_bm25_phrases=found.has_bm25_phrases, has_url=found.has_url,
                   has_pages=found.has_pages, has_quality=found.has_quality, has_symbols=found.has_symbols,
-                  has_symbol_doc_zlib=found.has_symbol_doc_zlib)
+                  has_symbol_doc_zlib=found.has_symbol_doc_zlib, has_symbol_files=found.has_symbol_files)
     guard.label = pkg.label
     return pkg
 

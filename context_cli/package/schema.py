@@ -54,20 +54,30 @@ QUALITY_DDL = f"CREATE TABLE {QUALITY_TABLE} (chunk_id INTEGER PRIMARY KEY, vect
 QUALITY_META = ("quality_source", "quality_model", "quality_fingerprint", "quality_dim", "quality_dtype")
 
 # Ours, optional: the API as released (context_cli/apiref; docs/api-reference.md), one row per
-# public symbol, in packages built from a release's code. `tail` (the last dotted part, lower
-# case) is the key of unqualified look-ups; `aliases` holds the other public names, one a line;
-# `chunk_id` is the section that shows the entry; `doc_zlib`, when not NULL, is the docstring
-# deflated (`doc` is then empty: package/symbol_docs.py). Meta `symbol_count` is its row count.
+# public symbol, in packages built from a release's code. `aliases` holds the other public
+# names, one a line; `file` is the id of its source file's path in `symbol_files`; `chunk_id`
+# is the section that shows the entry; `doc_zlib`, when not NULL, is the docstring deflated
+# (`doc` is then empty: package/symbol_docs.py). Unqualified look-ups go through the index on
+# the name's last part in lower case (SYMBOL_TAIL). Meta `symbol_count` is its row count.
 SYMBOLS_TABLE = "symbols"
+SYMBOL_FILES_TABLE = "symbol_files"
+# The last dotted part of `name`, lower case (ASCII letters: SQLite's `lower`): `rtrim` takes off
+# every character but dots from the end, leaving the qualifier, whose length is skipped.
+SYMBOL_TAIL = "lower(substr(name, length(rtrim(name, replace(name, '.', ''))) + 1))"
 SYMBOLS_DDL = """
-CREATE TABLE symbols (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tail TEXT NOT NULL, kind TEXT NOT NULL,
+CREATE TABLE symbols (id INTEGER PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL,
   signature TEXT NOT NULL DEFAULT '', doc TEXT NOT NULL DEFAULT '', deprecated TEXT, since TEXT,
-  source TEXT NOT NULL DEFAULT '', line INTEGER NOT NULL DEFAULT 0, aliases TEXT NOT NULL DEFAULT '',
+  file INTEGER, line INTEGER NOT NULL DEFAULT 0, aliases TEXT NOT NULL DEFAULT '',
   chunk_id INTEGER, doc_zlib BLOB);
-CREATE INDEX symbols_tail ON symbols(tail);
+CREATE TABLE symbol_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL);
 """
-SYMBOL_COLUMNS = ("name", "tail", "kind", "signature", "doc", "deprecated", "since", "source", "line", "aliases",
-                  "chunk_id")  # the columns read; `doc_zlib` is optional (packages before it lack it)
+SYMBOLS_INDEX = f"CREATE INDEX symbols_tail ON symbols({SYMBOL_TAIL});"  # made after the rows: one sort
+# The columns read in every layout, and `file` with `symbol_files(id, path)`; `doc_zlib` is
+# optional (packages before it lack it).
+SYMBOL_COLUMNS = ("name", "kind", "signature", "doc", "deprecated", "since", "line", "aliases", "chunk_id")
+# Packages built before `symbol_files` held `tail` (SYMBOL_TAIL as Python lower-cases) and
+# `source` (the path) on every row, with the index on `tail`.
+SYMBOL_ROW_COLUMNS = ("tail", "source")
 SYMBOL_DOC_ZLIB = "doc_zlib"
 
 REQUIRED_CHUNK_COLUMNS = ("id", "doc_path", "doc_title", "section_title", "content", "tokens")

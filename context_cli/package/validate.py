@@ -31,6 +31,8 @@ from .schema import (
     REQUIRED_META,
     SYMBOL_COLUMNS,
     SYMBOL_DOC_ZLIB,
+    SYMBOL_FILES_TABLE,
+    SYMBOL_ROW_COLUMNS,
     SYMBOLS_TABLE,
 )
 
@@ -55,8 +57,9 @@ class Found:
     has_url: bool
     has_pages: bool
     has_quality: bool = False  # a second vector set whose table and meta look usable (`quality_set`)
-    has_symbols: bool = False  # an API reference table with the columns we read (`symbol_columns`)
+    has_symbols: bool = False  # an API reference table with the columns we read
     has_symbol_doc_zlib: bool = False  # ... and its optional deflated docstrings (package/symbol_docs.py)
+    has_symbol_files: bool = False  # ... in the layout with `symbol_files` and packed signatures
 
 
 def check(db: sqlite3.Connection, label: str, deep: bool) -> Found:
@@ -76,20 +79,22 @@ def check(db: sqlite3.Connection, label: str, deep: bool) -> Found:
     db.execute(f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH '\"the\"' LIMIT 1").fetchall()
     if deep:
         _deep(db, label, meta, has_vectors, has_bm25, has_phrases, "url" in columns)
-    symbols = symbol_columns(db, objects)
-    has_symbols = symbols.issuperset(SYMBOL_COLUMNS)
+    symbols = _columns(db, objects, SYMBOLS_TABLE)
+    has_files = "file" in symbols and {"id", "path"} <= _columns(db, objects, SYMBOL_FILES_TABLE)
+    has_symbols = symbols.issuperset(SYMBOL_COLUMNS) and (has_files or symbols.issuperset(SYMBOL_ROW_COLUMNS))
     return Found(meta=meta, has_vectors=has_vectors, has_bm25=has_bm25, has_bm25_phrases=has_phrases,
                  has_url="url" in columns, has_pages=_real_table(objects, "pages"),
                  has_quality=quality_set(objects, meta), has_symbols=has_symbols,
-                 has_symbol_doc_zlib=has_symbols and SYMBOL_DOC_ZLIB in symbols)
+                 has_symbol_doc_zlib=has_symbols and SYMBOL_DOC_ZLIB in symbols,
+                 has_symbol_files=has_symbols and has_files)
 
 
-def symbol_columns(db: sqlite3.Connection, objects: Objects) -> frozenset[str]:
-    """The columns of the `symbols` table when it is a real table; none when there is none
-    (packages built before it, or by other tools: they simply have no API reference)."""
-    if not _real_table(objects, SYMBOLS_TABLE):
+def _columns(db: sqlite3.Connection, objects: Objects, table: str) -> frozenset[str]:
+    """The columns of `table` when it is a real table; none when there is none (packages
+    built before the API reference, or by other tools, simply have none)."""
+    if not _real_table(objects, table):
         return frozenset()
-    return frozenset(str(r[1]) for r in db.execute(f"PRAGMA table_info({SYMBOLS_TABLE})"))
+    return frozenset(str(r[1]) for r in db.execute(f"PRAGMA table_info({table})"))
 
 
 def _schema(db: sqlite3.Connection, label: str) -> dict[str, tuple[str, str]]:

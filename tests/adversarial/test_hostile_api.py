@@ -137,8 +137,8 @@ def test_hostile_identifier_queries_and_symbol_rows(tmp_path: Path) -> None:
     rows = [(Symbol(f"pkg.C{i}.get", "method", f"C{i}.get()"), 1) for i in range(5000)]
     path = write_package(tmp_path / "p.db", {"name": "p", "version": "1"}, [chunk], symbols=rows)
     with sqlite3.connect(path) as db:
-        db.execute("INSERT INTO symbols(name, tail, kind, chunk_id, aliases) VALUES (7, 'odd_name', 'x', 'one', X'00')")
-        db.execute("INSERT INTO symbols(name, tail, kind, chunk_id) VALUES ('pkg.odd_name', 'odd_name', 'x', 1)")
+        db.execute("INSERT INTO symbols(name, kind, chunk_id, aliases) VALUES ('pkg.x.odd_name', 'x', 'one', X'00')")
+        db.execute("INSERT INTO symbols(name, kind, chunk_id) VALUES ('pkg.odd_name', 'x', 1)")
     with open_package(path) as pkg:
         start = time.monotonic()
         assert identifier_chunks("C1.get", pkg) == [1]
@@ -193,8 +193,8 @@ def test_many_small_docstring_bombs_stay_within_one_budget(tmp_path: Path) -> No
                              symbols=[(Symbol(f"{name}.send_file", "function", "send_file()"), 1)])
         if name == "bad":
             with sqlite3.connect(path) as db:
-                db.executemany("INSERT INTO symbols(name, tail, kind, chunk_id, doc, doc_zlib) VALUES (?, ?, ?, 1, '', ?)",
-                               [(f"bad.f{i}", f"f{i}", "function", bomb) for i in range(4000)])
+                db.executemany("INSERT INTO symbols(name, kind, chunk_id, doc, doc_zlib) VALUES (?, ?, 1, '', ?)",
+                               [(f"bad.f{i}", "function", bomb) for i in range(4000)])
         store.install(path)
     installed = sorted(store.installed(), key=lambda i: i.id.name)
     tracemalloc.start()
@@ -235,3 +235,60 @@ def test_a_release_index_that_answers_garbage_leaves_the_docs_built(tmp_path: Pa
         assert built.symbols == 0 and len(notes) == 1 and "the release could not be fetched" in notes[0], notes
         with open_package(built.path) as pkg:  # no table: an empty one would claim an empty API
             assert built.pages == 1 and not pkg.has_symbols
+
+
+@pytest.mark.parametrize("damage", ["DROP TABLE symbol_files",
+                                    "ALTER TABLE symbol_files RENAME COLUMN path TO p",
+                                    "DROP TABLE symbol_files; CREATE TABLE symbol_files (id, path, name, file);"
+                                    "INSERT INTO symbol_files VALUES (1, X'00', 'n', 2), (1, 'dup', 'n', 2)",
+                                    "DELETE FROM symbol_files"])
+def test_a_damaged_symbol_files_table_hides_or_blanks_paths_only(tmp_path: Path, damage: str) -> None:
+    """`symbol_files` missing or without its columns: the package has no API reference (one
+    clear line from `context api`); rows naming no file, or a table of odd values and
+    columns that shadow the symbols' own: the entries still read, with a path or none."""
+    import sqlite3
+
+    from context_cli.apiref.lookup import find_api
+    from context_cli.document import Chunk
+    from context_cli.errors import ContextError
+    from context_cli.package.writer import write_package
+    from context_cli.store.store import Store
+    from context_cli.symbol import Symbol
+
+    path = write_package(tmp_path / "p.db", {"name": "p", "version": "1"}, [Chunk("a.md", "A", "", "Text.", 2, False)],
+                         symbols=[(Symbol("p.signer.sign", "function", "sign()", source="p/signer.py"), 1)])
+    with sqlite3.connect(path) as db:
+        db.executescript(damage)
+    inst = Store(tmp_path / "store").install(path)
+    if damage.startswith(("DROP TABLE symbol_files", "ALTER")) and "CREATE" not in damage:
+        with pytest.raises(ContextError, match="no API reference"):
+            find_api("sign", [inst])
+    else:
+        [found] = find_api("p.signer.sign", [inst]).symbols
+        assert found.symbol.name == "p.signer.sign" and found.symbol.source in ("", "\x00", "dup")
+
+
+def test_a_symbol_files_table_without_its_key_stays_bounded(tmp_path: Path) -> None:
+    """`symbol_files` rebuilt without its INTEGER PRIMARY KEY and 100,000 rows: reading every
+    entry (the suggestions of `context api`) looks a path up per row, and stays fast."""
+    import sqlite3
+
+    from context_cli.apiref.lookup import find_api
+    from context_cli.document import Chunk
+    from context_cli.package.writer import write_package
+    from context_cli.store.store import Store
+    from context_cli.symbol import Symbol
+
+    rows = [(Symbol(f"p.m{i % 50}.f{i}", "function", f"f{i}()", source=f"p/m{i % 50}.py"), 1) for i in range(3000)]
+    path = write_package(tmp_path / "p.db", {"name": "p", "version": "1"}, [Chunk("a.md", "A", "", "Text.", 2, False)],
+                         symbols=rows)
+    with sqlite3.connect(path) as db:
+        db.executescript("DROP TABLE symbol_files; CREATE TABLE symbol_files (id TEXT, path TEXT);")
+        db.executemany("INSERT INTO symbol_files VALUES (?, ?)", ((str(i), f"p/m{i}.py") for i in range(100_000)))
+    inst = Store(tmp_path / "store").install(path)
+    start = time.monotonic()
+    found = find_api("f2999x", [inst])
+    assert found.suggestions and not found.notes
+    [hit] = find_api("p.m49.f2999", [inst]).symbols
+    assert hit.symbol.source == "p/m50.py"  # its file id, 50, matched as SQLite compares text with an integer
+    assert time.monotonic() - start < 5
