@@ -68,10 +68,10 @@ def test_an_upgrade_guide_ranks_below_a_guide_unless_the_question_asks_about_cha
 def test_which_guides_are_upgrade_guides() -> None:
     for path in ("migration.md", "guides/migrating-to-react-query-4.md", "migration/migrate-from-v10-to-v11.mdx",
                  "how-to/migrate-from-pydantic-v1-to-pydantic-v2.md", "upgrade-guides.md", "howto/upgrade-version.txt",
-                 "docs/Upgrading.rst", "client/migrating.mdx", "MIGRATION_2_0.md"):
+                 "docs/upgrading.rst", "client/migrating.mdx", "migration_2_0.md"):
         assert page_kind(None, path) == "changelog", path
     for path in ("topics/migrations.txt", "howto/writing-migrations.txt", "ref/migration-operations.txt",
-                 "guides/retries.md", "migration/index.md", "upgrades/notes.md"):
+                 "guides/retries.md", "migration/index.md", "upgrades/notes.md", "MIGRATION.md"):
         assert page_kind(None, path) is None, path
     assert page_kind("reference", "api/migration.md") == "reference"  # (a kind of its own stays)
 

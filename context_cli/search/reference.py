@@ -24,8 +24,8 @@ Each package comes as a dict of what the search knows of it before the final ord
 from __future__ import annotations
 
 import math
-import posixpath
 import re
+from collections.abc import Iterable
 from operator import itemgetter
 from typing import Any
 
@@ -63,9 +63,12 @@ def fused_scores(lex: list[tuple[int, float]], dense: list[tuple[int, float]], p
 
 
 # A guide to moving between versions, told by its file's name (docs/search.md, "The ranking
-# rules", 2): migrating or upgrading and a version or a guide, or one of those words alone.
-_UPGRADE = re.compile(r"^(?=.*\b(?:migrat|upgrad))(?=.*(?:\d|\bversions?\b|\bguides?\b))|^(?:migration|migrating|"
-                      r"upgrading|upgrade)$")
+# rules", 2): a word of it says migrating or upgrading, and another a version or a guide, or
+# it is one of these words alone. Compiled (by `re`'s own cache) only when a path holds one
+# of the words, which most searches never meet: a cold query would pay for compiling them.
+_MOVING = r"(?<![a-z])(?:migrat|upgrad)"
+_VERSIONED = r"\d|(?<![a-z])(?:versions?|guides?)(?![a-z])"
+_ALONE = frozenset({"migration", "migrating", "upgrade", "upgrading"})
 
 
 def page_kind(kind: str | None, path: str) -> str | None:
@@ -73,13 +76,24 @@ def page_kind(kind: str | None, path: str) -> str | None:
     notes' for a guide to moving between versions, which the builder keeps as a guide: its
     file's name says migrating or upgrading and a version or a guide (`migrate-from-v10-to-v11`,
     `migrating-to-react-query-4`, `upgrade-guides`, `upgrade-version`), or is `migration`,
-    `migrating`, `upgrade` or `upgrading` alone (not `migrations`: database migrations)."""
-    if kind is None:
-        low = path.lower()
-        if ("migrat" in low or "upgrad" in low) and _UPGRADE.search(
-                posixpath.basename(low).split(".", 1)[0].replace("-", " ").replace("_", " ")):
-            return "changelog"
-    return kind
+    `migrating`, `upgrade` or `upgrading` alone (not `migrations`: database migrations); in
+    lower case, as docs' file names are."""
+    if kind is not None or ("migrat" not in path and "upgrad" not in path):
+        return kind
+    stem = path[path.rfind("/") + 1:].split(".", 1)[0]
+    if stem in _ALONE or (re.search(_MOVING, stem) and re.search(_VERSIONED, stem)):
+        return "changelog"
+    return None
+
+
+def upgrade_guides(paths: Iterable[str]) -> dict[str, str]:
+    """The guides to moving between versions among these pages, each with the kind it is
+    weighed as (`page_kind`), found with one scan of all their paths: nearly every search has
+    none among its candidates' pages."""
+    joined = "\n".join(paths)
+    if "migrat" not in joined and "upgrad" not in joined:
+        return {}
+    return {p: kind for p in joined.split("\n") if ("migrat" in p or "upgrad" in p) and (kind := page_kind(None, p))}
 
 
 def page_kind_weight(kind: str, asks_changes: bool, names_symbol: bool, params: RankingParams) -> float:
