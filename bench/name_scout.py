@@ -30,8 +30,6 @@ on the page's title match, which the page bonus weighs by `title_weight`).
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import re
 import sqlite3
@@ -46,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 from retrieval import SETS, load_questions  # noqa: E402
-from vocab_gap import _CODE, _WORD  # noqa: E402
+from vocab_gap import _CODE, _WORD, dump_options, dump_rows  # noqa: E402
 
 _PART = re.compile(r" \(part \d+\)$")
 _NAME = re.compile(r"[\w$.@/:#-]+(?:\(\))?")
@@ -196,17 +194,11 @@ def group_of(q: dict, gold_rank: int | None) -> str:  # type: ignore[type-arg]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("dump", type=Path)
-    ap.add_argument("--home", type=Path, required=True)
-    ap.add_argument("--set", dest="sets", action="append")
-    ap.add_argument("--style", default="question", help="question, keyword, or all")
+    ap = dump_options(__doc__)
     ap.add_argument("--sentences", type=int, default=1, help="sentences of each description")
     ap.add_argument("--show", type=int, default=0, help="print so many target misses with the descriptions' first pages")
     args = ap.parse_args()
-    rows = [r for r in map(json.loads, args.dump.read_text().splitlines()) if r["mode"] == "hybrid"
-            and (not args.sets or r["set"] in args.sets) and r["set"] in SETS
-            and (args.style == "all" or (r["style"] or "question") == args.style)]
+    rows = dump_rows(args)
     count: dict[str, Counter[str]] = defaultdict(Counter)
     first: dict[str, Counter[str]] = defaultdict(Counter)  # over every question: the first page gold or not
     shown = 0
