@@ -94,19 +94,31 @@ def classify(stem: str, gold: set[str], df: Counter[str]) -> str:
     return "typo" if typo(stem, gold) else "absent"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+def dump_options(doc: str | None) -> argparse.ArgumentParser:
+    """The options of a script that reads a `bench/retrieval.py --dump`: the dump, --home,
+    --set and --style."""
+    ap = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     ap.add_argument("dump", type=Path)
     ap.add_argument("--home", type=Path, required=True)
     ap.add_argument("--set", dest="sets", action="append")
     ap.add_argument("--style", default="question", help="question, keyword, or all")
+    return ap
+
+
+def dump_rows(args: argparse.Namespace) -> list[dict]:  # type: ignore[type-arg]
+    """The dump's hybrid rows of the chosen sets and style."""
+    return [r for r in map(json.loads, args.dump.read_text().splitlines()) if r["mode"] == "hybrid"
+            and (not args.sets or r["set"] in args.sets) and r["set"] in SETS
+            and (args.style == "all" or (r["style"] or "question") == args.style)]
+
+
+def main() -> None:
+    ap = dump_options(__doc__)
     ap.add_argument("--show", type=int, default=0, help="list the commonest `elsewhere` terms of the misses")
     args = ap.parse_args()
     from context_cli.search.query import Query
 
-    rows = [r for r in map(json.loads, args.dump.read_text().splitlines()) if r["mode"] == "hybrid"
-            and (not args.sets or r["set"] in args.sets) and r["set"] in SETS
-            and (args.style == "all" or (r["style"] or "question") == args.style)]
+    rows = dump_rows(args)
     counts = {k: Counter[str]() for k in ("miss", "hit")}
     mass = {k: Counter[str]() for k in ("miss", "hit")}
     questions = Counter[str]()

@@ -1,4 +1,5 @@
-"""bench/vocab_gap.py and bench/expansion_scout.py: their classes and weights do what they say."""
+"""bench/vocab_gap.py, bench/expansion_scout.py and bench/name_scout.py: their classes, weights
+and API names do what they say."""
 
 from __future__ import annotations
 
@@ -60,3 +61,30 @@ def test_everyday_words_weigh_less_than_topical_ones(scout: ModuleType) -> None:
     out = scout.damped(query, [Posting(ids=np.array([1, 2]), contrib=one, df=2) for _ in query.terms])
     show, fixture = (p.contrib[0] for p in out)
     assert 0.3 <= show < 0.6 and fixture == 1.0
+
+
+@pytest.fixture(scope="module")
+def ns() -> ModuleType:
+    return _load("name_scout")
+
+
+def test_a_heading_that_is_an_api_name(ns: ModuleType) -> None:
+    assert ns.api_name("Model signals > post_save") == "post_save"
+    assert ns.api_name("Settings > LOGIN_REDIRECT_URL") == "LOGIN_REDIRECT_URL"
+    assert ns.api_name("Global API > nextTick()") == "nextTick"
+    assert ns.api_name("Session.execute() (part 2)") == "Session.execute"
+    assert ns.api_name("Field options > choices") == "choices"
+    assert ns.api_name("useQuery(options)") == "useQuery"
+    for words in ("Model signals > Overriding predefined model methods", "Install Django", "JsonResponse objects",
+                  "Response"):
+        assert ns.api_name(words) is None, words
+
+
+def test_a_description_is_the_first_prose_sentence(ns: ModuleType) -> None:
+    content = ("`django.db.models.signals.post_save`\n\nLike `pre_save`, but sent at the end of the\n"
+               "`save()` method. Arguments sent with this signal:\n\n    code\n")
+    assert ns.description(content, 1) == "Like pre_save, but sent at the end of the save() method."
+    assert ns.description(content, 2) == ("Like pre_save, but sent at the end of the save() method. "
+                                          "Arguments sent with this signal:")
+    assert ns.description("```py\nx = 1\n```\n\n# Title\n\nThe **first** [one](x.md).\n", 1) == "The first one."
+    assert ns.description("    only code\n", 1) == ""

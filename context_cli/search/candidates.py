@@ -49,7 +49,7 @@ class Candidates:
     heading_gain: np.ndarray = field(default=None)  # type: ignore[arg-type]  # float64 (`evidence.heading_matcher`)
     paths: list[str] = field(default_factory=list)  # per page
     title_match: np.ndarray = field(default=None)  # type: ignore[arg-type]  # float64 per page (`evidence.title_matcher`)
-    page_weight: np.ndarray | None = None  # float64 per page: its kind's weight (`reference.page_kind_weight`)
+    page_weight: np.ndarray | None = None  # float64 per page: its kind's weight (`reference.page_kind(_weight)`)
     closeness: np.ndarray | None = None  # float64 per page: how close it is as a whole (`closeness.closeness`)
 
     def chunk_ids_of(self, p: int) -> np.ndarray:
@@ -172,7 +172,7 @@ def attach_evidence(c: Candidates, run: SearchRun, params: RankingParams) -> Can
 
     from .closeness import closeness, page_rows
     from .evidence import title_matcher
-    from .reference import page_kind_weight
+    from .reference import page_kind_weight, upgrade_guides
     from .sections import no_sections, section_tables
 
     gain = np.zeros(len(c.chunk_id))
@@ -202,14 +202,17 @@ def attach_evidence(c: Candidates, run: SearchRun, params: RankingParams) -> Can
     close_pages: list[int] = []
     close_rows: list[int] = []
     tokens, owner, paths = every.tokens, every.owner, every.paths
-    for at in set(page.tolist()):
+    found_pages = set(page.tolist())
+    upgrades = upgrade_guides(map(paths.__getitem__, found_pages))  # (nearly always none)
+    for at in found_pages:
         match = matchers[owner[at]]
         if match is not None and (value := match(tokens[at])):  # (most pages: none of the query's words)
             title[at] = value
         found_kinds = kinds[owner[at]]
-        if found_kinds and (kind := found_kinds.get(paths[at])) is not None:  # (a package of guides only, a guide)
+        if ((found_kinds and (weighed := found_kinds.get(paths[at])) is not None)  # (a package of guides only, a guide)
+                or (upgrades and (weighed := upgrades.get(paths[at])) is not None)):
             q = c.packages[owner[at]].query
-            weight[at] = page_kind_weight(kind, q.asks_changes, q.names_symbol, params)
+            weight[at] = page_kind_weight(weighed, q.asks_changes, q.names_symbol, params)
         if (pages := near_pages[owner[at]]) is not None and (k := pages[0].get(paths[at])) is not None:
             close_pages.append(at)
             close_rows.append(pages[1] + k)

@@ -52,7 +52,7 @@ _CHANGE_WORDS = frozenset({"changelog", "removed", "version", "versions", "avail
 _CHANGE_STEMS = ("releas", "deprecat", "upgrad", "migrat", "launch", "introduc")
 _CHANGE_PHRASES = re.compile(r"\b(?:what (?:s |has |have )?changed|breaking changes?|changes? (?:in|since|between|from) "
                              r"v?\d|changed (?:in|since) v?\d|new in|what s new|when (?:did|was|were|will))\b")
-_VERSION = re.compile(r"\d\.\d")
+_VERSION = re.compile(r"\d\.\d|\b[vV]\d+\b")  # `2.0`, and `v2` ("from pydantic v1 to v2")
 _EDGE = "\"'.,;:?!()[]{}<>"
 
 # A contraction is a function word and a fragment the tokenizer splits apart ("what's" ->

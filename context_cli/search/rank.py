@@ -13,7 +13,7 @@ A section's final score, in a search over packages P (`Candidates` holds its inp
 
     fused   = w_lex x bm25 / best bm25 + w_dense x min(max(z, 0), z_cap) / z_cap   (`candidates.fuse`)
     page_bonus(page) = 0.25 x its 2nd best fused + 0.1 x its 3rd + 0.4 x its title match + 0.4 x its closeness
-    kind_weight(page) = 0.5 for release notes unless the question asks about changes, else 1
+    kind_weight(page) = 0.5 for release notes and upgrade guides unless the question asks about changes, else 1
     cross_package_factor = (0.5 + 0.5 x round(best coverage on the page, 3)) x package_prior(package)
     package_prior = exp(3 x (the package's best cosine - the best package's))      (`package_priors`)
 
@@ -153,7 +153,7 @@ def package_priors(packages: Sequence[PackageQuery], searched: int, params: Rank
 def page_scores(score: np.ndarray, page: np.ndarray, title: np.ndarray, gain: np.ndarray, params: RankingParams,
                 kind: np.ndarray | None = None, closeness: np.ndarray | None = None) -> np.ndarray:
     """Every candidate section's score with its page's evidence added, times its page's kind
-    weight (`kind`, per candidate: `reference.page_kind_weight` of its page).
+    weight (`kind`, per candidate: `reference.page_kind_weight` of its page's `page_kind`).
 
     A page scores its best section, a share of its next ones (`next_sections`), how much of
     the query its title and path carry (`title`, each candidate's page's `title_matcher`

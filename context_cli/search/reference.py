@@ -13,7 +13,8 @@ Each package comes as a dict of what the search knows of it before the final ord
 * `path`: chunk id -> its page's path (a candidate without one has no section and is dropped);
 * `title`: page path -> the share of the query's IDF its title and path carry;
 * `closeness`: page path -> how close the page is as a whole (`closeness.closeness`; 0 when absent);
-* `kind`: page path -> its kind's weight for this question (`page_kind_weight`; 1 when absent);
+* `kind`: page path -> its kind's weight for this question (`page_kind_weight` of its `page_kind`;
+  1 when absent);
 * `gain`: chunk id -> what it gains for its own heading; `coverage`: chunk id -> its share of
   the query's IDF; `weight`: the package's prior in a search over several;
 * `pinned`: the sections showing the entries an identifier question names, best first
@@ -23,6 +24,8 @@ Each package comes as a dict of what the search knows of it before the final ord
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable
 from operator import itemgetter
 from typing import Any
 
@@ -57,6 +60,40 @@ def fused_scores(lex: list[tuple[int, float]], dense: list[tuple[int, float]], p
         for cid, z in dense:
             fused[cid] = fused.get(cid, 0.0) + w_dense * (cap if z > cap else z if z > 0.0 else 0.0) / cap
     return fused
+
+
+# A guide to moving between versions, told by its file's name (docs/search.md, "The ranking
+# rules", 2): a word of it says migrating or upgrading, and another a version or a guide, or
+# it is one of these words alone. Compiled (by `re`'s own cache) only when a path holds one
+# of the words, which most searches never meet: a cold query would pay for compiling them.
+_MOVING = r"(?<![a-z])(?:migrat|upgrad)"
+_VERSIONED = r"\d|(?<![a-z])(?:versions?|guides?)(?![a-z])"
+_ALONE = frozenset({"migration", "migrating", "upgrade", "upgrading"})
+
+
+def page_kind(kind: str | None, path: str) -> str | None:
+    """The kind a page is weighed as: its own (`pages.kind`; None for a guide), but release
+    notes' for a guide to moving between versions, which the builder keeps as a guide: its
+    file's name says migrating or upgrading and a version or a guide (`migrate-from-v10-to-v11`,
+    `migrating-to-react-query-4`, `upgrade-guides`, `upgrade-version`), or is `migration`,
+    `migrating`, `upgrade` or `upgrading` alone (not `migrations`: database migrations); in
+    lower case, as docs' file names are."""
+    if kind is not None or ("migrat" not in path and "upgrad" not in path):
+        return kind
+    stem = path[path.rfind("/") + 1:].split(".", 1)[0]
+    if stem in _ALONE or (re.search(_MOVING, stem) and re.search(_VERSIONED, stem)):
+        return "changelog"
+    return None
+
+
+def upgrade_guides(paths: Iterable[str]) -> dict[str, str]:
+    """The guides to moving between versions among these pages, each with the kind it is
+    weighed as (`page_kind`), found with one scan of all their paths: nearly every search has
+    none among its candidates' pages."""
+    joined = "\n".join(paths)
+    if "migrat" not in joined and "upgrad" not in joined:
+        return {}
+    return {p: kind for p in joined.split("\n") if ("migrat" in p or "upgrad" in p) and (kind := page_kind(None, p))}
 
 
 def page_kind_weight(kind: str, asks_changes: bool, names_symbol: bool, params: RankingParams) -> float:
