@@ -513,6 +513,8 @@ class _Page:
         elif isinstance(cls, type) and issubclass(cls, admonitions.BaseAdmonition):
             self._admonition(cls, block, out)
         elif cls in (images.Image, parts.Contents):
+            if _content_after(block):  # docutils: "no content permitted", an error message
+                raise Unsupported(f"directive {name} with content")
             out.append(("hidden",))  # an image; a table of contents (a topic the writer skips)
         elif cls is body.Rubric:
             args, options, content = _directive_block(block, 1, 0, True, {"class", "name"}, False)
@@ -686,6 +688,14 @@ def _directive_block(block: list[str], required: int, optional: int, final_white
     if content and not has_content:
         raise Unsupported("directive content not allowed")
     return arguments, options, content
+
+
+def _content_after(block: list[str]) -> bool:
+    """Whether a directive's block has content after its arguments and options (a blank line,
+    then text), split as `_directive_block` splits it."""
+    indented = _strip_end(block[1:] if block and not block[0].strip() else block)
+    i = next((k for k, line in enumerate(indented) if not line.strip()), len(indented))
+    return any(line.strip() for line in indented[i + 1:])
 
 
 def _options(block: list[str], names: set[str] | None) -> dict[str, str]:
