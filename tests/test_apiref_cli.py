@@ -64,3 +64,19 @@ def test_a_deprecation_is_shown_once(tmp_path) -> None:
     assert added.exit_code == 0, added.output
     code, out, _ = api("old")
     assert code == 0 and out.count("Deprecated") == 1 and "Use `greet`." in out, out
+
+
+def test_a_name_found_nowhere_among_many_libraries_is_one_short_line(tmp_path) -> None:
+    """With more libraries than an error names, it counts them; the suggestion for a tail is
+    its shallowest name (`pkgN.wave`, not a class's method of that name)."""
+    from apiref_fixtures import write_tree
+
+    for n in range(7):
+        root = write_tree(tmp_path / f"pkg{n}", {
+            "pyproject.toml": f'[project]\nname = "pkg{n}"\nversion = "1.0"\n', "docs/index.md": "# Pkg\n\nText.\n",
+            f"pkg{n}/__init__.py": 'class Hand:\n    def wave(self) -> None:\n        """Wave it."""\n\n\n'
+                                   'def wave() -> None:\n    """Wave."""\n'})
+        assert CliRunner().invoke(cli, ["add", str(root), "--no-embed"]).exit_code == 0
+    code, _, err = api("wavve")
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "any of the 7 installed libraries" in err, err
+    assert "did you mean: pkg" in err and ".wave" in err and "Hand.wave" not in err.split("did you mean: ")[1].split(",")[0]

@@ -83,8 +83,11 @@ def find_api(query: str, packages: Sequence[Installed], *, limit: int = MAX_SYMB
                 found = [(_rank(symbol, name), Found(pkg.label, symbol, cid)) for symbol, cid in pkg.symbols(tail_keys(last))]
                 hits.extend((rank, f) for rank, f in found if rank is not None)
                 if not hits:
-                    for symbol, _ in pkg.symbols():
-                        tails.setdefault(symbol.name.rsplit(".", 1)[-1].lower(), symbol.name)
+                    for symbol, _ in pkg.symbols():  # a tail's shallowest name (`lodash.debounce`, not a wrapper's)
+                        tail = symbol.name.rsplit(".", 1)[-1].lower()
+                        kept = tails.get(tail)
+                        if kept is None or (symbol.name.count("."), len(symbol.name)) < (kept.count("."), len(kept)):
+                            tails[tail] = symbol.name
         except InvalidPackage as e:  # one damaged package must not hide the others' entries
             notes.append(f"{e}; skipped")
     if not with_api:

@@ -15,6 +15,8 @@ from ..store.store import Installed, Store
 from .project import project_options, project_scope
 from .render import echo, json_safe
 
+MAX_NAMED = 5  # libraries an error names; past this it counts them (one line, however many are installed)
+
 
 @click.command("api")
 @click.argument("name")
@@ -38,7 +40,9 @@ def api(name: str, libs: tuple[str, ...], fmt: str, project: Path | None, no_pro
     if not found.symbols:
         if fmt != "json":
             hint = f"; did you mean: {', '.join(found.suggestions)}?" if found.suggestions else ""
-            echo(f"Error: no symbol {found.query!r} in {', '.join(found.libraries)}{hint}", err=True)
+            where = ", ".join(found.libraries) if len(found.libraries) <= MAX_NAMED else \
+                f"any of the {len(found.libraries)} installed libraries with an API reference (--lib names one)"
+            echo(f"Error: no symbol {found.query!r} in {where}{hint}", err=True)
         raise SystemExit(1)
 
 
