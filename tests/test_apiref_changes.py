@@ -114,3 +114,30 @@ def test_a_registry_package_without_the_api_is_not_replaced_silently(pypi, tmp_p
     assert "`context add pypi:itsdangerous==2.1.2 --replace` rebuilds it" in result.stderr
     with open_package(Store().resolve("itsdangerous@2.1.2").path) as pkg:
         assert not pkg.has_symbols  # left as it was
+
+
+def test_changes_are_cut_to_a_budget_what_to_act_on_first() -> None:
+    """Removed entries first, then parameter changes, deprecations, additions, annotation-only
+    changes and release notes; what does not fit is counted."""
+    from context_cli.apiref.changes import Changes, Note
+
+    def s(name: str, sig: str = "") -> Symbol:
+        return Symbol(f"pkg.{name}", "function", sig or f"{name}(x)")
+
+    full = Changes("pkg", "pkg@1", "pkg@2", added=[s(f"new{i}") for i in range(50)], removed=[s("gone")],
+                   changed=[(s("typed", "typed(x)"), s("typed", "typed(x: int)")), (s("grew"), s("grew", "grew(x, y)"))],
+                   deprecated=[Symbol("pkg.old", "function", "old()", deprecated="use new")],
+                   notes=[Note("2.0", "Version 2.0", "x" * 5000, "CHANGES.rst")])
+    assert full.within(100_000).to_dict()["leftOut"] == {"added": 0, "removed": 0, "changed": 0, "deprecated": 0}
+    cut = full.within(400).to_dict()
+    assert [c["name"] for c in cut["removed"]] == ["pkg.gone"] and [c["name"] for c in cut["changed"]] == ["pkg.grew"]
+    assert cut["deprecated"] and 0 < len(cut["added"]) < 50 and cut["releaseNotes"] == []
+    assert cut["leftOut"] == {"added": 50 - len(cut["added"]), "removed": 0, "changed": 1, "deprecated": 0}
+    assert cut["releaseNotesLeftOut"] == 1 and len(json.dumps(cut)) < 400 * 4
+
+
+def test_the_markdown_counts_what_a_budget_left_out(pypi) -> None:  # noqa: F811
+    result = CliRunner().invoke(cli, ["changes", "pip/itsdangerous", "2.1.2", "2.2.0", "--budget", "100"])
+    assert result.exit_code == 0, result.output
+    assert "## Changed (" in result.stdout and " of " in result.stdout
+    assert result.stdout.rstrip().splitlines()[-1].startswith("Left out to fit the budget:")

@@ -8,7 +8,7 @@ import pytest
 from apiref_fixtures import install_release
 from mcp_fixtures import answer_of, anyio_backend, stdio_session  # noqa: F401 - a fixture
 
-from context_cli.mcp_server.api_tools import get_api
+from context_cli.mcp_server.api_tools import get_api, get_changes
 from context_cli.mcp_server.tools import Catalog, ToolError
 from context_cli.store.store import Store
 
@@ -33,6 +33,10 @@ async def test_get_api_and_get_changes_over_stdio(home: Path) -> None:
         diff = answer_of(await session.call_tool("get_changes", {"library": "itsdangerous", "from": "2.1.2"}))
         assert diff["to"] == "itsdangerous@2.2.0" and any(c["name"] == "itsdangerous.encoding.want_bytes"
                                                           for c in diff["changed"])
+        assert diff["leftOut"] == {"added": 0, "removed": 0, "changed": 0, "deprecated": 0}
+        small = await session.call_tool("get_changes", {"library": "itsdangerous", "from": "2.1.2", "tokens": 100})
+        cut = answer_of(small)
+        assert len(small.content[0].text) < 1000 and cut["leftOut"]["changed"] + cut["releaseNotesLeftOut"] > 0
 
 
 async def test_a_session_limited_by_libs_may_look_up_its_api(home: Path) -> None:
@@ -47,5 +51,7 @@ def test_unknown_names_and_bad_arguments(home: Path) -> None:
     assert answer["symbols"] == [] and "Did you mean: itsdangerous.url_safe.URLSafeSerializer" in answer["message"]
     with pytest.raises(ToolError, match="name is required"):
         get_api(catalog, {"library": "itsdangerous"})
+    with pytest.raises(ToolError, match="tokens must be a whole number"):
+        get_changes(catalog, {"library": "itsdangerous", "from": "2.1.2", "tokens": 10**9})
     with pytest.raises(ToolError, match="name must be a string"):
         get_api(catalog, {"name": ["x"]})

@@ -9,8 +9,10 @@ up to TO.
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..package.reader import open_package
@@ -19,6 +21,7 @@ from ..symbol import Symbol
 
 _VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+(?:[-.]?(?:a|b|rc|alpha|beta|dev|post)\.?\d*)?)", re.IGNORECASE)
 MAX_NOTES_CHARS = 40_000  # release notes beyond this are left out (and counted)
+DEFAULT_TOKENS = 4000  # what `context changes` and `get_changes` hand over unless asked for more (`within`)
 
 
 @dataclass(frozen=True)
@@ -40,21 +43,64 @@ class Changes:
     deprecated: list[Symbol] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     notes_left_out: int = 0
+    left_out: dict[str, int] = field(default_factory=dict)  # entries cut to fit a budget, by list (`within`)
 
     def to_dict(self) -> dict[str, Any]:
-        def brief(s: Symbol) -> dict[str, Any]:
-            return {"name": s.name, "kind": s.kind, "signature": s.signature}
-
         return {
             "library": self.library, "from": self.old, "to": self.new,
-            "added": [brief(s) for s in self.added], "removed": [brief(s) for s in self.removed],
-            "changed": [{"name": n.name, "kind": n.kind, "old": o.signature, "new": n.signature,
-                         "annotationsOnly": same_parameters(o.signature, n.signature)} for o, n in self.changed],
-            "deprecated": [{**brief(s), "message": s.deprecated} for s in self.deprecated],
-            "releaseNotes": [{"version": n.version, "title": n.title, "content": n.content, "source": n.source}
-                             for n in self.notes],
+            "added": [_brief(s) for s in self.added], "removed": [_brief(s) for s in self.removed],
+            "changed": [_change(o, n) for o, n in self.changed],
+            "deprecated": [_deprecation(s) for s in self.deprecated],
+            "releaseNotes": [_note(n) for n in self.notes],
             "releaseNotesLeftOut": self.notes_left_out,
+            "leftOut": {k: self.left_out.get(k, 0) for k in ("added", "removed", "changed", "deprecated")},
         }
+
+    def within(self, tokens: int) -> Changes:
+        """These changes cut to about `tokens` of JSON (four characters a token), what a caller
+        must act on first: removed entries, then changes to parameters, newly deprecated ones,
+        added ones, changes to annotations only, then the release notes, each list in its own
+        order; what does not fit is counted (`left_out`, `notes_left_out`). A jump across
+        majors lists thousands of entries (zod 3.23.8 -> 4.6.7: 730 kB), more than any agent
+        should be handed at once."""
+        room = tokens * 4 - len(self.library) - len(self.old) - len(self.new) - 200
+        params = [c for c in self.changed if not same_parameters(c[0].signature, c[1].signature)]
+        retyped = [c for c in self.changed if same_parameters(c[0].signature, c[1].signature)]
+        kept: dict[str, list[Any]] = {}
+        left: dict[str, int] = {}
+        groups: list[tuple[str, Sequence[Any], Callable[[Any], dict[str, Any]]]] = [
+            ("removed", self.removed, _brief), ("changed", params, lambda c: _change(*c)),
+            ("deprecated", self.deprecated, _deprecation), ("added", self.added, _brief),
+            ("retyped", retyped, lambda c: _change(*c)), ("notes", self.notes, _note)]
+        for key, items, size in groups:
+            for item in items:
+                cost = len(json.dumps(size(item), ensure_ascii=False)) + 2
+                if cost <= room:
+                    kept.setdefault(key, []).append(item)
+                    room -= cost
+                else:
+                    left[key] = left.get(key, 0) + 1
+        return replace(self, removed=kept.get("removed", []), deprecated=kept.get("deprecated", []),
+                       added=kept.get("added", []), changed=kept.get("changed", []) + kept.get("retyped", []),
+                       notes=kept.get("notes", []), notes_left_out=self.notes_left_out + left.pop("notes", 0),
+                       left_out={"changed": left.pop("retyped", 0) + left.pop("changed", 0), **left})
+
+
+def _brief(s: Symbol) -> dict[str, Any]:
+    return {"name": s.name, "kind": s.kind, "signature": s.signature}
+
+
+def _change(old: Symbol, new: Symbol) -> dict[str, Any]:
+    return {"name": new.name, "kind": new.kind, "old": old.signature, "new": new.signature,
+            "annotationsOnly": same_parameters(old.signature, new.signature)}
+
+
+def _deprecation(s: Symbol) -> dict[str, Any]:
+    return {**_brief(s), "message": s.deprecated}
+
+
+def _note(n: Note) -> dict[str, Any]:
+    return {"version": n.version, "title": n.title, "content": n.content, "source": n.source}
 
 
 def compare(old: list[Symbol], new: list[Symbol]) -> tuple[list[Symbol], list[Symbol], list[tuple[Symbol, Symbol]],

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..apiref.changes import DEFAULT_TOKENS as CHANGES_TOKENS
 from ..errors import ContextError
 from ..search.engine import check_text
-from .tools import MAX_LIBRARY_CHARS, Catalog, ToolError
+from .tools import MAX_LIBRARY_CHARS, MAX_TOKENS, MIN_TOKENS, Catalog, ToolError, token_budget
 
 GET_API_DESCRIPTION = (
     "Look up a function, class, method or attribute in the API of the exact installed version of a library, read "
@@ -27,6 +28,9 @@ GET_CHANGES_DESCRIPTION = (
     "downgrades a dependency, or when code written for one version fails on another. 'to' defaults to the "
     "installed (project's) version."
 )
+CHANGES_TOKENS_DESCRIPTION = (f"Most tokens the answer may use ({MIN_TOKENS}-{MAX_TOKENS}, default {CHANGES_TOKENS}): "
+                              "removed entries first, then changed parameters, deprecations, additions, annotation "
+                              "changes and release notes; `leftOut` counts what did not fit.")
 NAME_DESCRIPTION = "Symbol name, qualified or not: send_file, flask.send_file, Session.request, ZodString.email."
 MAX_NAME_CHARS = 300
 
@@ -45,7 +49,9 @@ def specs(catalog: Catalog) -> list[dict[str, Any]]:
             "type": "object", "required": ["library", "from"],
             "properties": {"library": library,
                            "from": {"type": "string", "description": "The older version, e.g. 2.3.3"},
-                           "to": {"type": "string", "description": "The newer version (default: the installed one)"}},
+                           "to": {"type": "string", "description": "The newer version (default: the installed one)"},
+                           "tokens": {"type": "integer", "minimum": MIN_TOKENS, "maximum": MAX_TOKENS,
+                                      "default": CHANGES_TOKENS, "description": CHANGES_TOKENS_DESCRIPTION}},
         }},
     ]
 
@@ -78,6 +84,7 @@ def get_changes(catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
     from ..store.store import Spec
 
     library = _text(args, "library", MAX_LIBRARY_CHARS) or ""
+    tokens = token_budget(args.get("tokens"), CHANGES_TOKENS)
     old = _text(args, "from", 100) or ""
     new = _text(args, "to", 100, required=False)
     current = catalog.resolve(library if new is None else Spec.parse(library).name)
@@ -89,7 +96,7 @@ def get_changes(catalog: Catalog, args: Mapping[str, Any]) -> dict[str, Any]:
             registry = spec.registry or current.id.registry
             before = obtain(catalog.store, registry, spec.name, old)
             after = obtain(catalog.store, registry, spec.name, new or current.id.version)
-        return changes(before, after).to_dict()
+        return changes(before, after).within(tokens).to_dict()
     except ContextError as e:
         raise ToolError(str(e)) from None
 

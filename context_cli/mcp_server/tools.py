@@ -248,7 +248,7 @@ def docs_request(catalog: Catalog, args: Mapping[str, Any], *, refresh: bool = T
     if not topic.strip():
         raise ToolError("topic is empty: give a few words or a question, e.g. 'cancel a running pipeline'")
     check_text(topic, "topic")
-    budget = _tokens(args.get("tokens"))
+    budget = token_budget(args.get("tokens"))
     library = args.get("library")
     if library is not None and not isinstance(library, str):
         raise ToolError("library must be a string such as name@version")
@@ -276,9 +276,9 @@ def search_docs(request: DocsRequest) -> dict[str, Any]:
     return result.to_dict()
 
 
-def _tokens(value: Any) -> int:
+def token_budget(value: Any, default: int = DEFAULT_TOKENS) -> int:
     if value is None:
-        return DEFAULT_TOKENS
+        return default
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not MIN_TOKENS <= value <= MAX_TOKENS:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
+from ..apiref.changes import DEFAULT_TOKENS as CHANGES_TOKENS
 from ..apiref.changes import Changes as ChangesResult
 from ..apiref.changes import same_parameters
 from ..apiref.lookup import Found, Lookup, find_api
@@ -73,8 +75,11 @@ def _more(found: Lookup) -> str:
 @click.argument("new", metavar="TO", required=False)
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
 @click.option("--no-fetch", is_flag=True, help="Use installed versions only (never download or build).")
+@click.option("--budget", type=click.IntRange(100, 10_000_000), default=CHANGES_TOKENS, show_default=True,
+              help="Most tokens to print: removed entries first, then changed parameters, deprecations, additions, "
+                   "annotation changes and release notes; the rest is counted.")
 @project_options
-def changes(library: str, old: str, new: str | None, fmt: str, no_fetch: bool, project: Path | None,
+def changes(library: str, old: str, new: str | None, fmt: str, no_fetch: bool, budget: int, project: Path | None,
             no_project: bool) -> None:
     """What changed in LIBRARY's API from FROM to TO: symbols added, removed, changed and newly
     deprecated, and the release notes in between. A version that is not installed is got as
@@ -95,7 +100,7 @@ def changes(library: str, old: str, new: str | None, fmt: str, no_fetch: bool, p
     registry = registry_of(store, spec)
     before = obtain(store, registry, spec.name, old, fetch=not no_fetch)
     after = obtain(store, registry, spec.name, new, fetch=not no_fetch)
-    result = compare_versions(before, after)
+    result = compare_versions(before, after).within(budget)
     if fmt == "json":
         click.echo(json_safe(json.dumps(result.to_dict(), indent=2, ensure_ascii=False)))
         return
@@ -103,10 +108,14 @@ def changes(library: str, old: str, new: str | None, fmt: str, no_fetch: bool, p
 
 
 def _changes_markdown(c: ChangesResult) -> str:
+    def count(items: list[Any], key: str) -> str:
+        left = c.left_out.get(key, 0)
+        return f"{len(items)} of {len(items) + left}" if left else str(len(items))
+
     lines = [f"# {c.old} -> {c.new}", ""]
-    for title, items in (("Added", c.added), ("Removed", c.removed)):
-        lines += [f"## {title} ({len(items)})", ""] + [f"- `{s.name}` ({s.kind})" for s in items] + [""]
-    lines += [f"## Changed ({len(c.changed)})"]
+    for title, items, key in (("Added", c.added, "added"), ("Removed", c.removed, "removed")):
+        lines += [f"## {title} ({count(items, key)})", ""] + [f"- `{s.name}` ({s.kind})" for s in items] + [""]
+    lines += [f"## Changed ({count(c.changed, 'changed')})"]
     retyped = [same_parameters(o.signature, n.signature) for o, n in c.changed]
     for title, only in (("In their parameters", False), ("In annotations only", True)):
         pairs = [pair for pair, r in zip(c.changed, retyped, strict=True) if r == only]
@@ -115,10 +124,13 @@ def _changes_markdown(c: ChangesResult) -> str:
         for o, n in pairs:
             lines += [f"- `{n.name}`", f"  - before: `{' '.join(o.signature.split())}`",
                       f"  - now: `{' '.join(n.signature.split())}`"]
-    lines += ["", f"## Newly deprecated ({len(c.deprecated)})", ""]
+    lines += ["", f"## Newly deprecated ({count(c.deprecated, 'deprecated')})", ""]
     lines += [f"- `{s.name}`" + (f": {s.deprecated}" if s.deprecated else "") for s in c.deprecated]
     if c.notes:
         lines += ["", "## Release notes", ""]
         for note in c.notes:
             lines += [f"### {note.title}", "", note.content, ""]
+    cut = [f"{n} {what}" for what, n in (*c.left_out.items(), ("release notes", c.notes_left_out)) if n]
+    if cut:
+        lines += ["", f"Left out to fit the budget: {', '.join(cut)} (--budget shows more)."]
     return "\n".join(lines).rstrip()
