@@ -330,6 +330,23 @@ def test_npm_not_found(server, isolated):
     assert leftovers(isolated) == []
 
 
+@pytest.mark.parametrize("doc", [[], "text", {"versions": ["1.0.0"]}, {"versions": {}, "dist-tags": ["x"]}])
+def test_npm_document_of_another_shape_is_one_clear_error(server, isolated, doc):
+    server.add("/odd", json.dumps(doc).encode())
+    with pytest.raises(SourceError, match=r"^no version latest of odd on npm$"):
+        fetch_npm("odd", registry_url=server.url)
+    assert leftovers(isolated) == []
+
+
+def test_npm_version_chosen_from_the_one_document_it_fetches(server):
+    serve_npm(server, "demo", {"1.0.0": NPM_WITH_DOCS, "1.2.0": NPM_WITH_DOCS})
+    seen = []
+    fetched = fetch_npm("demo", registry_url=server.url, choose=lambda versions, tags: seen.append(versions) or "1.0.0")
+    assert fetched.version == "1.0.0" and sorted(seen[0]) == ["1.0.0", "1.2.0"]
+    assert server.log.count("/demo") == 1
+    fetched.cleanup()
+
+
 def test_hostile_npm_tarball(server, isolated):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tf:

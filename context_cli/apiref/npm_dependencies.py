@@ -12,7 +12,6 @@ merely uses is not its API.
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import quote
 
 from ..errors import SourceError
 from ..sources.base import Fetched
@@ -29,25 +28,26 @@ class NpmDependencies:
 
     def __call__(self, name: str, wanted: str) -> Path | None:
         """`name`'s unpacked folder at the newest version `wanted` allows, or None (noted)."""
-        from ..sources.artefact import base_url, fetch_npm, get_json
+        from ..sources.artefact import fetch_npm
 
         if len(self.fetched) >= MAX_DEPENDENCIES:
             self.notes.append(f"API: not read {name} (re-exported; {MAX_DEPENDENCIES} packages read already)")
             return None
-        try:
-            doc = get_json(f"{base_url('npm')}/{quote(name, safe='@')}", what="npm registry",
-                           not_found=f"no such package on npm: {name}")
-            versions = list(doc.get("versions") or {}) if isinstance(doc, dict) else []
-            tags = doc.get("dist-tags") or {} if isinstance(doc, dict) else {}
-            version = newest_allowed(versions, wanted, tags.get("latest") if isinstance(tags, dict) else None)
+
+        def choose(versions: list[str], tags: dict[str, object]) -> str:
+            latest = tags.get("latest")
+            version = newest_allowed(versions, wanted, latest if isinstance(latest, str) else None)
             if version is None:
                 raise SourceError(f"no release of {name} matches {wanted!r}")
-            fetched = fetch_npm(name, version)
+            return version
+
+        try:
+            fetched = fetch_npm(name, choose=choose)
         except SourceError as e:
             self.notes.append(f"API: not read {name}, which it re-exports ({e})")
             return None
         self.fetched.append(fetched)
-        self.notes.append(f"API: read {name}@{version} for what it re-exports")
+        self.notes.append(f"API: read {name}@{fetched.version} for what it re-exports")
         return Path(fetched.folder) if fetched.folder else None
 
     def cleanup(self) -> None:

@@ -4,7 +4,6 @@ for the same major.minor (else the same major), fetched as any npm tarball, said
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import quote
 
 from ..errors import SourceError
 from .model import ApiReference
@@ -39,23 +38,25 @@ def matching_version(versions: list[str], version: str) -> str | None:
 
 def from_types_package(registry: str, name: str, version: str) -> ApiReference:
     """The API of `name` `version` read from its `@types` package, or a note saying why not."""
-    from ..sources.artefact import base_url, fetch_npm, get_json
+    from ..sources.artefact import fetch_npm
     from .typescript import extract_declarations
 
     types = types_name(name)
-    try:
-        doc = get_json(f"{base_url('npm')}/{quote(types, safe='@')}", what="npm registry",
-                       not_found=f"no such package on npm: {types}")
-        chosen = matching_version(list((doc.get("versions") or {}) if isinstance(doc, dict) else {}), version)
+
+    def choose(versions: list[str], tags: dict[str, object]) -> str:
+        chosen = matching_version(versions, version)
         if chosen is None:
             raise SourceError(f"{types} has no release for {version}")
-        fetched = fetch_npm(types, chosen)
+        return chosen
+
+    try:
+        fetched = fetch_npm(types, choose=choose)
     except SourceError as e:
         ref = ApiReference(registry=registry, name=name, version=version, language="typescript")
         ref.notes.append(f"API: the package ships no TypeScript declarations, and {e}")
         return ref
     try:
         return extract_declarations(Path(fetched.folder or "."), registry=registry, name=name, version=version,
-                                    origin=f"{types}@{chosen}")
+                                    origin=f"{types}@{fetched.version}")
     finally:
         fetched.cleanup()

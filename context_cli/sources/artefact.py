@@ -22,6 +22,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
@@ -228,18 +229,23 @@ def latest_pypi(doc: dict[str, Any]) -> str:
 
 
 def fetch_npm(name: str, version: str | None = None, *, registry_url: str | None = None,
-              docs_path: str | None = None, max_bytes: int = MAX_ARTEFACT_BYTES) -> Fetched:
+              docs_path: str | None = None, max_bytes: int = MAX_ARTEFACT_BYTES,
+              choose: Callable[[list[str], dict[str, Any]], str] | None = None) -> Fetched:
     """Download and extract the tarball of `name` (the `latest` dist-tag when no version).
 
-    A version may also be a dist-tag (`next`, `beta`).
+    A version may also be a dist-tag (`next`, `beta`). `choose`, given the versions the
+    registry has and its dist-tags, picks the version instead (raising SourceError when none
+    fits), from the one package document this fetches.
     """
     if not _NPM_NAME.match(name):
         raise SourceError(f"{name!r} is not a valid npm package name")
     base = base_url("npm", registry_url)
     doc_url = f"{base}/{quote(name, safe='@')}"
     doc = get_json(doc_url, what="npm registry", not_found=f"no such package on npm: {name}")
-    tags = doc.get("dist-tags") or {}
-    versions = doc.get("versions") or {}
+    doc = _mapping(doc)  # (another shape has no versions: refused below)
+    tags, versions = _mapping(doc.get("dist-tags")), _mapping(doc.get("versions"))
+    if choose is not None:
+        version = choose(list(versions), tags)
     wanted = version or "latest"
     resolved = tags.get(wanted) if wanted in tags else version
     if not resolved or resolved not in versions:
@@ -257,6 +263,11 @@ def fetch_npm(name: str, version: str | None = None, *, registry_url: str | None
     fetched.source_url = f"npm:{name}@{resolved}"
     fetched.description = meta.get("description") or doc.get("description") or None
     return fetched
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """A registry answer's object, or {} for any other JSON."""
+    return value if isinstance(value, dict) else {}
 
 
 def _npm_digest(dist: dict[str, Any]) -> tuple[str, str, str] | None:
