@@ -64,8 +64,7 @@ class Changes:
         majors lists thousands of entries (zod 3.23.8 -> 4.6.7: 730 kB), more than any agent
         should be handed at once."""
         room = tokens * 4 - len(self.library) - len(self.old) - len(self.new) - 200
-        params = [c for c in self.changed if not same_parameters(c[0].signature, c[1].signature)]
-        retyped = [c for c in self.changed if same_parameters(c[0].signature, c[1].signature)]
+        params, retyped = by_parameters(self.changed)
         kept: dict[str, list[Any]] = {}
         left: dict[str, int] = {}
         groups: list[tuple[str, Sequence[Any], Callable[[Any], dict[str, Any]]]] = [
@@ -126,6 +125,13 @@ def compare(old: list[Symbol], new: list[Symbol]) -> tuple[list[Symbol], list[Sy
             deprecated.append(s)
     removed = [s for s in old if id(s) not in matched]
     return added, removed, changed, deprecated
+
+
+def by_parameters(changed: list[tuple[Symbol, Symbol]]) -> tuple[list[tuple[Symbol, Symbol]],
+                                                                  list[tuple[Symbol, Symbol]]]:
+    """(the changes to parameters, the changes to annotations only), each in its order."""
+    only = [same_parameters(o.signature, n.signature) for o, n in changed]
+    return [c for c, r in zip(changed, only, strict=True) if not r], [c for c, r in zip(changed, only, strict=True) if r]
 
 
 def same_parameters(old: str, new: str) -> bool:

@@ -85,7 +85,7 @@ def extract_declarations(root: Path, *, registry: str, name: str, version: str,
     parser = _parser()
     reader = _Reader(Path(root), parser, ref.notes, time.monotonic() + max_seconds,
                      str(_manifest(Path(root)).get("name") or name), entries, dependencies)
-    ref.symbols = reader.symbols(entries)
+    ref.symbols = reader.symbols()
     return ref
 
 
@@ -220,6 +220,7 @@ class _Reader:
         # Where files are: "" this package, "node_modules/NAME/" a package it re-exports (None: not got).
         self.roots: dict[str, Path | None] = {"": root}
         self.wanted: dict[str, dict[str, str]] = {"": _dependencies_of(root)}  # prefix -> package -> range
+        self.modules: dict[str, dict[str, str]] = {}  # prefix -> a fetched package's entry points
         self.files: dict[str, FileInfo | None] = {}
 
     def _place(self, rel: str) -> tuple[Path, Path] | None:
@@ -242,8 +243,8 @@ class _Reader:
             folder = self.dependencies(name, wanted) if self.dependencies and wanted is not None else None
             self.roots[prefix] = folder
             self.wanted[prefix] = _dependencies_of(folder) if folder is not None else {}
-        folder = self.roots[prefix]
-        found = entry_points(folder, name).get(spec) if folder is not None else None
+            self.modules[prefix] = entry_points(folder, name) if folder is not None else {}
+        found = self.modules[prefix].get(spec)
         return prefix + found if found else None
 
     def file(self, rel: str) -> FileInfo | None:
@@ -325,7 +326,7 @@ class _Reader:
             return src if orig == "*" else self.exports(src, seen).get(orig)
         return None
 
-    def symbols(self, entries: dict[str, str]) -> list[Symbol]:
+    def symbols(self) -> list[Symbol]:
         found: dict[int, tuple[str, Decl, list[str]]] = {}
         out: list[Symbol] = []
 
@@ -339,7 +340,7 @@ class _Reader:
                 src, decl = target
                 found.setdefault(id(decl), (src, decl, []))[2].append(public)
 
-        for module, rel in entries.items():
+        for module, rel in self.entries.items():
             info = self.file(rel)
             if info is not None:
                 out.append(Symbol(module, "module", source=rel, line=1))

@@ -10,7 +10,7 @@ import click
 
 from ..apiref.changes import DEFAULT_TOKENS as CHANGES_TOKENS
 from ..apiref.changes import Changes as ChangesResult
-from ..apiref.changes import same_parameters
+from ..apiref.changes import by_parameters
 from ..apiref.lookup import Found, Lookup, find_api
 from ..apiref.pages import since_note
 from ..store.store import Installed, Store
@@ -116,9 +116,7 @@ def _changes_markdown(c: ChangesResult) -> str:
     for title, items, key in (("Added", c.added, "added"), ("Removed", c.removed, "removed")):
         lines += [f"## {title} ({count(items, key)})", ""] + [f"- `{s.name}` ({s.kind})" for s in items] + [""]
     lines += [f"## Changed ({count(c.changed, 'changed')})"]
-    retyped = [same_parameters(o.signature, n.signature) for o, n in c.changed]
-    for title, only in (("In their parameters", False), ("In annotations only", True)):
-        pairs = [pair for pair, r in zip(c.changed, retyped, strict=True) if r == only]
+    for title, pairs in zip(("In their parameters", "In annotations only"), by_parameters(c.changed), strict=True):
         if pairs:
             lines += ["", f"### {title} ({len(pairs)})", ""]
         for o, n in pairs:
