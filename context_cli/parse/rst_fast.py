@@ -658,15 +658,8 @@ def _directive_block(block: list[str], required: int, optional: int, final_white
                      ) -> tuple[list[str], dict[str, str], list[str]]:
     """`RSTState.parse_directive_block` for a directive that accepts options (`option_names`,
     None for any): (arguments, options, content)."""
-    indented = list(block)
-    if indented and not indented[0].strip():
-        indented = indented[1:]
-    indented = _strip_end(indented)
-    if indented:
-        i = next((k for k, line in enumerate(indented) if not line.strip()), len(indented))
-        arg_block, content = indented[:i], indented[i + 1:]
-    else:
-        i, arg_block, content = 0, [], indented
+    indented, i = _split_block(block)
+    arg_block, content = indented[:i], indented[i + 1:]
     options: dict[str, str] = {}
     opt_at = next((k for k, line in enumerate(arg_block) if _FIELD.match(line)), None)
     if opt_at is not None:
@@ -690,11 +683,16 @@ def _directive_block(block: list[str], required: int, optional: int, final_white
     return arguments, options, content
 
 
-def _content_after(block: list[str]) -> bool:
-    """Whether a directive's block has content after its arguments and options (a blank line,
-    then text), split as `_directive_block` splits it."""
+def _split_block(block: list[str]) -> tuple[list[str], int]:
+    """A directive's block without its blank first and last lines, and where its arguments and
+    options end (the first blank line; content follows it)."""
     indented = _strip_end(block[1:] if block and not block[0].strip() else block)
-    i = next((k for k, line in enumerate(indented) if not line.strip()), len(indented))
+    return indented, next((k for k, line in enumerate(indented) if not line.strip()), len(indented))
+
+
+def _content_after(block: list[str]) -> bool:
+    """Whether a directive's block has content after its arguments and options."""
+    indented, i = _split_block(block)
     return any(line.strip() for line in indented[i + 1:])
 
 
