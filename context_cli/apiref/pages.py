@@ -125,8 +125,8 @@ def entry_text(s: Symbol) -> str:
     typescript = s.source.endswith((".ts", ".mts", ".cts")) or s.kind in ("interface", "type", "enum", "namespace",
                                                                           "variable")
     parts = [f"```{'ts' if typescript else 'python'}\n{s.signature}\n```"] if s.signature else []
-    if s.deprecated is not None and s.deprecated not in s.doc:
-        parts.append(f"**Deprecated:** {s.deprecated}" if s.deprecated else "**Deprecated.**")
+    if deprecation_note(s):
+        parts.append(deprecation_note(s))
     if since_note(s):
         parts.append(since_note(s))
     if s.aliases and s.kind not in MEMBER_KINDS:  # (a member's other names are its class's, plus its own)
@@ -134,6 +134,14 @@ def entry_text(s: Symbol) -> str:
     if s.doc:
         parts.append(s.doc)
     return "\n\n".join(parts) or f"`{s.name}` ({s.kind})."
+
+
+def deprecation_note(s: Symbol) -> str:
+    """"**Deprecated:** MESSAGE" when the entry is deprecated and its docstring does not say
+    the message already (a JSDoc `@deprecated` or a `.. deprecated::` does)."""
+    if s.deprecated is None or s.deprecated in s.doc:
+        return ""
+    return f"**Deprecated:** {s.deprecated}" if s.deprecated else "**Deprecated.**"
 
 
 def since_note(s: Symbol) -> str:

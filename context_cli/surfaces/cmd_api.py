@@ -12,7 +12,7 @@ from ..apiref.changes import DEFAULT_TOKENS as CHANGES_TOKENS
 from ..apiref.changes import Changes as ChangesResult
 from ..apiref.changes import by_parameters
 from ..apiref.lookup import Found, Lookup, find_api
-from ..apiref.pages import since_note
+from ..apiref.pages import deprecation_note, since_note
 from ..store.store import Installed, Store
 from .project import project_options, project_scope
 from .render import echo, json_safe
@@ -53,8 +53,8 @@ def _markdown(f: Found) -> str:
     parts = [f"## {s.name} ({s.kind}, {f.library})"]
     if s.signature:
         parts.append(f"```\n{s.signature}\n```")
-    if s.deprecated is not None and s.deprecated not in s.doc:  # (the docstring's own says it once)
-        parts.append(f"**Deprecated:** {s.deprecated}" if s.deprecated else "**Deprecated.**")
+    if deprecation_note(s):
+        parts.append(deprecation_note(s))
     if s.aliases:
         parts.append("Also available as " + ", ".join(f"`{a}`" for a in s.aliases) + ".")
     if since_note(s):  # (a JSDoc @since; a docstring's versionadded is in its text)
