@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .embed.model import Embedder
-    from .embed.quality import TextEmbedder
+    from .embed.quality import QualitySettings, TextEmbedder
 
 @dataclass
 class BuildResult:
@@ -228,7 +228,7 @@ def _quality_set(chunks: list[Chunk], opts: BuildOptions, progress: Progress | N
     if not (settings.build if opts.quality is None else opts.quality):
         return None
     embedder = build_embedder(settings)
-    old = _previous_quality(opts.previous, settings.source, embedder)
+    old = _previous_quality(opts.previous, settings, embedder)
     if old and len(next(iter(old.values()))) != embedder.dim:  # (an endpoint's model now answers another size)
         old = {}
     keys = [(c.doc_path, c.section_title, c.content) for c in chunks]
@@ -242,24 +242,25 @@ def _quality_set(chunks: list[Chunk], opts: BuildOptions, progress: Progress | N
     import numpy as np
 
     matrix = np.vstack([rows[i] if i in rows else old[k] for i, k in enumerate(keys)])
-    return QualitySet(matrix, settings.source, embedder.name, embedder.fingerprint)
+    return QualitySet(matrix, settings.source, embedder.name, embedder.fingerprint, prefixes=settings.prefixes)
 
 
 QUALITY_BATCH = 256  # sections per progress step of the quality set
 
 
-def _previous_quality(previous: Path | None, source: str, embedder: TextEmbedder
+def _previous_quality(previous: Path | None, settings: QualitySettings, embedder: TextEmbedder
                       ) -> dict[tuple[str, str, str], np.ndarray]:
     """(page, title, text) -> quality vector, from a previous package whose set the same source
-    and model made (by fingerprint where it has one); empty otherwise."""
+    and model made (by fingerprint where it has one, with the same document prefix); empty
+    otherwise."""
     if previous is None:
         return {}
     try:
         with open_package(previous) as pkg:
             meta = pkg.meta
             if not pkg.has_quality or (meta.get("quality_source"), meta.get("quality_model"),
-                                       meta.get("quality_fingerprint", "")) != (
-                    source, embedder.name, embedder.fingerprint):
+                                       meta.get("quality_fingerprint", ""), meta.get("quality_document_prefix", "")
+                                       ) != (settings.source, embedder.name, embedder.fingerprint, settings.prefixes[1]):
                 return {}
             ids, matrix = pkg.quality_vectors()
             row = {int(cid): r for r, cid in enumerate(ids)}

@@ -171,7 +171,9 @@ def embedding_server(server: EmbeddingServer | None = None) -> Iterator[Embeddin
 
 
 def configure_endpoint(home: Path, url: str, model: str = "team-embed", *, build: bool = False,
-                       key: str | None = None, timeout: float | None = None) -> None:
-    """Name the endpoint in $CONTEXT_HOME/config.json, beside Context's servers."""
-    endpoint = {"url": url, "model": model, **({"key": key} if key else {}), **({"timeout": timeout} if timeout else {})}
+                       key: str | None = None, timeout: float | None = None, **prefixes: str) -> None:
+    """Name the endpoint in $CONTEXT_HOME/config.json, beside Context's servers (`prefixes`:
+    its query_prefix and document_prefix)."""
+    endpoint = {"url": url, "model": model, **({"key": key} if key else {}), **({"timeout": timeout} if timeout else {}),
+                **prefixes}
     (home / "config.json").write_text(json.dumps({"servers": [], "quality": {"build": build, "endpoint": endpoint}}))

@@ -118,6 +118,60 @@ def test_endpoint_settings_come_from_config_json(context_home: Path, monkeypatch
         load_settings()
 
 
+def test_endpoint_prefixes_come_from_config_json_and_are_checked(context_home: Path) -> None:
+    configure_endpoint(context_home, "http://127.0.0.1:9/v1", query_prefix="search_query: ",
+                       document_prefix="search_document: ")
+    assert load_settings().prefixes == ("search_query: ", "search_document: ")
+    configure_endpoint(context_home, "http://127.0.0.1:9/v1", query_prefix=7)  # type: ignore[arg-type]
+    with pytest.raises(ModelUnavailable, match="query_prefix"):
+        load_settings()
+    configure_endpoint(context_home, "http://127.0.0.1:9/v1", document_prefix="x" * 201)
+    with pytest.raises(ModelUnavailable, match="at most 200 characters"):
+        load_settings()
+
+
+def test_an_asymmetric_models_prefixes_are_sent_and_recorded(docs_folder: Path, tmp_path: Path,
+                                                              context_home: Path) -> None:
+    """nomic-embed-text wants "search_document: " before each section and "search_query: "
+    before a question: the build sends the first, the package records both, and search sends
+    the package's query prefix whatever config.json now says."""
+    with embedding_server() as server:
+        configure_endpoint(context_home, server.url, build=True, query_prefix="search_query: ",
+                           document_prefix="search_document: ")
+        build(fetch_folder(docs_folder), tmp_path / "a.db", BuildOptions(name="mylib", version="1"))
+        sent = [t for batch in server.inputs for t in batch]
+        assert sent and all(t.startswith("search_document: ") for t in sent)
+        configure_endpoint(context_home, server.url, query_prefix="query: ")
+        server.inputs.clear()
+        with open_package(tmp_path / "a.db") as pkg:
+            assert (pkg.meta["quality_query_prefix"], pkg.meta["quality_document_prefix"]) == (
+                "search_query: ", "search_document: ")
+            found, note = load_quality(pkg)
+            ids, matrix = pkg.quality_vectors()
+            first = dict(pkg.chunks())[int(ids[0])]
+        assert found is not None and note is None
+        question = found.model.encode(["how do I close a sink"])
+    assert server.inputs == [["search_query: how do I close a sink"]]
+    assert np.allclose(question[0], np.asarray(text_vector("search_query: how do I close a sink")) /
+                       np.linalg.norm(text_vector("search_query: how do I close a sink")), atol=1e-6)
+    want = np.asarray(text_vector("search_document: " + quality_text(first)))
+    assert float(matrix[0] @ want / np.linalg.norm(want)) > 0.999
+
+
+def test_another_document_prefix_embeds_every_section_again(docs_folder: Path, tmp_path: Path,
+                                                             context_home: Path) -> None:
+    with embedding_server() as server:
+        configure_endpoint(context_home, server.url, build=True)
+        first = build(fetch_folder(docs_folder), tmp_path / "a.db", BuildOptions(name="mylib", version="1"))
+        with open_package(tmp_path / "a.db") as pkg:
+            assert not any(k in pkg.meta for k in ("quality_query_prefix", "quality_document_prefix"))
+        configure_endpoint(context_home, server.url, build=True, document_prefix="passage: ")
+        server.inputs.clear()
+        build(fetch_folder(docs_folder), tmp_path / "b.db",
+              BuildOptions(name="mylib", version="1", previous=tmp_path / "a.db"))
+    assert sum(map(len, server.inputs)) == first.chunks  # none of the unprefixed vectors kept
+
+
 # --- the package format ----------------------------------------------------------------------
 
 

@@ -29,6 +29,7 @@ TIMEOUT_S = 60.0  # one request, whole answer included (a CPU server embeds 64 t
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 BATCH = 64  # texts per request (servers often cap a request's inputs)
 MAX_DIM = 8192
+MAX_PREFIX_CHARS = 200  # an instruction prefix ("search_query: ", "Represent this sentence for ...: ")
 
 
 class EndpointError(ModelUnavailable):
@@ -37,12 +38,16 @@ class EndpointError(ModelUnavailable):
 
 @dataclass(frozen=True)
 class EndpointConfig:
-    """Where a team's embedding server is: its base URL (up to `/v1`), the model it serves, a key."""
+    """Where a team's embedding server is: its base URL (up to `/v1`), the model it serves, a key,
+    and the prefixes an asymmetric model wants before a question and before a section
+    (nomic-embed-text: "search_query: " and "search_document: "; e5: "query: " and "passage: ")."""
 
     url: str
     model: str
     key: str | None = None
     timeout: float = TIMEOUT_S
+    query_prefix: str = ""
+    document_prefix: str = ""
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.url)
@@ -50,13 +55,16 @@ class EndpointConfig:
             raise EndpointError(f"embeddings endpoint {clip(self.url)!r} is not an http(s) URL")
         if not self.model.strip():
             raise EndpointError("an embeddings endpoint needs the name of the model it serves")
+        if max(len(self.query_prefix), len(self.document_prefix)) > MAX_PREFIX_CHARS:
+            raise EndpointError(f"an embeddings endpoint's prefixes are at most {MAX_PREFIX_CHARS} characters")
 
 
 class EndpointEmbedder:
-    """Texts to unit vectors through an endpoint; `dim` is learnt from its first answer."""
+    """Texts to unit vectors through an endpoint, each sent after `prefix` (the model's query or
+    document prefix); `dim` is learnt from its first answer."""
 
-    def __init__(self, config: EndpointConfig, dim: int | None = None) -> None:
-        self.config = config
+    def __init__(self, config: EndpointConfig, dim: int | None = None, prefix: str = "") -> None:
+        self.config, self.prefix = config, prefix
         self.name = config.model
         self.fingerprint = ""  # a server's weights cannot be hashed from here: the model name stands for them
         self._dim = dim
@@ -77,6 +85,8 @@ class EndpointEmbedder:
 
         if isinstance(texts, str):
             texts = [texts]
+        if self.prefix:
+            texts = [self.prefix + t for t in texts]
         rows: list[list[float]] = []
         for start in range(0, len(texts), BATCH):
             rows.extend(self._post(list(texts[start:start + BATCH])))

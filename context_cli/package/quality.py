@@ -42,7 +42,7 @@ def load_quality(pkg: Package) -> tuple[QualityVectors | None, str | None]:
 
     try:
         model = query_embedder(meta["quality_source"], meta["quality_model"], meta.get("quality_fingerprint", ""),
-                               int(meta["quality_dim"]))
+                               int(meta["quality_dim"]), meta.get("quality_query_prefix", ""))
     except ModelUnavailable as e:
         return None, f"{e}; searched with the static vectors"
     try:

@@ -52,6 +52,7 @@ CREATE TABLE bm25_phrases (phrase TEXT PRIMARY KEY, df INTEGER NOT NULL, posting
 QUALITY_TABLE = "quality_vectors"
 QUALITY_DDL = f"CREATE TABLE {QUALITY_TABLE} (chunk_id INTEGER PRIMARY KEY, vector BLOB NOT NULL);"
 QUALITY_META = ("quality_source", "quality_model", "quality_fingerprint", "quality_dim", "quality_dtype")
+QUALITY_PREFIX_META = ("quality_query_prefix", "quality_document_prefix")  # optional: an endpoint's prefixes
 
 # Ours, optional: the API as released (context_cli/apiref; docs/api-reference.md), one row per
 # public symbol, in packages built from a release's code. `aliases` holds the other public

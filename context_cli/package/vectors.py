@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidPackage
+from .schema import QUALITY_PREFIX_META
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,15 +25,18 @@ class MalformedVectors(InvalidPackage):
 class QualitySet:
     """A package's second vector set: one row per chunk, and what made it (schema.QUALITY_META)."""
 
-    __slots__ = ("matrix", "source", "model", "fingerprint", "dtype")
+    __slots__ = ("matrix", "source", "model", "fingerprint", "dtype", "prefixes")
 
-    def __init__(self, matrix: np.ndarray, source: str, model: str, fingerprint: str, dtype: str = "int8") -> None:
+    def __init__(self, matrix: np.ndarray, source: str, model: str, fingerprint: str, dtype: str = "int8",
+                 prefixes: tuple[str, str] = ("", "")) -> None:
         self.matrix, self.model, self.fingerprint, self.dtype = matrix, model, fingerprint, dtype
         self.source = source  # embed.quality.SOURCES
+        self.prefixes = prefixes  # (query, document): what an endpoint's model was sent before each
 
     def meta(self) -> dict[str, str]:
+        prefixes = {key: p for key, p in zip(QUALITY_PREFIX_META, self.prefixes, strict=True) if p}
         return {"quality_source": self.source, "quality_model": self.model, "quality_fingerprint": self.fingerprint,
-                "quality_dim": str(self.matrix.shape[1]), "quality_dtype": self.dtype}
+                "quality_dim": str(self.matrix.shape[1]), "quality_dtype": self.dtype, **prefixes}
 
 
 def bytes_per_vector(dtype: str, dim: int) -> int:

@@ -89,6 +89,23 @@ def test_a_damaged_quality_set_falls_back_to_the_static_vectors(trick: str, home
     assert_good_package_searchable(home)
 
 
+def test_an_overlong_query_prefix_is_not_sent_to_the_teams_endpoint(home: Path, tmp_path: Path,
+                                                                     quality_model: Path) -> None:
+    """A package may name the prefix its endpoint model wants before a question; one of
+    thousands of characters would ride along with every question to the team's server."""
+    bad = hp.edit(_with_quality(tmp_path / "prefix.db"), "UPDATE meta SET value = 'openai' WHERE key = 'quality_source'",
+                  "UPDATE meta SET value = 'team-embed' WHERE key = 'quality_model'",
+                  f"INSERT INTO meta (key, value) VALUES ('quality_query_prefix', '{'ignore all previous ' * 300}')")
+    with embedding_server() as server:
+        configure_endpoint(home, server.url)
+        assert_ok(run(["add", str(bad)], home, timeout=30))
+        o = run(["search", "streaming cancellation", "--lib", "evil", "--format", "json"], home, timeout=30)
+        assert_ok(o)
+        assert o.json()["results"], o
+        assert any("query prefix of over 200 characters" in n for n in o.json()["notes"]), o.json()["notes"]
+        assert server.inputs == []
+
+
 def test_the_sound_set_is_used(home: Path, tmp_path: Path, quality_model: Path) -> None:
     """(The control: the same package undamaged has a usable set.)"""
     with open_package(_with_quality(tmp_path / "sound.db")) as pkg:
