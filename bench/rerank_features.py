@@ -29,10 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 from retrieval import SETS, load_questions  # noqa: E402
+from setinfo import HELD_OUT, TUNING  # noqa: E402
 
-TUNING = ("click", "flask", "django", "docker-api", "fastapi", "pydantic", "shadcn", "sphinx", "sqlalchemy",
-          "starlight", "trpc", "vue")
-HELD_OUT = ("pytest", "httpx", "tanstack-query")
 FEATURES = ("fused", "lex", "dense", "lex_rank", "dense_rank", "next", "title", "closeness", "gain", "coverage",
             "page_coverage", "reference", "changelog", "log_chars", "best_of_page", "page_candidates", "depth",
             "heading_terms", "bigrams", "first_on_page", "page_union", "share_of_page", "heading_cosine", "final")  # (`final`: added when read, the score itself)
