@@ -1,5 +1,5 @@
 """Issue 33's headline figures from `bench/retrieval.py --json` files: page Hit@1 and MRR pooled
-over the tuning sets and over the held-out ones, per query style, and the cross-library sets
+over the tuning sets and over each round's held-out ones, per query style, and the cross-library sets
 with and without a library; with two files, each set's change too.
 
     python bench/pooled.py RUN.json [...]          # the pooled figures of each run
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "sets"))
-from setinfo import HELD_OUT, STYLES, TUNING  # noqa: E402
+from setinfo import HELD_OUT, HELD_OUT_3, STYLES, TUNING  # noqa: E402
 
 CROSS = ("crosslib", "crosslib2")
 DROP = 0.01  # a set's page MRR falling more than this is flagged (issue 33: "no set down by more than 0.01")
@@ -48,11 +48,11 @@ def pooled(run: dict[str, Any], names: tuple[str, ...], style: str) -> tuple[int
 
 def summary(run: dict[str, Any]) -> list[str]:
     lines = []
-    for label, names in (("tuning", TUNING), ("held out", HELD_OUT)):
+    for label, names in (("tuning", TUNING), ("held out", HELD_OUT), ("held out 3", HELD_OUT_3)):
         for style in reversed(STYLES):
             n, hit, mrr = pooled(run, names, style)
             if n:
-                lines.append(f"{label:9} {style:8} n={n:3}  Hit@1 {hit:.3f}  MRR {mrr:.3f}")
+                lines.append(f"{label:10} {style:8} n={n:3}  Hit@1 {hit:.3f}  MRR {mrr:.3f}")
     for name in CROSS:
         g = graded(run, name)
         if "with lib" in g and "without lib" in g:
@@ -63,7 +63,7 @@ def summary(run: dict[str, Any]) -> list[str]:
 
 def by_set(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     lines = []
-    for name in (*TUNING, *HELD_OUT):
+    for name in (*TUNING, *HELD_OUT, *HELD_OUT_3):
         for style in reversed(STYLES):
             a, b = group(before, name, style), group(after, name, style)
             if a and b:
