@@ -125,10 +125,10 @@ def entry_text(s: Symbol) -> str:
     typescript = s.source.endswith((".ts", ".mts", ".cts")) or s.kind in ("interface", "type", "enum", "namespace",
                                                                           "variable")
     parts = [f"```{'ts' if typescript else 'python'}\n{s.signature}\n```"] if s.signature else []
-    if deprecation_note(s):
-        parts.append(deprecation_note(s))
-    if since_note(s):
-        parts.append(since_note(s))
+    if deprecated := deprecation_note(s):
+        parts.append(deprecated)
+    if since := since_note(s):
+        parts.append(since)
     if s.aliases and s.kind not in MEMBER_KINDS:  # (a member's other names are its class's, plus its own)
         parts.append("Also available as " + ", ".join(f"`{a}`" for a in s.aliases[:5]) + ".")
     if s.doc:

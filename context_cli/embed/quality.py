@@ -79,6 +79,9 @@ def quality_text(chunk: Chunk) -> str:
     return embed_text(chunk, max_chars=QUALITY_CHARS, title_repeat=1, summary=False)
 
 
+_PREFIXES = ("query_prefix", "document_prefix")  # config.json's keys, in EndpointConfig's order
+
+
 def load_settings() -> QualitySettings:
     """The `quality` entry of config.json; ModelUnavailable for one that cannot be used."""
     path = config_path()
@@ -106,9 +109,6 @@ def load_settings() -> QualitySettings:
     key = endpoint.get("key") or QUALITY_KEY.value()
     return QualitySettings(build=entry.get("build", False), endpoint=EndpointConfig(
         endpoint["url"], endpoint["model"], key, float(timeout), *(endpoint.get(k, "") for k in _PREFIXES)))
-
-
-_PREFIXES = ("query_prefix", "document_prefix")  # config.json's keys, in EndpointConfig's order
 
 
 def build_embedder(settings: QualitySettings) -> TextEmbedder:

@@ -93,7 +93,7 @@ def upgrade_guides(paths: Iterable[str]) -> dict[str, str]:
     joined = "\n".join(paths)
     if "migrat" not in joined and "upgrad" not in joined:
         return {}
-    return {p: kind for p in joined.split("\n") if ("migrat" in p or "upgrad" in p) and (kind := page_kind(None, p))}
+    return {p: kind for p in joined.split("\n") if (kind := page_kind(None, p))}
 
 
 def page_kind_weight(kind: str, asks_changes: bool, names_symbol: bool, params: RankingParams) -> float:

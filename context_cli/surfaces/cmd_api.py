@@ -53,12 +53,12 @@ def _markdown(f: Found) -> str:
     parts = [f"## {s.name} ({s.kind}, {f.library})"]
     if s.signature:
         parts.append(f"```\n{s.signature}\n```")
-    if deprecation_note(s):
-        parts.append(deprecation_note(s))
+    if deprecated := deprecation_note(s):
+        parts.append(deprecated)
     if s.aliases:
         parts.append("Also available as " + ", ".join(f"`{a}`" for a in s.aliases) + ".")
-    if since_note(s):  # (a JSDoc @since; a docstring's versionadded is in its text)
-        parts.append(since_note(s))
+    if since := since_note(s):  # (a JSDoc @since; a docstring's versionadded is in its text)
+        parts.append(since)
     if s.doc:
         parts.append(s.doc)
     parts.append(f"Source: {s.source}:{s.line}")
